@@ -1,0 +1,291 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * Checks of tb_stream_api: lifetime, priorities, queries, cross-stream and cross-device order.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+
+#define MIB ((size_t)1 << 20)
+
+static tb_check_outcome check_create_destroy(tb_check_context *ctx) {
+  tb_check_outcome outcome = TB_CHECK_FAIL;
+  const tb_vendor_handle *v = ctx->vendor;
+  enum { N = 5 };
+  tb_stream streams[N] = {0};
+  int32_t count = tbc_device_count(ctx);
+  if (count < 0) goto done;
+  if (count == 0) SKIP("no devices");
+  for (int32_t d = 0; d < count; d++) {
+    int32_t least = 0, greatest = 0;
+    if (v->stream.priority_range != NULL) {
+      EXPECT_OK(v->stream.priority_range(d, &least, &greatest));
+      EXPECT_TRUE(greatest <= least && least >= 0 && greatest <= 0,
+                  "device %d: priority range least %d, greatest %d: expected greatest <= 0 <= "
+                  "least",
+                  (int)d, (int)least, (int)greatest);
+    }
+    /* In range, at both ends, and out of range on both sides (clamped, not rejected). */
+    const int32_t priorities[N] = {0, least, greatest, greatest - 100, least + 100};
+    for (int i = 0; i < N; i++) {
+      EXPECT_OK(v->stream.create(d, priorities[i], &streams[i]));
+      EXPECT_TRUE(streams[i] != NULL, "stream.create returned TB_OK and a NULL stream");
+    }
+    for (int i = 0; i < N; i++) {
+      for (int j = 0; j < i; j++) {
+        EXPECT_TRUE(streams[i] != streams[j], "stream.create returned the same handle twice");
+      }
+    }
+    for (int i = 0; i < N; i++) {
+      tb_stream s = streams[i];
+      streams[i] = NULL;
+      EXPECT_OK(v->stream.destroy(s));
+    }
+  }
+  EXPECT_STATUS(v->stream.create(0, 0, NULL), TB_ERROR_INVALID_ARGUMENT);
+  outcome = TB_CHECK_PASS;
+done:
+  for (int i = 0; i < N; i++) {
+    if (streams[i] != NULL) v->stream.destroy(streams[i]);
+  }
+  return outcome;
+}
+
+static tb_check_outcome check_query(tb_check_context *ctx) {
+  tb_check_outcome outcome = TB_CHECK_FAIL;
+  const tb_vendor_handle *v = ctx->vendor;
+  const size_t size = 32 * MIB;
+  unsigned char *host = malloc(size);
+  void *a = NULL, *b = NULL;
+  tb_stream stream = NULL;
+  int32_t count = tbc_device_count(ctx);
+  if (count < 0) goto done;
+  if (count == 0) SKIP("no devices");
+  EXPECT_TRUE(host != NULL, "host allocation failed");
+  memset(host, 1, size);
+  EXPECT_OK(v->memory.device_malloc(0, size, &a));
+  EXPECT_OK(v->memory.device_malloc(0, size, &b));
+  EXPECT_OK(v->stream.create(0, 0, &stream));
+  EXPECT_STATUS(v->stream.query(stream), TB_OK); /* nothing enqueued: complete */
+  EXPECT_OK(v->memory.copy_h2d_async(stream, a, host, size));
+  for (int i = 0; i < 8; i++) {
+    EXPECT_OK(v->memory.copy_d2d_async(stream, 0, b, 0, a, size));
+    EXPECT_OK(v->memory.copy_d2d_async(stream, 0, a, 0, b, size));
+  }
+  {
+    tb_status before = v->stream.query(stream);
+    EXPECT_TRUE(before == TB_OK || before == TB_ERROR_NOT_READY,
+                "stream.query with work in flight returned %s; expected TB_OK or "
+                "TB_ERROR_NOT_READY",
+                tb_status_name(before));
+  }
+  EXPECT_OK(v->stream.synchronize(stream));
+  EXPECT_STATUS(v->stream.query(stream), TB_OK);
+  outcome = TB_CHECK_PASS;
+done:
+  if (stream != NULL) v->stream.destroy(stream);
+  if (a != NULL) v->memory.device_free(0, a);
+  if (b != NULL) v->memory.device_free(0, b);
+  free(host);
+  return outcome;
+}
+
+/* Stream 1 produces data behind a long chain of copies; stream 2 consumes it after waiting on an
+ * event recorded by stream 1.  No host synchronisation in between. */
+static tb_check_outcome check_event_orders_streams(tb_check_context *ctx) {
+  tb_check_outcome outcome = TB_CHECK_FAIL;
+  const tb_vendor_handle *v = ctx->vendor;
+  const size_t size = 16 * MIB + 3;
+  unsigned char *in = malloc(size), *out = malloc(size);
+  void *x = NULL, *y = NULL;
+  tb_stream producer = NULL, consumer = NULL;
+  tb_event ready = NULL;
+  int32_t count = tbc_device_count(ctx);
+  if (count < 0) goto done;
+  if (count == 0) SKIP("no devices");
+  EXPECT_TRUE(in != NULL && out != NULL, "host allocation failed");
+  tbc_fill(in, size, 21);
+  memset(out, 0, size);
+  EXPECT_OK(v->memory.device_malloc(0, size, &x));
+  EXPECT_OK(v->memory.device_malloc(0, size, &y));
+  EXPECT_OK(v->stream.create(0, 0, &producer));
+  EXPECT_OK(v->stream.create(0, 0, &consumer));
+  EXPECT_OK(v->event.create(0, 0, &ready));
+  EXPECT_OK(v->memory.copy_h2d_async(producer, x, in, size));
+  for (int i = 0; i < 6; i++) {
+    EXPECT_OK(v->memory.copy_d2d_async(producer, 0, y, 0, x, size));
+    EXPECT_OK(v->memory.copy_d2d_async(producer, 0, x, 0, y, size));
+  }
+  EXPECT_OK(v->event.record(ready, producer));
+  EXPECT_OK(v->stream.wait_event(consumer, ready));
+  EXPECT_OK(v->memory.copy_d2h_async(consumer, out, x, size));
+  EXPECT_OK(v->stream.synchronize(consumer));
+  long diff = tbc_first_difference(in, out, size);
+  EXPECT_TRUE(diff < 0,
+              "data read on the waiting stream differs at byte %ld: wait_event did not order it "
+              "after the work recorded on the other stream",
+              diff);
+  EXPECT_STATUS(v->event.query(ready), TB_OK);
+  outcome = TB_CHECK_PASS;
+done:
+  if (producer != NULL) v->stream.synchronize(producer);
+  if (ready != NULL) v->event.destroy(ready);
+  if (producer != NULL) v->stream.destroy(producer);
+  if (consumer != NULL) v->stream.destroy(consumer);
+  if (x != NULL) v->memory.device_free(0, x);
+  if (y != NULL) v->memory.device_free(0, y);
+  free(in);
+  free(out);
+  return outcome;
+}
+
+static tb_check_outcome check_wait_unrecorded(tb_check_context *ctx) {
+  tb_check_outcome outcome = TB_CHECK_FAIL;
+  const tb_vendor_handle *v = ctx->vendor;
+  tb_stream stream = NULL;
+  tb_event event = NULL;
+  int32_t count = tbc_device_count(ctx);
+  if (count < 0) goto done;
+  if (count == 0) SKIP("no devices");
+  EXPECT_OK(v->stream.create(0, 0, &stream));
+  EXPECT_OK(v->event.create(0, 0, &event));
+  EXPECT_OK(v->stream.wait_event(stream, event));
+  EXPECT_OK(v->stream.synchronize(stream));
+  EXPECT_STATUS(v->stream.query(stream), TB_OK);
+  outcome = TB_CHECK_PASS;
+done:
+  if (event != NULL) v->event.destroy(event);
+  if (stream != NULL) v->stream.destroy(stream);
+  return outcome;
+}
+
+/* Work enqueued on a stream that is then destroyed still completes. */
+static tb_check_outcome check_destroy_busy(tb_check_context *ctx) {
+  tb_check_outcome outcome = TB_CHECK_FAIL;
+  const tb_vendor_handle *v = ctx->vendor;
+  const size_t size = 16 * MIB;
+  unsigned char *in = malloc(size), *out = malloc(size);
+  void *x = NULL, *y = NULL;
+  tb_stream stream = NULL;
+  int32_t count = tbc_device_count(ctx);
+  if (count < 0) goto done;
+  if (count == 0) SKIP("no devices");
+  EXPECT_TRUE(in != NULL && out != NULL, "host allocation failed");
+  tbc_fill(in, size, 31);
+  EXPECT_OK(v->memory.device_malloc(0, size, &x));
+  EXPECT_OK(v->memory.device_malloc(0, size, &y));
+  EXPECT_OK(v->stream.create(0, 0, &stream));
+  EXPECT_OK(v->memory.copy_h2d_async(stream, x, in, size));
+  for (int i = 0; i < 4; i++) EXPECT_OK(v->memory.copy_d2d_async(stream, 0, y, 0, x, size));
+  {
+    tb_stream busy = stream;
+    stream = NULL;
+    EXPECT_OK(v->stream.destroy(busy));
+  }
+  EXPECT_OK(v->device.synchronize(0));
+  EXPECT_OK(v->memory.copy_d2h(0, out, y, size));
+  long diff = tbc_first_difference(in, out, size);
+  EXPECT_TRUE(diff < 0,
+              "work queued on a stream destroyed while busy did not complete (byte %ld differs "
+              "after device synchronize)",
+              diff);
+  outcome = TB_CHECK_PASS;
+done:
+  if (stream != NULL) v->stream.destroy(stream);
+  if (x != NULL) v->memory.device_free(0, x);
+  if (y != NULL) v->memory.device_free(0, y);
+  free(in);
+  free(out);
+  return outcome;
+}
+
+/* A stream on device 1 waits for an event recorded on device 0, then copies the data over. */
+static tb_check_outcome check_cross_device_wait(tb_check_context *ctx) {
+  tb_check_outcome outcome = TB_CHECK_FAIL;
+  const tb_vendor_handle *v = ctx->vendor;
+  const size_t size = 8 * MIB + 1;
+  unsigned char *in = malloc(size), *out = malloc(size);
+  void *x0 = NULL, *y0 = NULL, *x1 = NULL;
+  tb_stream s0 = NULL, s1 = NULL;
+  tb_event e0 = NULL;
+  int32_t count = tbc_device_count(ctx);
+  if (count < 0) goto done;
+  if (count < 2) SKIP("needs two devices; the vendor reports %d", (int)count);
+  EXPECT_TRUE(in != NULL && out != NULL, "host allocation failed");
+  tbc_fill(in, size, 41);
+  memset(out, 0, size);
+  EXPECT_OK(v->memory.device_malloc(0, size, &x0));
+  EXPECT_OK(v->memory.device_malloc(0, size, &y0));
+  EXPECT_OK(v->memory.device_malloc(1, size, &x1));
+  EXPECT_OK(v->stream.create(0, 0, &s0));
+  EXPECT_OK(v->stream.create(1, 0, &s1));
+  EXPECT_OK(v->event.create(0, 0, &e0));
+  EXPECT_OK(v->memory.copy_h2d_async(s0, x0, in, size));
+  for (int i = 0; i < 4; i++) {
+    EXPECT_OK(v->memory.copy_d2d_async(s0, 0, y0, 0, x0, size));
+    EXPECT_OK(v->memory.copy_d2d_async(s0, 0, x0, 0, y0, size));
+  }
+  EXPECT_OK(v->event.record(e0, s0));
+  EXPECT_OK(v->stream.wait_event(s1, e0));
+  EXPECT_OK(v->memory.copy_d2d_async(s1, 1, x1, 0, x0, size));
+  EXPECT_OK(v->memory.copy_d2h_async(s1, out, x1, size));
+  EXPECT_OK(v->stream.synchronize(s1));
+  long diff = tbc_first_difference(in, out, size);
+  EXPECT_TRUE(diff < 0,
+              "device 1 read data before device 0's recorded work finished (byte %ld differs)",
+              diff);
+  outcome = TB_CHECK_PASS;
+done:
+  if (s0 != NULL) v->stream.synchronize(s0);
+  if (e0 != NULL) v->event.destroy(e0);
+  if (s0 != NULL) v->stream.destroy(s0);
+  if (s1 != NULL) v->stream.destroy(s1);
+  if (x0 != NULL) v->memory.device_free(0, x0);
+  if (y0 != NULL) v->memory.device_free(0, y0);
+  if (x1 != NULL) v->memory.device_free(1, x1);
+  free(in);
+  free(out);
+  return outcome;
+}
+
+static tb_check_outcome check_invalid_handle(tb_check_context *ctx) {
+  tb_check_outcome outcome = TB_CHECK_FAIL;
+  const tb_vendor_handle *v = ctx->vendor;
+  unsigned char host[8] = {0};
+  EXPECT_STATUS(v->stream.query(NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->stream.synchronize(NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->stream.destroy(NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->memory.copy_h2d_async(NULL, host, host, 4), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->memory.memset_async(NULL, host, 0, 4), TB_ERROR_INVALID_ARGUMENT);
+  outcome = TB_CHECK_PASS;
+done:
+  return outcome;
+}
+
+const tb_check tbc_stream_checks[] = {
+    {"stream", "create_destroy",
+     "streams are created at any priority (out-of-range values clamped) and destroyed; "
+     "priority_range has greatest <= 0 <= least",
+     check_create_destroy},
+    {"stream", "query",
+     "query is TB_OK on an idle stream, TB_OK or TB_ERROR_NOT_READY with work in flight, TB_OK "
+     "after synchronize",
+     check_query},
+    {"stream", "event_orders_streams",
+     "work after wait_event on one stream sees all work recorded before the event on another",
+     check_event_orders_streams},
+    {"stream", "wait_unrecorded",
+     "waiting on an event that was never recorded does not block the stream",
+     check_wait_unrecorded},
+    {"stream", "destroy_busy",
+     "destroying a stream with queued work does not block and the work still completes",
+     check_destroy_busy},
+    {"stream", "cross_device_wait",
+     "a stream waits on an event recorded on another device and then reads its data",
+     check_cross_device_wait},
+    {"stream", "invalid_handle", "a NULL stream is rejected with TB_ERROR_INVALID_ARGUMENT",
+     check_invalid_handle},
+};
+const size_t tbc_stream_check_count = sizeof tbc_stream_checks / sizeof tbc_stream_checks[0];

@@ -1,0 +1,124 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * Checks that the vendor is thread-safe as vendor.h promises: many threads allocating,
+ * copying and using their own streams at once.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+
+enum { THREADS = 8, ITERATIONS = 200 };
+
+typedef struct worker {
+  const tb_vendor_handle *vendor;
+  int index;
+  int32_t device;
+  int use_stream;
+  char error[512]; /* empty on success */
+} worker;
+
+static void *alloc_free_worker(void *arg) {
+  worker *w = arg;
+  const tb_vendor_handle *v = w->vendor;
+  enum { MAX = 64 * 1024 + 17 };
+  unsigned char *in = malloc(MAX), *out = malloc(MAX);
+  tb_stream stream = NULL;
+  if (in == NULL || out == NULL) {
+    snprintf(w->error, sizeof w->error, "thread %d: host allocation failed", w->index);
+    goto done;
+  }
+  if (w->use_stream) {
+    tb_status status = v->stream.create(w->device, 0, &stream);
+    if (status != TB_OK) {
+      snprintf(w->error, sizeof w->error, "thread %d: stream.create returned %s: %s", w->index,
+               tb_status_name(status), v->last_error());
+      goto done;
+    }
+  }
+  for (int i = 0; i < ITERATIONS; i++) {
+    size_t size = 1 + (size_t)((w->index * 7919u + (unsigned)i * 104729u) % MAX);
+    void *dev = NULL;
+    tb_status status = v->memory.device_malloc(w->device, size, &dev);
+    if (status != TB_OK) {
+      snprintf(w->error, sizeof w->error, "thread %d: device_malloc(%zu) returned %s: %s", w->index,
+               size, tb_status_name(status), v->last_error());
+      goto done;
+    }
+    tbc_fill(in, size, (uint32_t)(w->index * 1000 + i));
+    if (stream != NULL) {
+      status = v->memory.copy_h2d_async(stream, dev, in, size);
+      if (status == TB_OK) status = v->memory.copy_d2h_async(stream, out, dev, size);
+      if (status == TB_OK) status = v->stream.synchronize(stream);
+    } else {
+      status = v->memory.copy_h2d(w->device, dev, in, size);
+      if (status == TB_OK) status = v->memory.copy_d2h(w->device, out, dev, size);
+    }
+    long diff = status == TB_OK ? tbc_first_difference(in, out, size) : -1;
+    tb_status freed = v->memory.device_free(w->device, dev);
+    if (status != TB_OK || freed != TB_OK) {
+      snprintf(w->error, sizeof w->error, "thread %d: copy or free returned %s: %s", w->index,
+               tb_status_name(status != TB_OK ? status : freed), v->last_error());
+      goto done;
+    }
+    if (diff >= 0) {
+      snprintf(w->error, sizeof w->error,
+               "thread %d: %zu bytes round-tripped with byte %ld changed: another thread's "
+               "data leaked in",
+               w->index, size, diff);
+      goto done;
+    }
+  }
+done:
+  if (stream != NULL) v->stream.destroy(stream);
+  free(in);
+  free(out);
+  return NULL;
+}
+
+static tb_check_outcome run_workers(tb_check_context *ctx, int use_stream) {
+  tb_check_outcome outcome = TB_CHECK_FAIL;
+  worker workers[THREADS];
+  pthread_t threads[THREADS];
+  int started = 0;
+  int32_t count = tbc_device_count(ctx);
+  if (count < 0) goto done;
+  if (count == 0) SKIP("no devices");
+  for (started = 0; started < THREADS; started++) {
+    memset(&workers[started], 0, sizeof workers[started]);
+    workers[started].vendor = ctx->vendor;
+    workers[started].index = started;
+    workers[started].device = started % count;
+    workers[started].use_stream = use_stream;
+    if (pthread_create(&threads[started], NULL, alloc_free_worker, &workers[started]) != 0) {
+      tbc_fail(ctx, "could not start thread %d", started);
+      break;
+    }
+  }
+  for (int i = 0; i < started; i++) pthread_join(threads[i], NULL);
+  if (started < THREADS) goto done;
+  for (int i = 0; i < THREADS; i++)
+    EXPECT_TRUE(workers[i].error[0] == '\0', "%s", workers[i].error);
+  outcome = TB_CHECK_PASS;
+done:
+  return outcome;
+}
+
+static tb_check_outcome check_alloc_free(tb_check_context *ctx) { return run_workers(ctx, 0); }
+
+static tb_check_outcome check_streams(tb_check_context *ctx) { return run_workers(ctx, 1); }
+
+const tb_check tbc_thread_checks[] = {
+    {"threads", "alloc_free",
+     "8 threads allocate, copy and free at once (devices shared round-robin) with no error and "
+     "no crossed data",
+     check_alloc_free},
+    {"threads", "streams", "8 threads each drive their own stream with asynchronous copies at once",
+     check_streams},
+};
+const size_t tbc_thread_check_count = sizeof tbc_thread_checks / sizeof tbc_thread_checks[0];

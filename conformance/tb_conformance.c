@@ -1,0 +1,304 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * tb-conformance: runs the conformance suite against any vendor library and prints a table of
+ * checks per group.  Each check runs in its own child process (unless --no-fork), so a vendor
+ * that crashes or hangs in one check is reported as failing that check, not as a dead tool.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <torch_backend/conformance.h>
+#include <unistd.h>
+
+#ifndef TORCH_BACKEND_VERSION
+#define TORCH_BACKEND_VERSION "0.0.0"
+#endif
+
+enum { EXIT_CHECKS_FAILED = 1, EXIT_NOT_LOADED = 2, EXIT_USAGE = 64 };
+
+typedef struct options {
+  const char *vendor;
+  const char *filters[32];
+  int filter_count;
+  int fork_checks;
+  unsigned timeout;
+  const char *json_path;
+  int list;
+} options;
+
+typedef struct result {
+  tb_check_outcome outcome;
+  char message[2048];
+} result;
+
+static void usage(FILE *to) {
+  fprintf(to,
+          "usage: tb-conformance [options] VENDOR\n"
+          "\n"
+          "Runs the torch_backend conformance suite against VENDOR: a bundled vendor name\n"
+          "(fake, emu, ...) or the path of any vendor library, and prints one line per check.\n"
+          "\n"
+          "options:\n"
+          "  --filter PATTERN   run only checks whose 'group.name' starts with PATTERN\n"
+          "                     (repeatable), e.g. --filter memory --filter event.elapsed\n"
+          "  --timeout SECONDS  fail a check that runs longer (default 120; 0 = none)\n"
+          "  --no-fork          run checks in this process (a crash ends the run)\n"
+          "  --json FILE        also write the results as JSON to FILE\n"
+          "  --list             list the checks and exit\n"
+          "  --help             show this help\n"
+          "\n"
+          "exit status: 0 all checks pass or skip, 1 a check failed, 2 the vendor did not load,\n"
+          "64 bad usage\n");
+}
+
+static int parse(int argc, char **argv, options *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->fork_checks = 1;
+  opts->timeout = 120;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      usage(stdout);
+      exit(0);
+    } else if (strcmp(arg, "--no-fork") == 0) {
+      opts->fork_checks = 0;
+    } else if (strcmp(arg, "--list") == 0) {
+      opts->list = 1;
+    } else if (strcmp(arg, "--filter") == 0 && i + 1 < argc) {
+      if (opts->filter_count == 32) return -1;
+      opts->filters[opts->filter_count++] = argv[++i];
+    } else if (strcmp(arg, "--timeout") == 0 && i + 1 < argc) {
+      char *end = NULL;
+      long value = strtol(argv[++i], &end, 10);
+      if (*end != '\0' || value < 0) return -1;
+      opts->timeout = (unsigned)value;
+    } else if (strcmp(arg, "--json") == 0 && i + 1 < argc) {
+      opts->json_path = argv[++i];
+    } else if (arg[0] == '-') {
+      fprintf(stderr, "tb-conformance: unknown or incomplete option '%s'\n", arg);
+      return -1;
+    } else if (opts->vendor == NULL) {
+      opts->vendor = arg;
+    } else {
+      fprintf(stderr, "tb-conformance: more than one vendor given ('%s', '%s')\n", opts->vendor,
+              arg);
+      return -1;
+    }
+  }
+  return (opts->vendor != NULL || opts->list) ? 0 : -1;
+}
+
+static int selected(const options *opts, const tb_check *check) {
+  if (opts->filter_count == 0) return 1;
+  char id[128];
+  snprintf(id, sizeof id, "%s.%s", check->group, check->name);
+  for (int i = 0; i < opts->filter_count; i++) {
+    if (strncmp(id, opts->filters[i], strlen(opts->filters[i])) == 0) return 1;
+  }
+  return 0;
+}
+
+/* Runs one check in a child process; crashes and timeouts become failures. */
+static void run_forked(const tb_check *check, const tb_vendor_handle *vendor, unsigned timeout,
+                       result *out) {
+  int fds[2];
+  memset(out, 0, sizeof *out);
+  out->outcome = TB_CHECK_FAIL;
+  fflush(stdout);
+  fflush(stderr);
+  if (pipe(fds) != 0) {
+    snprintf(out->message, sizeof out->message, "pipe() failed: %s", strerror(errno));
+    return;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    snprintf(out->message, sizeof out->message, "fork() failed: %s", strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    return;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    if (timeout > 0) alarm(timeout);
+    result child;
+    memset(&child, 0, sizeof child);
+    child.outcome = tb_conformance_run(check, vendor, child.message, sizeof child.message);
+    ssize_t written = write(fds[1], &child, sizeof child);
+    _exit(written == (ssize_t)sizeof child ? 0 : 3);
+  }
+  close(fds[1]);
+  result child;
+  size_t got = 0;
+  while (got < sizeof child) {
+    ssize_t n = read(fds[0], (char *)&child + got, sizeof child - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += (size_t)n;
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (got == sizeof child && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    *out = child;
+  } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+    snprintf(out->message, sizeof out->message, "timed out after %u s (a call blocked forever?)",
+             timeout);
+  } else if (WIFSIGNALED(status)) {
+    snprintf(out->message, sizeof out->message, "crashed with signal %d (%s)", WTERMSIG(status),
+             strsignal(WTERMSIG(status)));
+  } else {
+    snprintf(out->message, sizeof out->message, "check process exited with status %d",
+             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+}
+
+/* Device count, asked in a child so the parent never initialises the vendor before forking. */
+static int32_t device_count(const tb_vendor_handle *vendor, int fork_checks) {
+  int32_t count = -1;
+  if (!fork_checks) return vendor->device.count(&count) == TB_OK ? count : -1;
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    if (vendor->device.count(&count) != TB_OK) count = -1;
+    ssize_t written = write(fds[1], &count, sizeof count);
+    _exit(written == (ssize_t)sizeof count ? 0 : 3);
+  }
+  close(fds[1]);
+  if (pid < 0 || read(fds[0], &count, sizeof count) != (ssize_t)sizeof count) count = -1;
+  close(fds[0]);
+  if (pid > 0) waitpid(pid, NULL, 0);
+  return count;
+}
+
+static void json_string(FILE *to, const char *text) {
+  fputc('"', to);
+  for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+    if (*c == '"' || *c == '\\') {
+      fprintf(to, "\\%c", *c);
+    } else if (*c < 0x20) {
+      fprintf(to, "\\u%04x", *c);
+    } else {
+      fputc(*c, to);
+    }
+  }
+  fputc('"', to);
+}
+
+int main(int argc, char **argv) {
+  options opts;
+  if (parse(argc, argv, &opts) != 0) {
+    usage(stderr);
+    return EXIT_USAGE;
+  }
+  size_t total = 0;
+  const tb_check *checks = tb_conformance_checks(&total);
+  if (opts.list) {
+    for (size_t i = 0; i < total; i++) {
+      if (selected(&opts, &checks[i])) {
+        printf("%-8s %-24s %s\n", checks[i].group, checks[i].name, checks[i].summary);
+      }
+    }
+    return 0;
+  }
+
+  tb_vendor_handle *vendor = NULL;
+  char error[4096];
+  if (tb_loader_open(opts.vendor, &vendor, error, sizeof error) != TB_OK) {
+    fprintf(stderr, "tb-conformance: %s\n", error);
+    return EXIT_NOT_LOADED;
+  }
+  int32_t devices = device_count(vendor, opts.fork_checks);
+  char device_text[64];
+  if (devices < 0) {
+    snprintf(device_text, sizeof device_text, "device count unknown (device.count failed)");
+  } else {
+    snprintf(device_text, sizeof device_text, "%d device%s", (int)devices, devices == 1 ? "" : "s");
+  }
+  printf("tb-conformance %s: vendor '%s' (%s %s), ABI %u.%u, %s\n", TORCH_BACKEND_VERSION,
+         vendor->device_type, vendor->vendor_name, vendor->vendor_version, vendor->abi_major,
+         vendor->abi_minor, device_text);
+  printf("library: %s\n\n", vendor->library_path);
+  printf("%-8s  %-24s  %-6s  %s\n", "group", "check", "result", "detail");
+  printf("%-8s  %-24s  %-6s  %s\n", "--------", "------------------------", "------", "------");
+
+  result *results = calloc(total, sizeof *results);
+  if (results == NULL) {
+    fprintf(stderr, "tb-conformance: out of memory\n");
+    tb_loader_close(vendor);
+    return EXIT_NOT_LOADED;
+  }
+  size_t passed = 0, failed = 0, skipped = 0;
+  for (size_t i = 0; i < total; i++) {
+    const tb_check *check = &checks[i];
+    if (!selected(&opts, check)) continue;
+    result *r = &results[i];
+    if (opts.fork_checks) {
+      run_forked(check, vendor, opts.timeout, r);
+    } else {
+      r->outcome = tb_conformance_run(check, vendor, r->message, sizeof r->message);
+    }
+    passed += r->outcome == TB_CHECK_PASS;
+    failed += r->outcome == TB_CHECK_FAIL;
+    skipped += r->outcome == TB_CHECK_SKIP;
+    printf("%-8s  %-24s  %-6s  %s\n", check->group, check->name, tb_check_outcome_name(r->outcome),
+           r->message);
+    fflush(stdout);
+  }
+
+  printf("\n%-8s  %4s  %4s  %4s\n", "group", "pass", "fail", "skip");
+  for (size_t i = 0; i < total;) {
+    size_t j = i, counts[3] = {0, 0, 0};
+    for (; j < total && strcmp(checks[j].group, checks[i].group) == 0; j++) {
+      if (selected(&opts, &checks[j])) counts[results[j].outcome]++;
+    }
+    if (counts[0] + counts[1] + counts[2] > 0) {
+      printf("%-8s  %4zu  %4zu  %4zu\n", checks[i].group, counts[TB_CHECK_PASS],
+             counts[TB_CHECK_FAIL], counts[TB_CHECK_SKIP]);
+    }
+    i = j;
+  }
+  printf("\nresult: %zu passed, %zu failed, %zu skipped\n", passed, failed, skipped);
+
+  if (opts.json_path != NULL) {
+    FILE *json = fopen(opts.json_path, "w");
+    if (json == NULL) {
+      fprintf(stderr, "tb-conformance: cannot write %s: %s\n", opts.json_path, strerror(errno));
+      failed++;
+    } else {
+      fprintf(json, "{\"vendor\": ");
+      json_string(json, vendor->device_type);
+      fprintf(json, ", \"library\": ");
+      json_string(json, vendor->library_path);
+      fprintf(json, ", \"abi\": \"%u.%u\", \"devices\": %d, \"checks\": [", vendor->abi_major,
+              vendor->abi_minor, (int)devices);
+      int first = 1;
+      for (size_t i = 0; i < total; i++) {
+        if (!selected(&opts, &checks[i])) continue;
+        fprintf(json,
+                "%s\n  {\"group\": \"%s\", \"name\": \"%s\", \"result\": \"%s\", \"detail\": ",
+                first ? "" : ",", checks[i].group, checks[i].name,
+                results[i].outcome == TB_CHECK_PASS   ? "pass"
+                : results[i].outcome == TB_CHECK_SKIP ? "skip"
+                                                      : "fail");
+        json_string(json, results[i].message);
+        fputc('}', json);
+        first = 0;
+      }
+      fprintf(json, "\n]}\n");
+      fclose(json);
+    }
+  }
+  free(results);
+  tb_loader_close(vendor);
+  return failed > 0 ? EXIT_CHECKS_FAILED : 0;
+}

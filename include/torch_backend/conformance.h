@@ -1,0 +1,71 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ */
+
+/**
+ * @file conformance.h
+ * @brief The conformance suite: every documented behaviour of vendor.h as a runnable check.
+ *
+ * The checks are written once, in C, against the ABI, and run against any vendor: by the
+ * googletest contract suite (test/contract/, one test per check, through CTest) and by the
+ * `tb-conformance` command-line tool, which prints a table of results per group.  A vendor
+ * runs `tb-conformance path/to/libvendor.so` after each step of a port.
+ *
+ * A check creates what it needs, releases everything before it returns (pass or fail), and
+ * leaves the vendor as it found it, so checks can run one after another in one process.
+ */
+#ifndef TORCH_BACKEND_CONFORMANCE_H_
+#define TORCH_BACKEND_CONFORMANCE_H_
+
+#include <torch_backend/loader.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The result of one check. */
+typedef enum tb_check_outcome {
+  /** The vendor keeps the documented behaviour. */
+  TB_CHECK_PASS = 0,
+  /** The vendor breaks it; the message says how. */
+  TB_CHECK_FAIL = 1,
+  /** The check does not apply (an optional function is absent, too few devices); the message
+   *  says why. */
+  TB_CHECK_SKIP = 2
+} tb_check_outcome;
+
+/** What a check works with: the vendor under test and room for its message. */
+typedef struct tb_check_context {
+  /** The vendor under test. */
+  const tb_vendor_handle *vendor;
+  /** Why the check failed or was skipped; empty on a pass. */
+  char message[2048];
+} tb_check_context;
+
+/** One documented behaviour. */
+typedef struct tb_check {
+  /** Group: "device", "memory", "stream", "event" or "threads". */
+  const char *group;
+  /** Name, unique within its group, such as "invalid_index". */
+  const char *name;
+  /** The behaviour the check asserts, in one sentence. */
+  const char *summary;
+  /** Runs the check. */
+  tb_check_outcome (*run)(tb_check_context *context);
+} tb_check;
+
+/** Every check, in a stable order (grouped); @p count receives how many. */
+const tb_check *tb_conformance_checks(size_t *count);
+
+/** Runs @p check against @p vendor and copies its message into @p message. */
+tb_check_outcome tb_conformance_run(const tb_check *check, const tb_vendor_handle *vendor,
+                                    char *message, size_t message_size);
+
+/** "pass", "FAIL" or "skip". */
+const char *tb_check_outcome_name(tb_check_outcome outcome);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TORCH_BACKEND_CONFORMANCE_H_ */
