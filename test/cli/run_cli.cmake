@@ -1,0 +1,31 @@
+# Runs one command and checks its exit status and output (CTest driver for the CLI tests).
+#
+# -DCOMMAND="a;b;c"      the command and arguments (a CMake list)
+# -DEXPECT_RC=N          the exit status it must end with
+# -DEXPECT="re1;re2"     regular expressions its stdout+stderr must each match
+# -DREJECT="re1"         regular expressions it must not match (optional)
+# -DJSON_FILE=path -DJSON_EXPECT="re"   a file it must write, and what the file must match
+execute_process(COMMAND ${COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(all "${out}${err}")
+if(NOT "${rc}" STREQUAL "${EXPECT_RC}")
+  message(FATAL_ERROR "exit status ${rc}, expected ${EXPECT_RC}; output:\n${all}")
+endif()
+foreach(re IN LISTS EXPECT)
+  if(NOT all MATCHES "${re}")
+    message(FATAL_ERROR "output does not match '${re}':\n${all}")
+  endif()
+endforeach()
+foreach(re IN LISTS REJECT)
+  if(all MATCHES "${re}")
+    message(FATAL_ERROR "output matches '${re}', which it must not:\n${all}")
+  endif()
+endforeach()
+if(DEFINED JSON_FILE)
+  file(READ ${JSON_FILE} json)
+  foreach(re IN LISTS JSON_EXPECT)
+    if(NOT json MATCHES "${re}")
+      message(FATAL_ERROR "${JSON_FILE} does not match '${re}':\n${json}")
+    endif()
+  endforeach()
+endif()
+message(STATUS "${all}")

@@ -1,0 +1,195 @@
+// Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+//
+// The loader's promises: it finds bundled vendors by name, loads any vendor by path or linked
+// in, and refuses each kind of broken library with a message naming the library, the versions
+// involved and every missing piece.
+#include <gtest/gtest.h>
+#include <torch_backend/loader.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+struct Loaded {
+  tb_status status = TB_OK;
+  tb_vendor_handle* handle = nullptr;
+  std::string error;
+  ~Loaded() { tb_loader_close(handle); }
+};
+
+void Open(const std::string& name_or_path, Loaded* out) {
+  char error[4096] = "";
+  out->status = tb_loader_open(name_or_path.c_str(), &out->handle, error, sizeof error);
+  out->error = error;
+}
+
+std::string BadLib(const std::string& name) {
+  return std::string(TB_TEST_VENDOR_DIR) + "/libtb_test_vendor_" + name + ".so";
+}
+
+::testing::AssertionResult Contains(const std::string& haystack, const std::string& needle) {
+  if (haystack.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "\"" << haystack << "\" does not contain \"" << needle << "\"";
+}
+
+TEST(Loader, LoadsBundledVendorByName) {
+  Loaded fake;
+  Open("fake", &fake);
+  ASSERT_EQ(fake.status, TB_OK) << fake.error;
+  EXPECT_STREQ(fake.handle->device_type, "fake");
+  EXPECT_EQ(fake.handle->abi_major, 1u);
+  EXPECT_TRUE(Contains(fake.handle->library_path, "/libtb_vendor_fake.so"));
+  EXPECT_NE(fake.handle->dl_handle, nullptr);
+  int32_t count = 0;
+  EXPECT_EQ(fake.handle->device.count(&count), TB_OK);
+  EXPECT_GE(count, 1);
+}
+
+TEST(Loader, LoadsLinkedInVendor) {
+  tb_vendor_handle* handle = nullptr;
+  char error[1024] = "";
+  ASSERT_EQ(tb_loader_open_entry(&tb_vendor_get, &handle, error, sizeof error), TB_OK) << error;
+  EXPECT_STREQ(handle->device_type, "fake");
+  EXPECT_EQ(handle->dl_handle, nullptr);
+  EXPECT_TRUE(Contains(handle->library_path, "tb_loader_tests"));
+  tb_loader_close(handle);
+}
+
+TEST(Loader, UnknownNameListsWhatExists) {
+  Loaded none;
+  Open("nosuchvendor", &none);
+  EXPECT_EQ(none.status, TB_ERROR_UNAVAILABLE);
+  EXPECT_EQ(none.handle, nullptr);
+  EXPECT_TRUE(Contains(none.error, "no bundled vendor named 'nosuchvendor'"));
+  EXPECT_TRUE(Contains(none.error, "libtb_vendor_nosuchvendor.so"));
+  EXPECT_TRUE(Contains(none.error, "bundled vendors: "));
+  EXPECT_TRUE(Contains(none.error, "fake"));
+}
+
+TEST(Loader, RejectsMalformedName) {
+  Loaded bad;
+  Open("Not A Name", &bad);
+  EXPECT_EQ(bad.status, TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(bad.error, "'Not A Name' is neither a bundled vendor name"));
+  char error[256] = "";
+  tb_vendor_handle* handle = nullptr;
+  EXPECT_EQ(tb_loader_open(nullptr, &handle, error, sizeof error), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(tb_loader_open("fake", nullptr, error, sizeof error), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(tb_loader_open_entry(nullptr, &handle, error, sizeof error), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(handle, nullptr);
+}
+
+TEST(Loader, MissingFileNamesPathAndReason) {
+  Loaded missing;
+  Open("/nonexistent/dir/libtb_vendor_x.so", &missing);
+  EXPECT_EQ(missing.status, TB_ERROR_UNAVAILABLE);
+  EXPECT_TRUE(
+      Contains(missing.error, "cannot load vendor library '/nonexistent/dir/libtb_vendor_x.so'"));
+  EXPECT_TRUE(Contains(missing.error, "No such file"));
+}
+
+TEST(Loader, MissingEntryPoint) {
+  Loaded bad;
+  Open(BadLib("no_entry"), &bad);
+  EXPECT_EQ(bad.status, TB_ERROR_UNAVAILABLE);
+  EXPECT_TRUE(Contains(bad.error, BadLib("no_entry")));
+  EXPECT_TRUE(Contains(bad.error, "does not export the entry point 'tb_vendor_get'"));
+}
+
+TEST(Loader, EntryPointReturnsNullWithMessage) {
+  Loaded bad;
+  Open(BadLib("null_table"), &bad);
+  EXPECT_EQ(bad.status, TB_ERROR_UNAVAILABLE);
+  EXPECT_TRUE(Contains(bad.error, BadLib("null_table")));
+  EXPECT_TRUE(Contains(bad.error, "returned no table for ABI major 1"));
+  EXPECT_TRUE(Contains(bad.error, "license for device type 'acme' expired on 2026-01-01"));
+}
+
+TEST(Loader, WrongMajorNamesBothVersions) {
+  Loaded bad;
+  Open(BadLib("wrong_major"), &bad);
+  EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
+  EXPECT_TRUE(Contains(bad.error, BadLib("wrong_major")));
+  EXPECT_TRUE(Contains(bad.error, "implements ABI 2.5"));
+  EXPECT_TRUE(Contains(bad.error, "requires ABI major 1"));
+}
+
+TEST(Loader, TableTooSmall) {
+  Loaded bad;
+  Open(BadLib("table_too_small"), &bad);
+  EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
+  EXPECT_TRUE(Contains(bad.error, BadLib("table_too_small")));
+  EXPECT_TRUE(Contains(bad.error, "tb_vendor table is " +
+                                      std::to_string(TB_STRUCT_SIZE(tb_vendor, stream)) +
+                                      " bytes but ABI 1.0 requires at least " +
+                                      std::to_string(TB_VENDOR_V1_0_SIZE)));
+}
+
+TEST(Loader, GroupTooSmall) {
+  Loaded bad;
+  Open(BadLib("group_too_small"), &bad);
+  EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
+  EXPECT_TRUE(Contains(bad.error, "tb_memory_api is " +
+                                      std::to_string(TB_STRUCT_SIZE(tb_memory_api, copy_h2d)) +
+                                      " bytes but ABI 1.0 requires at least " +
+                                      std::to_string(TB_MEMORY_API_V1_0_SIZE)));
+}
+
+TEST(Loader, MissingFunctionsAreEachNamed) {
+  Loaded bad;
+  Open(BadLib("missing_functions"), &bad);
+  EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
+  EXPECT_TRUE(Contains(bad.error, BadLib("missing_functions")));
+  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 1.0) lacks 3 required functions"));
+  EXPECT_TRUE(Contains(bad.error, "memory.copy_h2d"));
+  EXPECT_TRUE(Contains(bad.error, "stream.query"));
+  EXPECT_TRUE(Contains(bad.error, "event.synchronize"));
+}
+
+TEST(Loader, ReservedDeviceType) {
+  Loaded bad;
+  Open(BadLib("reserved_name"), &bad);
+  EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
+  EXPECT_TRUE(Contains(bad.error, "device type 'cuda' is already used by PyTorch"));
+}
+
+TEST(Loader, NewerMinorLoadsAndOptionalFunctionsMayBeAbsent) {
+  Loaded future;
+  Open(BadLib("future_minor"), &future);
+  ASSERT_EQ(future.status, TB_OK) << future.error;
+  EXPECT_EQ(future.handle->abi_minor, TB_ABI_VERSION_MINOR + 7u);
+  EXPECT_STREQ(future.handle->device_type, "future");
+  EXPECT_EQ(future.handle->stream.priority_range, nullptr);
+  EXPECT_EQ(future.handle->event.elapsed_time, nullptr);
+  EXPECT_NE(future.handle->memory.copy_h2d, nullptr);
+}
+
+TEST(Loader, SearchPathEnvironmentVariable) {
+  Loaded before;
+  Open("extra", &before);
+  EXPECT_EQ(before.status, TB_ERROR_UNAVAILABLE);
+  ASSERT_EQ(setenv(TB_LOADER_PATH_ENV, "/nonexistent:" TB_TEST_EXTRA_DIR, 1), 0);
+  Loaded extra;
+  Open("extra", &extra);
+  char names[512] = "";
+  tb_loader_bundled_names(names, sizeof names);
+  unsetenv(TB_LOADER_PATH_ENV);
+  ASSERT_EQ(extra.status, TB_OK) << extra.error;
+  EXPECT_STREQ(extra.handle->device_type, "extra");
+  EXPECT_TRUE(Contains(names, "extra"));
+  EXPECT_TRUE(Contains(names, "fake"));
+}
+
+TEST(Loader, BundledDirHoldsTheLoader) {
+  char dir[4096] = "";
+  ASSERT_EQ(tb_loader_bundled_dir(dir, sizeof dir), TB_OK);
+  std::string fake = std::string(dir) + "/libtb_vendor_fake.so";
+  Loaded loaded;
+  Open(fake, &loaded);
+  EXPECT_EQ(loaded.status, TB_OK) << loaded.error;
+  tb_loader_close(nullptr);  // a no-op
+}
+
+}  // namespace
