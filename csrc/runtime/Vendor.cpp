@@ -1,0 +1,88 @@
+// Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+#include "runtime/Vendor.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+
+namespace torch_backend {
+namespace {
+
+// Load state.  Guarded by the mutex until the vendor is loaded; the pointer is then published
+// once and never changes.
+std::mutex g_mutex;
+tb_vendor_get_fn g_linked_entry = nullptr;
+std::string g_load_error;  // non-empty after a failed load
+std::atomic<const Vendor*> g_vendor{nullptr};
+
+}  // namespace
+
+Vendor::Vendor(tb_vendor_handle* handle) : handle_(handle) {
+  tb_status status = handle_->device.count(&device_count_);
+  if (status != TB_OK) {
+    Fail("device.count", status, "");
+  }
+}
+
+const Vendor& Vendor::Get() {
+  const Vendor* vendor = g_vendor.load(std::memory_order_acquire);
+  if (C10_LIKELY(vendor != nullptr)) return *vendor;
+
+  std::lock_guard<std::mutex> lock(g_mutex);
+  vendor = g_vendor.load(std::memory_order_acquire);
+  if (vendor != nullptr) return *vendor;
+  TORCH_CHECK(g_load_error.empty(), g_load_error);
+
+  const char* requested = std::getenv(kVendorEnv);
+  std::string name = requested != nullptr && *requested != '\0' ? requested : kDefaultVendor;
+  char error[4096] = "";
+  tb_vendor_handle* handle = nullptr;
+  tb_status status = g_linked_entry != nullptr
+                         ? tb_loader_open_entry(g_linked_entry, &handle, error, sizeof error)
+                         : tb_loader_open(name.c_str(), &handle, error, sizeof error);
+  if (status != TB_OK) {
+    g_load_error = c10::str("torch_backend: cannot load the vendor '",
+                            g_linked_entry != nullptr ? "(linked in)" : name, "' (",
+                            g_linked_entry != nullptr ? "UseLinkedIn" : kVendorEnv, "): ", error);
+    TORCH_CHECK(false, g_load_error);
+  }
+  try {
+    vendor = new Vendor(handle);
+  } catch (const c10::Error& e) {
+    g_load_error = e.what_without_backtrace();
+    tb_loader_close(handle);
+    throw;
+  }
+  g_vendor.store(vendor, std::memory_order_release);
+  return *vendor;
+}
+
+void Vendor::UseLinkedIn(tb_vendor_get_fn entry) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  TORCH_CHECK(g_vendor.load() == nullptr && g_load_error.empty(),
+              "torch_backend: Vendor::UseLinkedIn must be called before the vendor is loaded");
+  TORCH_CHECK(entry != nullptr, "torch_backend: Vendor::UseLinkedIn needs an entry point");
+  g_linked_entry = entry;
+}
+
+bool Vendor::IsLoaded() { return g_vendor.load(std::memory_order_acquire) != nullptr; }
+
+void Vendor::Fail(const char* call, tb_status status, const std::string& arguments) const {
+  const char* message = handle_->last_error();
+  std::string text = c10::str(handle_->device_type, ": ", call, "(", arguments, ") failed with ",
+                              tb_status_name(status), ": ",
+                              message != nullptr && *message ? message : "(no message)");
+  switch (status) {
+    case TB_ERROR_OUT_OF_MEMORY:
+      C10_THROW_ERROR(OutOfMemoryError, text);
+    case TB_ERROR_NOT_SUPPORTED:
+      C10_THROW_ERROR(NotImplementedError, text);
+    case TB_ERROR_INVALID_DEVICE:
+    case TB_ERROR_INVALID_ARGUMENT:
+      C10_THROW_ERROR(ValueError, text);
+    default:
+      C10_THROW_ERROR(Error, text);
+  }
+}
+
+}  // namespace torch_backend

@@ -1,0 +1,81 @@
+// Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+//
+// The vendor of this process, as csrc sees it: the validated C table from the loader, loaded
+// once, plus the one way csrc calls into it.  PrivateUse1 is a single slot, so a process has
+// exactly one vendor.  No vendor name appears anywhere in csrc: everything below goes through
+// the table.
+#pragma once
+
+#include <c10/util/Exception.h>
+#include <c10/util/StringUtil.h>
+#include <torch_backend/loader.h>
+
+#include <string>
+
+namespace torch_backend {
+
+// Environment variable naming the vendor: a bundled name ("emu", "fake") or a library path.
+constexpr const char* kVendorEnv = "TORCH_BACKEND_VENDOR";
+// The vendor used when kVendorEnv is unset.
+constexpr const char* kDefaultVendor = "fake";
+
+class Vendor {
+ public:
+  // The process's vendor, loaded on first use from TORCH_BACKEND_VENDOR (default
+  // kDefaultVendor) or from the entry point given to UseLinkedIn.  Throws c10::Error with the
+  // loader's message when it cannot be loaded; later calls then throw the same error again.
+  static const Vendor& Get();
+
+  // Makes Get() use a vendor linked into the program instead of loading one.  Must be called
+  // before the first Get(); throws otherwise.
+  static void UseLinkedIn(tb_vendor_get_fn entry);
+
+  // True once Get() has loaded a vendor successfully.
+  static bool IsLoaded();
+
+  const tb_vendor_handle& table() const { return *handle_; }
+  const char* device_type() const { return handle_->device_type; }
+  const char* library_path() const { return handle_->library_path; }
+  int32_t device_count() const { return device_count_; }
+
+  // Throws the c10 error matching `status` for the failed `call` (such as
+  // "memory.device_malloc"), with the vendor's last-error message:
+  //   <device type>: <call>(<arguments>) failed with <STATUS>: <vendor message>
+  [[noreturn]] void Fail(const char* call, tb_status status, const std::string& arguments) const;
+
+  Vendor(const Vendor&) = delete;
+  Vendor& operator=(const Vendor&) = delete;
+
+ private:
+  explicit Vendor(tb_vendor_handle* handle);
+  ~Vendor() = default;  // never unloaded: torch may call into it until exit
+
+  tb_vendor_handle* handle_;
+  int32_t device_count_ = 0;
+};
+
+namespace detail {
+
+template <typename... Args>
+std::string FormatArguments(const Args&... args) {
+  std::string out;
+  ((out += (out.empty() ? "" : ", ") + c10::str(args)), ...);
+  return out;
+}
+
+}  // namespace detail
+
+// Calls `group.fn(args...)` on the process's vendor and throws a c10 error naming the vendor,
+// the call, its arguments and the vendor's message if it does not return TB_OK.
+//   TB_VENDOR_CALL(memory, device_malloc, device, size, &ptr);
+#define TB_VENDOR_CALL(group, fn, ...)                                          \
+  do {                                                                          \
+    const ::torch_backend::Vendor& tb_vendor_ = ::torch_backend::Vendor::Get(); \
+    tb_status tb_status_ = tb_vendor_.table().group.fn(__VA_ARGS__);            \
+    if (C10_UNLIKELY(tb_status_ != TB_OK)) {                                    \
+      tb_vendor_.Fail(#group "." #fn, tb_status_,                               \
+                      ::torch_backend::detail::FormatArguments(__VA_ARGS__));   \
+    }                                                                           \
+  } while (0)
+
+}  // namespace torch_backend
