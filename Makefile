@@ -1,0 +1,94 @@
+# torch_backend: one entry point for everything.
+#
+#   make demo    the main job
+#   make test    every test (C-only build, full build, CTest, pytest, lint)
+#
+# Each target installs what this machine lacks (Debian packages with apt, Python packages with
+# pip) and rebuilds only what is stale.  Build trees: build/c (C part alone, no libtorch) and
+# build/py (the full build that `pip install -e .` drives through scikit-build-core).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+BUILD := build
+STAMP := $(BUILD)/.stamp
+JOBS ?= $(shell nproc)
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+# Debian packages: compilers and build tools, googletest, clang-format (style check), binutils
+# (nm/readelf for the ABI checks).
+APT_PACKAGES := cmake ninja-build gcc g++ make binutils libgtest-dev ccache clang-format
+
+# Inputs of the full build: a change to any of them reinstalls the package.
+BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake include loader backends \
+                  conformance csrc torch_backend test -type f -not -path '*/__pycache__/*' \
+                  -not -path 'test/python/*' 2>/dev/null)
+C_SOURCES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' '*.cpp' 2>/dev/null)
+
+.PHONY: help deps build demo test test-c test-full lint format clean
+
+help:
+	@echo "make demo    run the main job (installs and builds what is missing)"
+	@echo "make test    run every test"
+	@echo "make build   install the package in editable mode (build/py)"
+	@echo "make format  apply clang-format and ruff format"
+	@echo "make clean   remove build/"
+
+$(STAMP)/apt: Makefile
+	@mkdir -p $(STAMP)
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make: installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@touch $@
+
+$(STAMP)/pip: requirements-dev.txt $(STAMP)/apt
+	$(PIP) install -q -r requirements-dev.txt
+	@touch $@
+
+deps: $(STAMP)/pip
+
+# The full build: csrc against the installed torch, bundled vendors, tests; installed editable.
+$(STAMP)/build: $(BUILD_INPUTS) $(STAMP)/pip
+	$(PIP) install -q --no-build-isolation --no-deps -e . \
+	  -Ccmake.define.TORCH_BACKEND_BUILD_TESTS=ON
+	@touch $@
+
+build: $(STAMP)/build
+
+demo: $(STAMP)/build
+	@for vendor in $$($(PYTHON) -c 'import torch_backend; print(*torch_backend.bundled_vendors())'); do \
+	  $(PYTHON) -m torch_backend.conformance $$vendor; echo; \
+	done
+
+# The C part alone, with no libtorch: proves TORCH_BACKEND_WITH_TORCH=OFF configures and passes.
+test-c: $(STAMP)/apt
+	cmake -S . -B $(BUILD)/c -G Ninja -DTORCH_BACKEND_WITH_TORCH=OFF -DCMAKE_BUILD_TYPE=Release \
+	  > $(BUILD)/c-configure.log || { cat $(BUILD)/c-configure.log; exit 1; }
+	cmake --build $(BUILD)/c
+	ctest --test-dir $(BUILD)/c --output-on-failure -j$(JOBS)
+
+test-full: $(STAMP)/build
+	ctest --test-dir $(BUILD)/py --output-on-failure -j$(JOBS)
+	$(PYTHON) -m pytest -q test/python
+
+lint: $(STAMP)/pip
+	clang-format --dry-run -Werror $(C_SOURCES)
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+
+test: lint test-c test-full
+
+format: $(STAMP)/pip
+	clang-format -i $(C_SOURCES)
+	$(PYTHON) -m ruff format .
+
+clean:
+	rm -rf $(BUILD)

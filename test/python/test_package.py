@@ -1,0 +1,54 @@
+"""The installed package: where its parts are and the tb-conformance tool it ships."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from conftest import REPO, run
+
+import torch_backend
+
+
+def test_layout():
+    lib = torch_backend.library_dir()
+    assert (lib / "libtb_loader.so").is_file()
+    assert (lib / "libtb_fake.a").is_file()  # the porting kit
+    assert "fake" in torch_backend.bundled_vendors()
+    header = torch_backend.include_dir() / "torch_backend" / "vendor.h"
+    assert header.read_text() == (REPO / "include/torch_backend/vendor.h").read_text()
+    config = torch_backend.cmake_prefix_path().glob("**/TorchBackendConfig.cmake")
+    assert list(config), "the CMake package is not installed"
+
+
+def test_conformance_tool_on_fake(tmp_path):
+    tool = shutil.which("tb-conformance")
+    assert tool is not None, "the tb-conformance console script is not on PATH"
+    report = tmp_path / "fake.json"
+    result = run([tool, "--json", str(report), "fake"])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "vendor 'fake'" in result.stdout
+    data = json.loads(report.read_text())
+    assert data["vendor"] == "fake" and data["abi"] == "1.0"
+    groups = {check["group"] for check in data["checks"]}
+    assert groups == {"device", "memory", "stream", "event", "threads"}
+    for check in data["checks"]:
+        assert check["result"] in ("pass", "skip"), check
+        if check["result"] == "skip":
+            assert check["detail"], f"{check['name']} skipped without a reason"
+
+
+def test_conformance_tool_two_devices():
+    result = run(
+        [str(torch_backend.conformance_executable()), "--filter", "stream.cross_device", "fake"],
+        env={"TORCH_BACKEND_FAKE_DEVICE_COUNT": "2"},
+    )
+    assert result.returncode == 0, result.stdout
+    assert "2 devices" in result.stdout
+    assert "cross_device_wait" in result.stdout and "pass" in result.stdout
+
+
+def test_conformance_tool_reports_unloadable_vendor():
+    result = run([str(torch_backend.conformance_executable()), "/no/such/libvendor.so"])
+    assert result.returncode == 2
+    assert "cannot load vendor library '/no/such/libvendor.so'" in result.stderr
