@@ -1,6 +1,8 @@
 // Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
 #include "runtime/Vendor.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -14,6 +16,14 @@ std::mutex g_mutex;
 tb_vendor_get_fn g_linked_entry = nullptr;
 std::string g_load_error;  // non-empty after a failed load
 std::atomic<const Vendor*> g_vendor{nullptr};
+
+// Fork state: set by Use() / the atfork child handler; plain flags, read on every call.
+std::atomic<bool> g_in_use{false};
+std::atomic<bool> g_in_bad_fork{false};
+
+void OnForkChild() {
+  if (g_in_use.load(std::memory_order_relaxed)) g_in_bad_fork.store(true);
+}
 
 }  // namespace
 
@@ -53,9 +63,28 @@ const Vendor& Vendor::Get() {
     tb_loader_close(handle);
     throw;
   }
+  static std::once_flag fork_handler;
+  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, OnForkChild); });
   g_vendor.store(vendor, std::memory_order_release);
   return *vendor;
 }
+
+const Vendor& Vendor::Use(const char* call) {
+  const Vendor& vendor = Get();
+  if (C10_UNLIKELY(g_in_bad_fork.load(std::memory_order_relaxed))) {
+    TORCH_CHECK(false, vendor.device_type(), ": ", call,
+                ": cannot use the vendor in a child process created by fork() after the parent "
+                "used it (its streams, threads and device state do not survive fork); start "
+                "child processes with the 'spawn' method, e.g. "
+                "torch.multiprocessing.set_start_method('spawn')");
+  }
+  if (C10_UNLIKELY(!g_in_use.load(std::memory_order_relaxed))) g_in_use.store(true);
+  return vendor;
+}
+
+bool Vendor::IsInUse() { return g_in_use.load(); }
+
+bool Vendor::IsInBadFork() { return g_in_bad_fork.load(); }
 
 void Vendor::UseLinkedIn(tb_vendor_get_fn entry) {
   std::lock_guard<std::mutex> lock(g_mutex);

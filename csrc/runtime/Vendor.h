@@ -11,6 +11,7 @@
 #include <torch_backend/loader.h>
 
 #include <string>
+#include <type_traits>
 
 namespace torch_backend {
 
@@ -30,8 +31,19 @@ class Vendor {
   // before the first Get(); throws otherwise.
   static void UseLinkedIn(tb_vendor_get_fn entry);
 
+  // Get() for a call that uses the device: also refuses use in a child process forked after
+  // the parent used the vendor (the vendor's threads and device state did not survive the
+  // fork), naming the vendor and `call`, and marks the vendor as in use for later forks.
+  static const Vendor& Use(const char* call);
+
   // True once Get() has loaded a vendor successfully.
   static bool IsLoaded();
+
+  // True once Use() has been called in this process (the vendor holds device state).
+  static bool IsInUse();
+
+  // True in a child forked after the parent used the vendor.
+  static bool IsInBadFork();
 
   const tb_vendor_handle& table() const { return *handle_; }
   const char* device_type() const { return handle_->device_type; }
@@ -56,10 +68,21 @@ class Vendor {
 
 namespace detail {
 
+// Small integers (c10::DeviceIndex is int8_t) print as numbers, not characters.
+template <typename T>
+auto Printable(const T& value) {
+  if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> ||
+                std::is_same_v<T, char>) {
+    return static_cast<int>(value);
+  } else {
+    return value;
+  }
+}
+
 template <typename... Args>
 std::string FormatArguments(const Args&... args) {
   std::string out;
-  ((out += (out.empty() ? "" : ", ") + c10::str(args)), ...);
+  ((out += (out.empty() ? std::string() : std::string(", ")) + c10::str(Printable(args))), ...);
   return out;
 }
 
@@ -77,5 +100,17 @@ std::string FormatArguments(const Args&... args) {
                       ::torch_backend::detail::FormatArguments(__VA_ARGS__));   \
     }                                                                           \
   } while (0)
+
+// Like TB_VENDOR_CALL for queries: evaluates to true for TB_OK, false for TB_ERROR_NOT_READY,
+// and throws for any other status.
+#define TB_VENDOR_QUERY(group, fn, ...)                                                       \
+  ([&]() -> bool {                                                                            \
+    const ::torch_backend::Vendor& tb_vendor_ = ::torch_backend::Vendor::Use(#group "." #fn); \
+    tb_status tb_status_ = tb_vendor_.table().group.fn(__VA_ARGS__);                          \
+    if (tb_status_ == TB_OK) return true;                                                     \
+    if (tb_status_ == TB_ERROR_NOT_READY) return false;                                       \
+    tb_vendor_.Fail(#group "." #fn, tb_status_,                                               \
+                    ::torch_backend::detail::FormatArguments(__VA_ARGS__));                   \
+  }())
 
 }  // namespace torch_backend

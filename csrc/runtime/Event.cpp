@@ -1,0 +1,77 @@
+// Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+#include "runtime/Event.h"
+
+#include <mutex>
+#include <vector>
+
+#include "runtime/Device.h"
+#include "runtime/Stream.h"
+#include "runtime/Vendor.h"
+
+namespace torch_backend {
+namespace {
+
+// Free events per (device, timing).  Guarded by g_mutex; Event objects are never freed.
+std::mutex g_mutex;
+std::vector<std::vector<Event*>>* g_pools = new std::vector<std::vector<Event*>>();
+
+std::vector<Event*>& pool(c10::DeviceIndex device, bool timing) {
+  size_t index = static_cast<size_t>(device) * 2 + (timing ? 1 : 0);
+  if (g_pools->size() <= index) g_pools->resize(index + 1);
+  return (*g_pools)[index];
+}
+
+}  // namespace
+
+Event* acquire_event(c10::DeviceIndex device, bool timing) {
+  check_device_index(device);
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    std::vector<Event*>& free = pool(device, timing);
+    if (!free.empty()) {
+      Event* event = free.back();
+      free.pop_back();
+      return event;
+    }
+  }
+  tb_event handle = nullptr;
+  TB_VENDOR_CALL(event, create, device, timing ? TB_EVENT_FLAG_TIMING : 0u, &handle);
+  return new Event{handle, device, timing};
+}
+
+void release_event(Event* event) noexcept {
+  if (event == nullptr) return;
+  try {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    pool(event->device, event->timing).push_back(event);
+  } catch (...) {
+    // Out of memory growing the pool: dropping the event leaks one vendor handle, nothing more.
+  }
+}
+
+void record_event(Event* event, c10::Stream stream) {
+  TORCH_CHECK(stream.device_index() == event->device, "torch_backend: cannot record an event of ",
+              make_device(event->device), " on a stream of ", stream.device());
+  TB_VENDOR_CALL(event, record, event->handle, vendor_stream(stream));
+}
+
+void stream_wait_event(c10::Stream stream, const Event* event) {
+  TB_VENDOR_CALL(stream, wait_event, vendor_stream(stream), event->handle);
+}
+
+bool query_event(const Event* event) { return TB_VENDOR_QUERY(event, query, event->handle); }
+
+void synchronize_event(const Event* event) { TB_VENDOR_CALL(event, synchronize, event->handle); }
+
+double elapsed_ms(const Event* start, const Event* end) {
+  const Vendor& vendor = Vendor::Get();
+  TORCH_CHECK_NOT_IMPLEMENTED(vendor.table().event.elapsed_time != nullptr, vendor.device_type(),
+                              ": the vendor does not support event timing");
+  TORCH_CHECK(start->timing && end->timing, vendor.device_type(),
+              ": elapsed time needs both events created with enable_timing=True");
+  float ms = 0;
+  TB_VENDOR_CALL(event, elapsed_time, start->handle, end->handle, &ms);
+  return ms;
+}
+
+}  // namespace torch_backend

@@ -1,0 +1,81 @@
+// Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+#include "runtime/HostAllocator.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "runtime/Device.h"
+#include "runtime/Event.h"
+#include "runtime/Stream.h"
+#include "runtime/Vendor.h"
+
+namespace torch_backend {
+namespace {
+
+// Base address -> size of every live host allocation, for is_pinned_pointer().
+std::mutex g_ranges_mutex;
+std::map<uintptr_t, size_t>* g_ranges = new std::map<uintptr_t, size_t>();
+
+struct HostAllocatorImpl final : at::CachingHostAllocatorImpl<c10::Stream, PooledEvent> {
+ private:
+  void allocate_host_memory(size_t size, void** ptr) override {
+    const Vendor& vendor = Vendor::Get();
+    if (vendor.table().memory.host_malloc != nullptr) {
+      TB_VENDOR_CALL(memory, host_malloc, size, ptr);
+    } else {
+      *ptr = std::aligned_alloc(TB_MEMORY_ALIGNMENT, (size + TB_MEMORY_ALIGNMENT - 1) /
+                                                         TB_MEMORY_ALIGNMENT * TB_MEMORY_ALIGNMENT);
+      TORCH_CHECK_WITH(OutOfMemoryError, *ptr != nullptr, vendor.device_type(),
+                       ": out of host memory allocating ", size, " bytes of pinned memory");
+    }
+    std::lock_guard<std::mutex> lock(g_ranges_mutex);
+    g_ranges->emplace(reinterpret_cast<uintptr_t>(*ptr), size);
+  }
+
+  void free_block(at::HostBlock<c10::Stream>* block) override {
+    {
+      std::lock_guard<std::mutex> lock(g_ranges_mutex);
+      g_ranges->erase(reinterpret_cast<uintptr_t>(block->ptr_));
+    }
+    if (Vendor::Get().table().memory.host_free != nullptr) {
+      TB_VENDOR_CALL(memory, host_free, block->ptr_);
+    } else {
+      std::free(block->ptr_);
+    }
+  }
+
+  void record_stream(std::optional<std::vector<PooledEvent>>& events, c10::Stream stream) override {
+    PooledEvent event(stream.device_index(), /*timing=*/false);
+    torch_backend::record_event(event.get(), stream);
+    events->push_back(std::move(event));
+  }
+
+  bool query_event(PooledEvent& event) override { return torch_backend::query_event(event.get()); }
+
+  c10::Stream get_current_stream() const override { return current_stream(current_device()); }
+
+  bool stream_is_capturing(c10::Stream /*stream*/) const override { return false; }
+};
+
+void host_deleter(void* ctx);
+struct HostAllocator final : at::CachingHostAllocatorInterface<HostAllocatorImpl, host_deleter> {};
+HostAllocator g_host_allocator;
+void host_deleter(void* ctx) { g_host_allocator.free(ctx); }
+
+}  // namespace
+
+REGISTER_HOST_ALLOCATOR(at::kPrivateUse1, &g_host_allocator);
+
+at::HostAllocator* host_allocator() { return &g_host_allocator; }
+
+bool is_pinned_pointer(const void* ptr) {
+  auto address = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(g_ranges_mutex);
+  auto it = g_ranges->upper_bound(address);
+  if (it == g_ranges->begin()) return false;
+  --it;
+  return address < it->first + it->second;
+}
+
+}  // namespace torch_backend

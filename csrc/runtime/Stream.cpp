@@ -1,0 +1,148 @@
+// Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+#include "runtime/Stream.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "runtime/Device.h"
+#include "runtime/Vendor.h"
+
+namespace torch_backend {
+namespace {
+
+constexpr int kSlots = 1 + kMaxPriorityClasses * kStreamsPerPool;
+
+// One device's streams.  Slots are created on first use under `mutex` and published through
+// atomics, so the common path (an existing stream) takes no lock.
+struct DeviceStreams {
+  int least = 0;    // vendor priority of class 0
+  int classes = 1;  // number of priority classes in use
+  std::array<std::atomic<tb_stream>, kSlots> slots{};
+  std::array<std::atomic<uint32_t>, kMaxPriorityClasses> next{};
+  std::mutex mutex;
+};
+
+// Per-device state, created once for all devices the vendor reports; never freed (vendor
+// streams live until the process exits, like CUDA's pools).
+std::vector<std::unique_ptr<DeviceStreams>>& all_devices() {
+  static std::vector<std::unique_ptr<DeviceStreams>>* devices = [] {
+    auto* v = new std::vector<std::unique_ptr<DeviceStreams>>();
+    const Vendor& vendor = Vendor::Get();
+    for (int d = 0; d < vendor.device_count(); d++) {
+      auto state = std::make_unique<DeviceStreams>();
+      if (vendor.table().stream.priority_range != nullptr) {
+        int32_t least = 0, greatest = 0;
+        TB_VENDOR_CALL(stream, priority_range, d, &least, &greatest);
+        state->least = least;
+        state->classes = std::clamp(least - greatest + 1, 1, kMaxPriorityClasses);
+      }
+      v->push_back(std::move(state));
+    }
+    return v;
+  }();
+  return *devices;
+}
+
+DeviceStreams& device_streams(c10::DeviceIndex device) {
+  check_device_index(device);
+  return *all_devices()[device];
+}
+
+// The calling thread's current stream id per device (default stream until set).
+thread_local std::vector<c10::StreamId> t_current;
+
+c10::StreamId& current_id(c10::DeviceIndex device) {
+  if (t_current.size() <= static_cast<size_t>(device)) t_current.resize(device + 1, 0);
+  return t_current[device];
+}
+
+int class_of(c10::StreamId id) {
+  return id == 0 ? 0 : static_cast<int>((id - 1) / kStreamsPerPool);
+}
+
+c10::Stream make_stream(c10::DeviceIndex device, c10::StreamId id) {
+  return c10::Stream(c10::Stream::UNSAFE, make_device(device), id);
+}
+
+void check_stream(c10::Stream stream) {
+  TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1,
+              "torch_backend: expected a stream of device type '",
+              c10::DeviceTypeName(c10::DeviceType::PrivateUse1, true), "', got ", stream);
+  TORCH_CHECK(stream.id() >= 0 && stream.id() < kSlots, "torch_backend: ", stream,
+              " is not a stream of this backend (unknown stream id ", stream.id(), ")");
+}
+
+}  // namespace
+
+c10::Stream default_stream(c10::DeviceIndex device) {
+  device = resolve_device(device);
+  return make_stream(device, 0);
+}
+
+c10::Stream current_stream(c10::DeviceIndex device) {
+  device = resolve_device(device);
+  return make_stream(device, current_id(device));
+}
+
+void set_current_stream(c10::Stream stream) {
+  check_stream(stream);
+  check_device_index(stream.device_index());
+  current_id(stream.device_index()) = stream.id();
+}
+
+c10::Stream stream_from_pool(c10::DeviceIndex device, int priority) {
+  device = resolve_device(device);
+  DeviceStreams& state = device_streams(device);
+  // Clamp into [least - classes + 1, least]; class 0 is `least`.
+  int greatest = state.least - (state.classes - 1);
+  int clamped = std::clamp(priority, greatest, state.least);
+  int cls = state.least - clamped;
+  uint32_t index = state.next[cls].fetch_add(1, std::memory_order_relaxed) % kStreamsPerPool;
+  return make_stream(device, 1 + cls * kStreamsPerPool + static_cast<c10::StreamId>(index));
+}
+
+c10::Stream stream_from_pool(c10::DeviceIndex device, bool high_priority) {
+  device = resolve_device(device);
+  const DeviceStreams& state = device_streams(device);
+  return stream_from_pool(device, high_priority ? state.least - (state.classes - 1) : state.least);
+}
+
+tb_stream vendor_stream(c10::Stream stream) {
+  check_stream(stream);
+  DeviceStreams& state = device_streams(stream.device_index());
+  std::atomic<tb_stream>& slot = state.slots[stream.id()];
+  tb_stream handle = slot.load(std::memory_order_acquire);
+  if (C10_LIKELY(handle != nullptr)) return handle;
+  std::lock_guard<std::mutex> lock(state.mutex);
+  handle = slot.load(std::memory_order_acquire);
+  if (handle == nullptr) {
+    int priority = state.least - class_of(stream.id());
+    TB_VENDOR_CALL(stream, create, stream.device_index(), priority, &handle);
+    slot.store(handle, std::memory_order_release);
+  }
+  return handle;
+}
+
+int stream_priority(c10::Stream stream) {
+  check_stream(stream);
+  return device_streams(stream.device_index()).least - class_of(stream.id());
+}
+
+std::pair<int, int> stream_priority_range(c10::DeviceIndex device) {
+  const DeviceStreams& state = device_streams(resolve_device(device));
+  return {state.least, state.least - (state.classes - 1)};
+}
+
+void synchronize_stream(c10::Stream stream) {
+  TB_VENDOR_CALL(stream, synchronize, vendor_stream(stream));
+}
+
+bool query_stream(c10::Stream stream) {
+  return TB_VENDOR_QUERY(stream, query, vendor_stream(stream));
+}
+
+}  // namespace torch_backend

@@ -1,0 +1,51 @@
+// Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+//
+// Streams, shaped like c10/cuda's CUDAStream: per device, a default stream and pools of
+// vendor streams per priority class, created lazily and handed out round-robin; a current
+// stream per device and thread.
+//
+// c10::StreamId layout: 0 is the device's default stream; any other id is
+// 1 + priority_class * kStreamsPerPool + index.  Class 0 is the lowest priority (the default);
+// higher classes map to the vendor's higher priorities (lower numbers, as in CUDA).
+#pragma once
+
+#include <c10/core/Stream.h>
+#include <torch_backend/vendor.h>
+
+#include <utility>
+
+namespace torch_backend {
+
+constexpr int kStreamsPerPool = 8;
+constexpr int kMaxPriorityClasses = 4;
+
+// The device's default stream.
+c10::Stream default_stream(c10::DeviceIndex device);
+
+// The calling thread's current stream on `device` (-1: the current device).
+c10::Stream current_stream(c10::DeviceIndex device = -1);
+
+// Makes `stream` the calling thread's current stream on its device.
+void set_current_stream(c10::Stream stream);
+
+// A stream from the pool of `device` for a torch-style priority (lower is higher priority;
+// clamped to what the vendor supports).
+c10::Stream stream_from_pool(c10::DeviceIndex device, int priority);
+
+// A stream from the lowest-priority pool or from the highest-priority pool.
+c10::Stream stream_from_pool(c10::DeviceIndex device, bool high_priority);
+
+// The vendor handle behind `stream`, created on first use.
+tb_stream vendor_stream(c10::Stream stream);
+
+// The torch-style priority of `stream` (the vendor's number: 0 = default, negative = higher).
+int stream_priority(c10::Stream stream);
+
+// {least, greatest} priorities `device` supports, CUDA convention (greatest <= least).
+std::pair<int, int> stream_priority_range(c10::DeviceIndex device);
+
+// Blocks until `stream` is idle / reports whether it is.
+void synchronize_stream(c10::Stream stream);
+bool query_stream(c10::Stream stream);
+
+}  // namespace torch_backend
