@@ -1,0 +1,29 @@
+// Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+//
+// The boxed CPU fallback: every operator without a device kernel runs on the CPU (inputs
+// copied over, outputs and mutated arguments copied back), counted per operator.
+// TORCH_BACKEND_FALLBACK=allow|warn|error chooses whether that happens silently, with one
+// warning per operator, or not at all.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace torch_backend {
+
+enum class FallbackMode { kAllow, kWarn, kError };
+
+// Operators that fell back since the last reset ("aten::add.Tensor"), with their counts,
+// sorted by name.
+std::vector<std::pair<std::string, int64_t>> fallback_counts();
+void reset_fallback_counts();
+
+FallbackMode fallback_mode();
+void set_fallback_mode(FallbackMode mode);
+// "allow" / "warn" / "error" and back; parse throws on anything else.
+const char* fallback_mode_name(FallbackMode mode);
+FallbackMode parse_fallback_mode(const std::string& name, const char* source);
+
+}  // namespace torch_backend
