@@ -1,0 +1,108 @@
+// Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+//
+// The few entry points Python needs that PyTorch's own APIs (torch.accelerator, torch.Stream,
+// torch.Event, torch.Generator) do not cover, as torch.library operators in the
+// `torch_backend` namespace.  Going through the dispatcher instead of pybind11 keeps the
+// extension module free of CPython's non-limited API (it is built for abi3).
+#include <ATen/Context.h>
+#include <ATen/core/Generator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/library.h>
+
+#include "aten/Autocast.h"
+#include "aten/Fallback.h"
+#include "runtime/Device.h"
+#include "runtime/Generator.h"
+#include "runtime/Stream.h"
+#include "runtime/Vendor.h"
+
+namespace torch_backend {
+namespace {
+
+using Info =
+    std::tuple<std::string, std::string, std::string, std::string, int64_t, int64_t, int64_t>;
+
+// Loads the vendor and validates the environment; returns (device type, vendor name, vendor
+// version, library path, ABI major, ABI minor, device count).
+Info load() {
+  const Vendor& vendor = Vendor::Get();
+  (void)fallback_mode();  // rejects a bad TORCH_BACKEND_FALLBACK now, at import
+  const tb_vendor_handle& t = vendor.table();
+  return {t.device_type, t.vendor_name, t.vendor_version,     t.library_path,
+          t.abi_major,   t.abi_minor,   vendor.device_count()};
+}
+
+void lazy_init() {
+  Vendor::Use("init");
+  at::globalContext().lazyInitDevice(c10::DeviceType::PrivateUse1);
+}
+
+bool is_in_bad_fork() { return Vendor::IsInBadFork(); }
+
+bool is_initialized() { return Vendor::IsInUse(); }
+
+std::tuple<std::string, int64_t, int64_t, int64_t, int64_t> device_properties(int64_t device) {
+  c10::DeviceIndex index = resolve_device(static_cast<c10::DeviceIndex>(device));
+  tb_device_properties props{};
+  props.struct_size = sizeof props;
+  TB_VENDOR_CALL(device, get_properties, index, &props);
+  return {props.name, static_cast<int64_t>(props.total_memory), props.compute_units,
+          props.arch_major, props.arch_minor};
+}
+
+std::tuple<int64_t, int64_t> stream_priorities(int64_t device) {
+  auto [least, greatest] = stream_priority_range(static_cast<c10::DeviceIndex>(device));
+  return {least, greatest};
+}
+
+int64_t stream_priority_of(int64_t stream_id, int64_t device) {
+  c10::Stream stream(c10::Stream::UNSAFE,
+                     make_device(resolve_device(static_cast<c10::DeviceIndex>(device))), stream_id);
+  return stream_priority(stream);
+}
+
+at::Generator get_default_generator(int64_t device) {
+  return default_generator(static_cast<c10::DeviceIndex>(device));
+}
+
+std::tuple<std::vector<std::string>, std::vector<int64_t>> get_fallback_counts() {
+  std::vector<std::string> names;
+  std::vector<int64_t> counts;
+  for (auto& [name, count] : fallback_counts()) {
+    names.push_back(name);
+    counts.push_back(count);
+  }
+  return {names, counts};
+}
+
+std::string get_fallback_mode() { return fallback_mode_name(fallback_mode()); }
+
+void set_mode(const std::string& mode) { set_fallback_mode(parse_fallback_mode(mode, "mode")); }
+
+std::tuple<std::vector<std::string>, std::vector<std::string>> get_autocast_policies() {
+  std::vector<std::string> ops, policies;
+  for (const auto& [op, policy] : autocast_policies()) {
+    ops.push_back(op);
+    policies.push_back(policy);
+  }
+  return {ops, policies};
+}
+
+TORCH_LIBRARY(torch_backend, m) {
+  m.def("_load() -> (str, str, str, str, int, int, int)", &load);
+  m.def("_lazy_init() -> ()", &lazy_init);
+  m.def("_is_in_bad_fork() -> bool", &is_in_bad_fork);
+  m.def("_is_initialized() -> bool", &is_initialized);
+  m.def("_device_properties(int device) -> (str, int, int, int, int)", &device_properties);
+  m.def("_stream_priority_range(int device) -> (int, int)", &stream_priorities);
+  m.def("_stream_priority(int stream_id, int device) -> int", &stream_priority_of);
+  m.def("_default_generator(int device) -> Generator?", &get_default_generator);
+  m.def("_fallback_counts() -> (str[], int[])", &get_fallback_counts);
+  m.def("_reset_fallback_counts() -> ()", &reset_fallback_counts);
+  m.def("_fallback_mode() -> str", &get_fallback_mode);
+  m.def("_set_fallback_mode(str mode) -> ()", &set_mode);
+  m.def("_autocast_policies() -> (str[], str[])", &get_autocast_policies);
+}
+
+}  // namespace
+}  // namespace torch_backend
