@@ -1,12 +1,35 @@
 """torch_backend: accelerators join PyTorch by implementing one versioned C interface.
 
-This package ships the vendor C ABI (headers and CMake package for vendors), the vendor loader,
-the bundled vendors and the conformance tool.  See README.md and docs/.
+Importing this package (or plain ``import torch``, through PyTorch's backend autoload) loads
+the vendor named by ``TORCH_BACKEND_VENDOR`` (a bundled name such as ``fake``, or the path of a
+vendor library), and makes it a PyTorch device under the vendor's own name::
+
+    import torch
+    x = torch.ones(3, device="fake")
+    torch.fake.synchronize()
+
+The device module ``torch.<name>`` mirrors ``torch.cuda``; see :mod:`torch_backend.device_module`.
+Set ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` to keep ``import torch`` from loading it.
 """
 
 from __future__ import annotations
 
-from torch_backend._paths import (
+from typing import Any
+
+
+def _autoload() -> None:
+    """Entry point of the ``torch.backends`` group: importing the package did the work.
+
+    Defined before ``import torch``: when this package is imported first, torch's own import
+    runs the autoload and finds this module still initialising.
+    """
+
+
+import torch  # noqa: E402
+
+from torch_backend import _C  # noqa: E402, F401  (loads libtorch_backend: kernels, guard, allocators)
+from torch_backend import device_module as _device_module  # noqa: E402
+from torch_backend._paths import (  # noqa: E402
     bundled_vendors,
     cmake_prefix_path,
     conformance_executable,
@@ -18,9 +41,96 @@ __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
+    "autocast_policies",
     "bundled_vendors",
     "cmake_prefix_path",
     "conformance_executable",
+    "fallback_counts",
+    "fallback_mode",
     "include_dir",
     "library_dir",
+    "reset_fallback_counts",
+    "set_fallback_mode",
+    "vendor_info",
 ]
+
+_ops = torch.ops.torch_backend
+
+
+def _register() -> dict[str, Any]:
+    """Load the vendor and make it PyTorch's PrivateUse1 device under its own name."""
+    (
+        device_type,
+        vendor_name,
+        vendor_version,
+        library,
+        abi_major,
+        abi_minor,
+        device_count,
+    ) = _ops._load()
+    current = torch._C._get_privateuse1_backend_name()
+    if current != device_type:
+        if current != "privateuseone":
+            raise RuntimeError(
+                f"torch_backend: cannot register the vendor's device type '{device_type}': "
+                f"PrivateUse1 is already registered as '{current}' in this process"
+            )
+        torch.utils.rename_privateuse1_backend(device_type)
+    if not hasattr(torch, device_type):
+        _device_module._set_device_type(device_type, device_count)
+        torch._register_device_module(device_type, _device_module)
+        torch.utils.generate_methods_for_privateuse1_backend(
+            for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
+        )
+    return {
+        "device_type": device_type,
+        "vendor": vendor_name,
+        "version": vendor_version,
+        "abi_version": f"{abi_major}.{abi_minor}",
+        "library": library,
+        "device_count": device_count,
+    }
+
+
+_INFO = _register()
+
+
+def vendor_info() -> dict[str, Any]:
+    """The loaded vendor: ``device_type`` (the name in ``torch.device``), ``vendor`` and
+    ``version`` (its own name and version), ``abi_version`` ("major.minor"), ``library`` (the
+    loaded file) and ``device_count``."""
+    return dict(_INFO)
+
+
+def fallback_counts() -> dict[str, int]:
+    """How many times each operator ran through the CPU fallback since the last reset, keyed by
+    operator name (``"aten::add.Tensor"``)."""
+    names, counts = _ops._fallback_counts()
+    return dict(zip(names, counts, strict=True))
+
+
+def reset_fallback_counts() -> None:
+    """Zero the counters of :func:`fallback_counts` (and re-arm ``warn`` mode's warnings)."""
+    _ops._reset_fallback_counts()
+
+
+def fallback_mode() -> str:
+    """``"allow"``, ``"warn"`` or ``"error"``: what happens when an operator has no device
+    kernel (initially from ``TORCH_BACKEND_FALLBACK``, default ``allow``)."""
+    return _ops._fallback_mode()
+
+
+def set_fallback_mode(mode: str) -> None:
+    """Set the fallback mode: ``allow`` runs the operator on the CPU silently, ``warn`` warns
+    once per operator, ``error`` raises ``NotImplementedError`` naming the operator."""
+    _ops._set_fallback_mode(mode)
+
+
+def autocast_policies() -> dict[str, list[str]]:
+    """The operators autocast handles on this device, by policy (``lower_precision_fp``,
+    ``fp32``, ``fp32_set_opt_dtype``, ``fp32_append_dtype``, ``promote``): CUDA's lists."""
+    ops, policies = _ops._autocast_policies()
+    table: dict[str, list[str]] = {}
+    for op, policy in zip(ops, policies, strict=True):
+        table.setdefault(policy, []).append(op)
+    return table

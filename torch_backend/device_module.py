@@ -1,0 +1,380 @@
+"""The device module, registered as ``torch.<device type>`` (for example ``torch.fake``).
+
+It mirrors ``torch.cuda`` for what a device runtime offers: devices, streams, events, random
+number generation, memory statistics and autocast support.  Everything is built on PyTorch's
+device-generic machinery (``torch.accelerator``, ``torch.Stream``, ``torch.Event``,
+``torch.Generator``) over torch_backend's C++ runtime, so that the same calls also work through
+those generic APIs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import torch
+
+_ops = torch.ops.torch_backend
+_device_type = "privateuseone"  # the vendor's device type, set at registration
+_device_count = 0  # fixed for the life of the process, set at registration
+
+DeviceLike = torch.device | str | int | None
+
+
+def _set_device_type(name: str, count: int) -> None:
+    global _device_type, _device_count
+    _device_type = name
+    _device_count = count
+
+
+def _index(device: DeviceLike, optional: bool = True) -> int:
+    """The device index of ``device`` (an index, "name:i", torch.device); None: current."""
+    if device is None:
+        return current_device()
+    if isinstance(device, int):
+        return device
+    if isinstance(device, str):
+        device = torch.device(device)
+    if device.type != _device_type:
+        raise ValueError(f"expected a '{_device_type}' device, got '{device}'")
+    if device.index is None:
+        return current_device()
+    return device.index
+
+
+# ----------------------------------------------------------------------------------------------
+# Initialisation
+
+
+def _lazy_init() -> None:
+    """Initialise the vendor for use in this process (PyTorch calls this before the first
+    device tensor).  Raises in a child process forked after the parent used the device."""
+    _ops._lazy_init()
+
+
+def init() -> None:
+    """Initialise the device explicitly (as ``torch.cuda.init``)."""
+    _lazy_init()
+
+
+def is_initialized() -> bool:
+    """True once the device has been used in this process."""
+    return _ops._is_initialized()
+
+
+def _is_in_bad_fork() -> bool:
+    """True in a child forked after the parent used the device (it cannot be used there)."""
+    return _ops._is_in_bad_fork()
+
+
+# ----------------------------------------------------------------------------------------------
+# Devices
+
+
+def is_available() -> bool:
+    """True when the vendor reports at least one device."""
+    return device_count() > 0
+
+
+def device_count() -> int:
+    """Number of devices the vendor exposes."""
+    return _device_count
+
+
+def current_device() -> int:
+    """Index of the calling thread's current device."""
+    return torch.accelerator.current_device_index()
+
+
+def set_device(device: DeviceLike) -> None:
+    """Make ``device`` the calling thread's current device."""
+    torch.accelerator.set_device_index(_index(device))
+
+
+class device:
+    """Context manager that makes ``device`` current inside the ``with`` block."""
+
+    def __init__(self, device: DeviceLike) -> None:
+        self.idx = -1 if device is None else _index(device)
+        self.prev_idx = -1
+
+    def __enter__(self) -> None:
+        self.prev_idx = current_device()
+        if self.idx >= 0 and self.idx != self.prev_idx:
+            set_device(self.idx)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.idx >= 0 and self.idx != self.prev_idx:
+            set_device(self.prev_idx)
+
+
+class device_of(device):
+    """Context manager that makes the device of tensor ``obj`` current (no-op for CPU)."""
+
+    def __init__(self, obj: torch.Tensor) -> None:
+        super().__init__(obj.get_device() if obj.device.type == _device_type else None)
+
+
+def synchronize(device: DeviceLike = None) -> None:
+    """Wait for all work on every stream of ``device`` (default: current) to finish."""
+    torch.accelerator.synchronize(_index(device))
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceProperties:
+    """What the vendor reports about a device."""
+
+    name: str
+    total_memory: int
+    multi_processor_count: int
+    major: int
+    minor: int
+
+
+def get_device_properties(device: DeviceLike = None) -> DeviceProperties:
+    """Name, total memory, compute units and architecture version of ``device``."""
+    name, total, units, major, minor = _ops._device_properties(_index(device))
+    return DeviceProperties(name, total, units, major, minor)
+
+
+def get_device_name(device: DeviceLike = None) -> str:
+    """The vendor's name for ``device``."""
+    return get_device_properties(device).name
+
+
+def get_device_capability(device: DeviceLike = None) -> tuple[int, int]:
+    """The vendor's architecture version of ``device`` as (major, minor)."""
+    props = get_device_properties(device)
+    return props.major, props.minor
+
+
+# ----------------------------------------------------------------------------------------------
+# Streams and events
+
+
+class Stream(torch.Stream):
+    """A queue of device work (``torch.Stream`` on this device).
+
+    ``priority`` follows CUDA: 0 is the default, lower (negative) numbers are higher priority,
+    clamped to what the vendor supports (see :func:`stream_priority_range`).
+    """
+
+    def __new__(cls, device: DeviceLike = None, priority: int = 0, **kwargs: Any) -> Stream:
+        if kwargs:  # (stream_id=, device_index=, device_type=): wrap an existing stream
+            return super().__new__(cls, **kwargs)
+        with globals()["device"](device):
+            return super().__new__(
+                cls, device=torch.device(_device_type, current_device()), priority=priority
+            )
+
+    @property
+    def priority(self) -> int:
+        """The stream's priority (vendor numbers, CUDA convention)."""
+        return int(_ops._stream_priority(self.stream_id, self.device_index))
+
+    def __repr__(self) -> str:
+        return (
+            f"<torch.{_device_type}.Stream device={_device_type}:{self.device_index} "
+            f"id={self.stream_id} priority={self.priority}>"
+        )
+
+
+def _wrap(stream: torch.Stream) -> Stream:
+    return Stream(
+        stream_id=stream.stream_id,
+        device_index=stream.device_index,
+        device_type=stream.device_type,
+    )
+
+
+class _EventType(type):
+    def __instancecheck__(cls, instance: object) -> bool:
+        return isinstance(instance, torch.Event) and instance.device.type == _device_type
+
+
+class Event(metaclass=_EventType):
+    """A marker in a stream; ``enable_timing=True`` allows :meth:`torch.Event.elapsed_time`.
+
+    Creates a ``torch.Event`` of this device (``isinstance(e, Event)`` holds for any
+    ``torch.Event`` of this device).  It is not a subclass: ``torch.Event.elapsed_time`` accepts
+    only ``torch.Event`` itself as its argument.
+    """
+
+    def __new__(  # type: ignore[misc]
+        cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ) -> torch.Event:
+        return torch.Event(
+            device=torch.device(_device_type),
+            enable_timing=enable_timing,
+            blocking=blocking,
+            interprocess=interprocess,
+        )
+
+
+def stream_priority_range(device: DeviceLike = None) -> tuple[int, int]:
+    """(least, greatest) stream priority of ``device``; greatest <= least, as in CUDA."""
+    least, greatest = _ops._stream_priority_range(_index(device))
+    return int(least), int(greatest)
+
+
+def current_stream(device: DeviceLike = None) -> Stream:
+    """The calling thread's current stream on ``device``."""
+    return _wrap(torch.accelerator.current_stream(_index(device)))
+
+
+def default_stream(device: DeviceLike = None) -> Stream:
+    """The default stream of ``device``."""
+    index = _index(device)
+    current = torch.accelerator.current_stream(index)
+    return Stream(stream_id=0, device_index=index, device_type=current.device_type)
+
+
+def set_stream(stream: torch.Stream) -> None:
+    """Make ``stream`` the current stream of its device (and its device the current one)."""
+    torch.accelerator.set_stream(stream)
+
+
+@contextlib.contextmanager
+def stream(stream: torch.Stream | None) -> Iterator[None]:
+    """Context manager that makes ``stream`` current (None: no-op), restoring the previous
+    stream and device afterwards."""
+    if stream is None:
+        yield
+        return
+    previous_device = current_device()
+    previous_stream = torch.accelerator.current_stream(stream.device_index)
+    torch.accelerator.set_stream(stream)
+    try:
+        yield
+    finally:
+        torch.accelerator.set_stream(previous_stream)
+        set_device(previous_device)
+
+
+# ----------------------------------------------------------------------------------------------
+# Random numbers
+
+
+def _generator(device: DeviceLike) -> torch.Generator:
+    return _ops._default_generator(_index(device))
+
+
+def get_rng_state(device: DeviceLike = None) -> torch.Tensor:
+    """The default generator's state of ``device`` (16 bytes: seed and offset)."""
+    return _generator(device).get_state()
+
+
+def get_rng_state_all() -> list[torch.Tensor]:
+    """The states of every device's default generator."""
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state(new_state: torch.Tensor, device: DeviceLike = None) -> None:
+    """Restore ``device``'s default generator from :func:`get_rng_state`'s result."""
+    _generator(device).set_state(new_state)
+
+
+def set_rng_state_all(new_states: Sequence[torch.Tensor]) -> None:
+    """Restore every device's default generator."""
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the current device's default generator."""
+    _generator(None).manual_seed(int(seed))
+
+
+def manual_seed_all(seed: int) -> None:
+    """Seed every device's default generator."""
+    for i in range(device_count()):
+        _generator(i).manual_seed(int(seed))
+
+
+def seed() -> None:
+    """Seed the current device's default generator with a random number."""
+    _generator(None).seed()
+
+
+def seed_all() -> None:
+    """Seed every device's default generator with one random number."""
+    value = _generator(0).seed()
+    for i in range(1, device_count()):
+        _generator(i).manual_seed(value)
+
+
+def initial_seed() -> int:
+    """The current device's default generator's seed."""
+    return _generator(None).initial_seed()
+
+
+# ----------------------------------------------------------------------------------------------
+# Memory
+
+
+def memory_stats(device: DeviceLike = None) -> OrderedDict[str, Any]:
+    """The caching allocator's statistics for ``device`` (same keys as torch.cuda)."""
+    return torch.accelerator.memory_stats(_index(device))
+
+
+def memory_allocated(device: DeviceLike = None) -> int:
+    """Bytes held by tensors on ``device``."""
+    return torch.accelerator.memory_allocated(_index(device))
+
+
+def max_memory_allocated(device: DeviceLike = None) -> int:
+    """Peak of :func:`memory_allocated` since the start or the last reset."""
+    return torch.accelerator.max_memory_allocated(_index(device))
+
+
+def memory_reserved(device: DeviceLike = None) -> int:
+    """Bytes the caching allocator holds on ``device`` (in use or cached)."""
+    return torch.accelerator.memory_reserved(_index(device))
+
+
+def max_memory_reserved(device: DeviceLike = None) -> int:
+    """Peak of :func:`memory_reserved` since the start or the last reset."""
+    return torch.accelerator.max_memory_reserved(_index(device))
+
+
+def reset_peak_memory_stats(device: DeviceLike = None) -> None:
+    """Restart the peaks of :func:`memory_stats` from the current values."""
+    torch.accelerator.reset_peak_memory_stats(_index(device))
+
+
+def reset_accumulated_memory_stats(device: DeviceLike = None) -> None:
+    """Zero the cumulative counters of :func:`memory_stats`."""
+    torch.accelerator.reset_accumulated_memory_stats(_index(device))
+
+
+def empty_cache() -> None:
+    """Return every cached, unused block to the vendor."""
+    torch.accelerator.empty_cache()
+
+
+def mem_get_info(device: DeviceLike = None) -> tuple[int, int]:
+    """(free, total) bytes of ``device`` as the vendor reports them."""
+    return torch.accelerator.get_memory_info(_index(device))
+
+
+# ----------------------------------------------------------------------------------------------
+# Autocast
+
+
+def get_amp_supported_dtype() -> list[torch.dtype]:
+    """Lower-precision types ``torch.autocast`` may use on this device."""
+    return [torch.float16, torch.bfloat16]
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """bfloat16 tensors are supported on every torch_backend device."""
+    return True
+
+
+def __getattr__(name: str) -> Any:
+    if name == "default_generators":
+        return tuple(_ops._default_generator(i) for i in range(device_count()))
+    raise AttributeError(f"module 'torch.{_device_type}' has no attribute '{name}'")
