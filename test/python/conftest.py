@@ -1,14 +1,30 @@
-"""Shared helpers for the Python suites."""
+"""Shared fixtures for the Python suites.
+
+The suites are vendor-agnostic: they run against whichever vendor TORCH_BACKEND_VENDOR names
+(``make test`` runs them once per bundled vendor, each in its own process) and read the device
+type from ``torch_backend.vendor_info()``.
+"""
 
 from __future__ import annotations
 
+import gc
+import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
+# Two devices unless the caller chose otherwise: the multi-device suites need them.
+os.environ.setdefault("TORCH_BACKEND_FAKE_DEVICE_COUNT", "2")
+
 import pytest
+import torch
+
+import torch_backend
 
 REPO = Path(__file__).resolve().parents[2]
+DEV: str = torch_backend.vendor_info()["device_type"]
+MODULE = getattr(torch, DEV)
 
 
 def run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
@@ -16,6 +32,37 @@ def run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, check=False, **kwargs)
 
 
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run Python code in a fresh interpreter with extra environment variables (a value of ""
+    removes the variable)."""
+    environment = dict(os.environ)
+    for name, value in env.items():
+        if value == "":
+            environment.pop(name, None)
+        else:
+            environment[name] = value
+    return run([sys.executable, "-c", textwrap.dedent(code)], env=environment, timeout=300)
+
+
+def synchronize_all() -> None:
+    for i in range(MODULE.device_count()):
+        MODULE.synchronize(i)
+
+
+@pytest.fixture(autouse=True)
+def no_leaks():
+    """Every test must give back the device memory it allocated."""
+    synchronize_all()
+    gc.collect()
+    before = [MODULE.memory_allocated(i) for i in range(MODULE.device_count())]
+    yield
+    gc.collect()
+    synchronize_all()
+    after = [MODULE.memory_allocated(i) for i in range(MODULE.device_count())]
+    assert after == before, f"device memory leaked: allocated bytes went from {before} to {after}"
+
+
 @pytest.fixture
-def python() -> str:
-    return sys.executable
+def two_devices():
+    if MODULE.device_count() < 2:
+        pytest.skip(f"needs two devices, the vendor has {MODULE.device_count()}")

@@ -1,0 +1,90 @@
+"""Random numbers: per-device Philox generators, seeding, determinism and state round-trips."""
+
+from __future__ import annotations
+
+import torch
+from conftest import DEV, MODULE
+
+
+def test_manual_seed_is_deterministic():
+    MODULE.manual_seed(1234)
+    a = torch.randn(100, device=DEV).cpu()
+    MODULE.manual_seed(1234)
+    b = torch.randn(100, device=DEV).cpu()
+    c = torch.randn(100, device=DEV).cpu()
+    assert torch.equal(a, b)
+    assert not torch.equal(b, c)
+    assert MODULE.initial_seed() == 1234
+
+
+def test_torch_manual_seed_seeds_the_device():
+    torch.manual_seed(7)
+    a = torch.rand(50, device=DEV).cpu()
+    torch.manual_seed(7)
+    assert torch.equal(torch.rand(50, device=DEV).cpu(), a)
+
+
+def test_state_round_trip():
+    MODULE.manual_seed(99)
+    torch.randn(10, device=DEV)
+    state = MODULE.get_rng_state()
+    assert state.dtype == torch.uint8 and state.device.type == "cpu" and state.numel() == 16
+    first = torch.randn(20, device=DEV).cpu()
+    MODULE.set_rng_state(state)
+    assert torch.equal(torch.randn(20, device=DEV).cpu(), first)
+
+
+def test_explicit_generator():
+    g = torch.Generator(device=DEV)
+    assert g.device.type == DEV
+    g.manual_seed(5)
+    a = torch.randn(30, device=DEV, generator=g).cpu()
+    g.manual_seed(5)
+    b = torch.randn(30, device=DEV, generator=g).cpu()
+    assert torch.equal(a, b)
+    assert g.initial_seed() == 5
+    clone = torch.Generator(device=DEV)
+    clone.set_state(g.get_state())
+    assert torch.equal(
+        torch.rand(5, device=DEV, generator=g).cpu(),
+        torch.rand(5, device=DEV, generator=clone).cpu(),
+    )
+
+
+def test_generator_offset_advances():
+    g = torch.Generator(device=DEV)
+    g.manual_seed(1)
+    assert g.get_offset() == 0
+    torch.rand(3, device=DEV, generator=g)
+    assert g.get_offset() > 0
+
+
+def test_dropout_and_random_ops_follow_the_seed():
+    x = torch.ones(1000, device=DEV)
+    MODULE.manual_seed(3)
+    a = torch.nn.functional.dropout(x, 0.5).cpu()
+    p = torch.randperm(10, device=DEV).cpu()
+    MODULE.manual_seed(3)
+    assert torch.equal(torch.nn.functional.dropout(x, 0.5).cpu(), a)
+    assert torch.equal(torch.randperm(10, device=DEV).cpu(), p)
+
+
+def test_seed_gives_fresh_seeds():
+    MODULE.seed()
+    first = MODULE.initial_seed()
+    MODULE.seed()
+    assert MODULE.initial_seed() != first
+
+
+def test_per_device_generators(two_devices):
+    MODULE.manual_seed_all(11)
+    states = MODULE.get_rng_state_all()
+    assert len(states) == MODULE.device_count()
+    a0 = torch.randn(10, device=f"{DEV}:0").cpu()
+    with MODULE.device(1):
+        a1 = torch.randn(10, device=DEV).cpu()
+    assert torch.equal(a0, a1)  # same seed, independent generators
+    MODULE.set_rng_state_all(states)
+    assert torch.equal(torch.randn(10, device=f"{DEV}:1").cpu(), a1)
+    assert len(MODULE.default_generators) == MODULE.device_count()
+    assert MODULE.default_generators[1].device == torch.device(DEV, 1)
