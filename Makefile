@@ -17,6 +17,7 @@ BUILD := build
 STAMP := $(BUILD)/.stamp
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+export PIP_ROOT_USER_ACTION := ignore
 
 # Debian packages: compilers and build tools, googletest, clang-format (style check), binutils
 # (nm/readelf for the ABI checks).
@@ -63,10 +64,17 @@ $(STAMP)/build: $(BUILD_INPUTS) $(STAMP)/pip
 
 build: $(STAMP)/build
 
+# The vendors the Python suites run against, each in its own process (faulty, the fault
+# injection shim, is exercised by the error-path suite instead).
+PYTEST_VENDORS = $(filter-out faulty,$(shell $(PYTHON) -c 'import importlib.util, pathlib; \
+  lib = pathlib.Path(importlib.util.find_spec("torch_backend").submodule_search_locations[0]) / "lib"; \
+  print(*sorted(p.name[13:-3] for p in lib.glob("libtb_vendor_*.so")))' 2>/dev/null))
+
 demo: $(STAMP)/build
-	@for vendor in $$($(PYTHON) -c 'import torch_backend; print(*torch_backend.bundled_vendors())'); do \
-	  $(PYTHON) -m torch_backend.conformance $$vendor; echo; \
+	@for vendor in $(PYTEST_VENDORS); do \
+	  tb-conformance $$vendor | sed -n '1p;/^group  *pass/,$$p'; echo; \
 	done
+	$(PYTHON) examples/demo.py
 
 # The C part alone, with no libtorch: proves TORCH_BACKEND_WITH_TORCH=OFF configures and passes.
 test-c: $(STAMP)/apt
@@ -77,7 +85,11 @@ test-c: $(STAMP)/apt
 
 test-full: $(STAMP)/build
 	ctest --test-dir $(BUILD)/py --output-on-failure -j$(JOBS)
-	$(PYTHON) -m pytest -q test/python
+	@test -n "$(PYTEST_VENDORS)" || { echo "make: no bundled vendors found"; exit 1; }
+	@for vendor in $(PYTEST_VENDORS); do \
+	  echo "== pytest against vendor '$$vendor'"; \
+	  TORCH_BACKEND_VENDOR=$$vendor $(PYTHON) -m pytest -q test/python || exit 1; \
+	done
 
 lint: $(STAMP)/pip
 	clang-format --dry-run -Werror $(C_SOURCES)
