@@ -170,27 +170,27 @@ static const char *const k_reserved_types[] = {
     "ve",   "fpga", "maia",   "xla",    "lazy",   "vulkan",        "mps",
     "meta", "hpu",  "mtia",   "xpu",    "ipu",    "privateuseone", NULL};
 
-#define GROUP_CHECK(table_field, type, min_size, label)                                        \
-  do {                                                                                         \
-    if (vendor->table_field == NULL) {                                                         \
-      return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,                                   \
-                  "vendor library '%s' (device type '%s'): the " label                         \
-                  " group is missing (tb_vendor." #table_field " is NULL)",                    \
-                  path, vendor->device_type);                                                  \
-    }                                                                                          \
-    if (vendor->table_field->struct_size < (min_size)) {                                       \
-      return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,                                   \
-                  "vendor library '%s' (device type '%s'): its " #type                         \
-                  " is %zu bytes but ABI %u.%u requires at least %zu (struct_size too small: " \
-                  "rebuild it against this vendor.h)",                                         \
-                  path, vendor->device_type, vendor->table_field->struct_size,                 \
-                  TB_ABI_VERSION_MAJOR, TB_ABI_VERSION_MINOR, (size_t)(min_size));             \
-    }                                                                                          \
-    memset(&handle->table_field, 0, sizeof handle->table_field);                               \
-    memcpy(&handle->table_field, vendor->table_field,                                          \
-           vendor->table_field->struct_size < sizeof(type) ? vendor->table_field->struct_size  \
-                                                           : sizeof(type));                    \
-    handle->table_field.struct_size = sizeof(type);                                            \
+#define GROUP_CHECK(table_field, type, min_size, label)                                           \
+  do {                                                                                            \
+    if (vendor->table_field == NULL) {                                                            \
+      return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,                                      \
+                  "vendor library '%s' (device type '%s'): the " label                            \
+                  " group is missing (tb_vendor." #table_field " is NULL)",                       \
+                  path, vendor->device_type);                                                     \
+    }                                                                                             \
+    if (vendor->table_field->struct_size < (min_size)) {                                          \
+      return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,                                      \
+                  "vendor library '%s' (device type '%s'): its " #type                            \
+                  " is %zu bytes but ABI major %u requires at least %zu (struct_size too small: " \
+                  "rebuild it against this vendor.h)",                                            \
+                  path, vendor->device_type, vendor->table_field->struct_size,                    \
+                  TB_ABI_VERSION_MAJOR, (size_t)(min_size));                                      \
+    }                                                                                             \
+    memset(&handle->table_field, 0, sizeof handle->table_field);                                  \
+    memcpy(&handle->table_field, vendor->table_field,                                             \
+           vendor->table_field->struct_size < sizeof(type) ? vendor->table_field->struct_size     \
+                                                           : sizeof(type));                       \
+    handle->table_field.struct_size = sizeof(type);                                               \
   } while (0)
 
 #define REQUIRE_FN(group, fn)                                                               \
@@ -201,6 +201,55 @@ static const char *const k_reserved_types[] = {
       missing_count++;                                                                      \
     }                                                                                       \
   } while (0)
+
+/* Validates the optional kernel table (ABI 1.1) and copies it into @p handle. */
+static tb_status validate_kernels(const tb_vendor *vendor, const char *path,
+                                  tb_vendor_handle *handle, char *error, size_t error_size) {
+  const tb_kernel_api *api = vendor->kernels;
+  if (api->struct_size < TB_KERNEL_API_V1_1_SIZE) {
+    return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
+                "vendor library '%s' (device type '%s'): its tb_kernel_api is %zu bytes but ABI "
+                "1.1 requires at least %zu",
+                path, vendor->device_type, api->struct_size, (size_t)TB_KERNEL_API_V1_1_SIZE);
+  }
+  if (api->count < 0 || (api->count > 0 && api->kernels == NULL)) {
+    return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
+                "vendor library '%s' (device type '%s'): its kernel table has count %lld and "
+                "kernels %p",
+                path, vendor->device_type, (long long)api->count, (const void *)api->kernels);
+  }
+  for (int64_t i = 0; i < api->count; i++) {
+    const tb_kernel *kernel = api->kernels[i];
+    const char *problem = NULL;
+    if (kernel == NULL) {
+      problem = "is NULL";
+    } else if (kernel->struct_size < TB_KERNEL_V1_1_SIZE) {
+      problem = "has a struct_size smaller than ABI 1.1's tb_kernel";
+    } else if (kernel->name == NULL || kernel->name[0] == '\0') {
+      problem = "has no name";
+    } else if (kernel->fn == NULL) {
+      problem = "has no function";
+    } else if (kernel->flags != 0) {
+      problem = "sets flags this torch_backend does not know (tb_kernel::flags must be 0)";
+    }
+    for (int64_t j = 0; problem == NULL && j < i; j++) {
+      if (strcmp(api->kernels[j]->name, kernel->name) == 0) problem = "repeats an earlier name";
+    }
+    if (problem != NULL) {
+      return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
+                  "vendor library '%s' (device type '%s'): kernel %lld ('%s') %s", path,
+                  vendor->device_type, (long long)i,
+                  kernel != NULL && kernel->struct_size >= TB_STRUCT_SIZE(tb_kernel, name) &&
+                          kernel->name != NULL
+                      ? kernel->name
+                      : "?",
+                  problem);
+    }
+  }
+  handle->kernels.count = api->count;
+  handle->kernels.kernels = api->kernels;
+  return TB_OK;
+}
 
 /* Validates @p vendor and fills @p handle; path is for messages. */
 static tb_status validate(const tb_vendor *vendor, const char *path, tb_vendor_handle *handle,
@@ -216,10 +265,9 @@ static tb_status validate(const tb_vendor *vendor, const char *path, tb_vendor_h
   }
   if (vendor->struct_size < TB_VENDOR_V1_0_SIZE) {
     return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
-                "vendor library '%s': its tb_vendor table is %zu bytes but ABI %u.%u requires "
+                "vendor library '%s': its tb_vendor table is %zu bytes but ABI major %u requires "
                 "at least %zu (struct_size too small: rebuild it against this vendor.h)",
-                path, vendor->struct_size, TB_ABI_VERSION_MAJOR, TB_ABI_VERSION_MINOR,
-                (size_t)TB_VENDOR_V1_0_SIZE);
+                path, vendor->struct_size, TB_ABI_VERSION_MAJOR, (size_t)TB_VENDOR_V1_0_SIZE);
   }
   if (vendor->device_type == NULL || !valid_identifier(vendor->device_type, 31)) {
     return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
@@ -239,6 +287,13 @@ static tb_status validate(const tb_vendor *vendor, const char *path, tb_vendor_h
   GROUP_CHECK(memory, tb_memory_api, TB_MEMORY_API_V1_0_SIZE, "memory");
   GROUP_CHECK(stream, tb_stream_api, TB_STREAM_API_V1_0_SIZE, "stream");
   GROUP_CHECK(event, tb_event_api, TB_EVENT_API_V1_0_SIZE, "event");
+
+  memset(&handle->kernels, 0, sizeof handle->kernels);
+  handle->kernels.struct_size = sizeof handle->kernels;
+  if (TB_STRUCT_HAS_FIELD(vendor, tb_vendor, kernels) && vendor->kernels != NULL) {
+    tb_status status = validate_kernels(vendor, path, handle, error, error_size);
+    if (status != TB_OK) return status;
+  }
 
   char missing[1024] = "";
   size_t missing_length = 0, missing_count = 0;

@@ -65,6 +65,8 @@ typedef struct tb_vendor_handle {
   tb_stream_api stream;
   /** Normalised copy of tb_vendor::event. */
   tb_event_api event;
+  /** Normalised copy of tb_vendor::kernels; all zero (count 0) when the vendor has none. */
+  tb_kernel_api kernels;
   /** `dlopen` handle, or NULL for a linked-in vendor. */
   void *dl_handle;
 } tb_vendor_handle;

@@ -91,7 +91,7 @@ extern "C" {
 /** Major version of this ABI.  Bumped only for incompatible changes (see @ref tb_versioning). */
 #define TB_ABI_VERSION_MAJOR 1
 /** Minor version of this ABI.  Bumped when fields are appended to a struct. */
-#define TB_ABI_VERSION_MINOR 0
+#define TB_ABI_VERSION_MINOR 1
 
 /** Marks a symbol as exported from the vendor's shared library. */
 #if defined(_WIN32)
@@ -433,9 +433,10 @@ typedef struct tb_stream_api {
 
   /**
    * Makes all work enqueued on @p stream after this call wait until @p event completes (as
-   * recorded at the time of this call).  @p event may belong to another device.  An event
-   * never recorded is complete, so waiting on it is a no-op.  Asynchronous: does not block
-   * the host.
+   * recorded at the time of this call: recording the event again later, even on another
+   * stream, does not change what this wait waits for).  @p event may belong to another device.
+   * An event never recorded is complete, so waiting on it is a no-op.  Asynchronous: does not
+   * block the host.
    */
   tb_status (*wait_event)(tb_stream stream, tb_event event);
 
@@ -483,7 +484,9 @@ typedef struct tb_event_api {
   tb_status (*destroy)(tb_event event);
 
   /**
-   * Records @p event at the current end of @p stream, replacing any earlier record.  The
+   * Records @p event at the current end of @p stream, replacing any earlier record (query,
+   * synchronize and elapsed_time then refer to this record; waits enqueued earlier keep
+   * waiting for the record they saw).  The
    * stream must belong to the event's device (otherwise ::TB_ERROR_INVALID_ARGUMENT).  For a
    * timing event, the timestamp is taken when the stream reaches the record, not when record
    * is called.  Asynchronous.
@@ -515,6 +518,219 @@ typedef struct tb_event_api {
 
 /** @} */
 
+/** @defgroup tb_kernel_group Kernels (ABI 1.1)
+ *
+ * A vendor publishes compute kernels keyed by ATen operator name with overload, such as
+ * "add.out" or "native_layer_norm".  torch_backend registers a PyTorch kernel for every
+ * operator whose vendor kernel exists (decided once, when the vendor is loaded) and sends every
+ * other operator to its CPU fallback.
+ *
+ * @section tb_kernel_args Arguments
+ *
+ * A kernel receives the operator's arguments as an array of ::tb_value in the order of the ATen
+ * schema, followed, for each returned tensor that is not one of the arguments, by the output
+ * tensor torch_backend allocated for it.  Examples:
+ *
+ * - `add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)`:
+ *   `[self, other, alpha, out]`.
+ * - `native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias,
+ *   float eps) -> (Tensor, Tensor, Tensor)`: `[input, normalized_shape, weight, bias, eps,
+ *   out0, out1, out2]`.
+ *
+ * Functional and in-place variants of an operator that has an out variant all call the out
+ * variant's kernel: `add.Tensor` and `add_.Tensor` call "add.out" with a freshly allocated
+ * `out`, or with `out` being `self`.
+ *
+ * Shapes, dtypes and strides of outputs come from ATen's own meta functions; the kernel never
+ * computes them.  Outputs are allocated by torch_backend's caching allocator before the call.
+ *
+ * @section tb_kernel_elementwise Elementwise operators
+ *
+ * For operators ATen implements with TensorIterator (unary, binary and ternary pointwise
+ * operators, comparisons, `where`, activation backwards), torch_backend prepares the operands:
+ * every tensor input has the output's shape (broadcast dimensions have stride 0) and the
+ * operation's compute dtype (ATen's common dtype); a CPU scalar operand arrives as a
+ * ::TB_VALUE_INT, ::TB_VALUE_DOUBLE or ::TB_VALUE_BOOL standing for a tensor of that constant.
+ * The output has the compute dtype, or bool for comparisons and logical operators; any other
+ * output dtype a user asks for is produced by torch_backend through a temporary and a copy.
+ *
+ * @section tb_kernel_aliasing Aliasing and contiguity
+ *
+ * - Outputs never overlap inputs, except that in-place variants pass the same tensor as input
+ *   and output (same data, sizes and strides), and elementwise kernels must support that.
+ * - Inputs may overlap each other.
+ * - Tensors may be non-contiguous: any non-negative strides, 0 included.  Outputs that
+ *   torch_backend allocates are contiguous (or follow the input's memory format, as ATen's
+ *   meta functions decide); `out=` arguments and in-place operands are the user's tensors.
+ *   A kernel that does not handle a layout returns ::TB_ERROR_NOT_SUPPORTED for that call,
+ *   which then runs on the CPU fallback.
+ *
+ * @section tb_kernel_async Execution
+ *
+ * A kernel call validates its arguments and enqueues the work on the given stream; it does not
+ * wait for it.  Everything the arguments point to (descriptors, size arrays, lists, strings) is
+ * valid only during the call: the vendor copies what the work needs.  Tensor data is device
+ * memory that torch_backend keeps alive until the stream has passed the work.
+ *
+ * A kernel that cannot handle these particular arguments (a dtype, a rank, an option it does
+ * not implement) returns ::TB_ERROR_NOT_SUPPORTED without enqueuing anything; torch_backend
+ * then runs that call on the CPU fallback.  Errors found while the work runs (an index out of
+ * range) are reported by the next synchronize or query of the stream.
+ *
+ * @section tb_kernel_rng Random numbers
+ *
+ * An argument of type `Generator?` arrives as ::TB_VALUE_RNG: a Philox-4x32-10 key (`seed`) and
+ * the first counter value (`offset`, in units of 32-bit outputs) reserved for this call from the
+ * device's generator.  The kernel may use the `4 * numel` counter values that follow, where
+ * `numel` is the element count of the operator's first tensor argument.
+ *  @{ */
+
+/** Element types of tensor data.  Values are stable; new types are appended. */
+typedef enum tb_dtype {
+  TB_DTYPE_BOOL = 0,     /**< 1 byte, 0 or 1 */
+  TB_DTYPE_UINT8 = 1,    /**< uint8_t */
+  TB_DTYPE_INT8 = 2,     /**< int8_t */
+  TB_DTYPE_INT16 = 3,    /**< int16_t */
+  TB_DTYPE_INT32 = 4,    /**< int32_t */
+  TB_DTYPE_INT64 = 5,    /**< int64_t */
+  TB_DTYPE_FLOAT16 = 6,  /**< IEEE 754 binary16 */
+  TB_DTYPE_BFLOAT16 = 7, /**< bfloat16: the upper 16 bits of a binary32 */
+  TB_DTYPE_FLOAT32 = 8,  /**< IEEE 754 binary32 */
+  TB_DTYPE_FLOAT64 = 9,  /**< IEEE 754 binary64 */
+  TB_DTYPE_COUNT = 10    /**< number of dtypes in this ABI version */
+} tb_dtype;
+
+/** The bit of @p dtype in tb_kernel::dtypes. */
+#define TB_DTYPE_BIT(dtype) ((uint64_t)1 << (dtype))
+
+/**
+ * A strided view of device memory, as a kernel argument.
+ *
+ * Element `(i0, ..., in-1)` lives at `(char *)data + (i0 * strides[0] + ... ) * itemsize`.
+ */
+typedef struct tb_tensor {
+  /** `sizeof(tb_tensor)` as the producer compiled it. */
+  size_t struct_size;
+  /** Device address of element (0, ..., 0) (storage offset applied); may be NULL when the
+   *  tensor has no elements. */
+  void *data;
+  /** Element type. */
+  tb_dtype dtype;
+  /** Device index the memory belongs to. */
+  int32_t device;
+  /** Number of dimensions, 0 for a scalar tensor. */
+  int32_t ndim;
+  /** `ndim` sizes. */
+  const int64_t *sizes;
+  /** `ndim` strides in elements, each >= 0. */
+  const int64_t *strides;
+} tb_tensor;
+
+/** What a ::tb_value holds.  Values are stable; new kinds are appended. */
+typedef enum tb_value_kind {
+  TB_VALUE_NONE = 0,        /**< an omitted optional argument (None) */
+  TB_VALUE_TENSOR = 1,      /**< as.tensor */
+  TB_VALUE_TENSOR_LIST = 2, /**< as.tensors (Tensor[]; an absent optional element is a tensor
+                                 with data NULL and ndim -1) */
+  TB_VALUE_INT = 3,         /**< as.i: int, SymInt, integral Scalar, or a CPU integer scalar */
+  TB_VALUE_DOUBLE = 4,      /**< as.f: float, floating Scalar, or a CPU floating scalar */
+  TB_VALUE_BOOL = 5,        /**< as.b (0 or 1): bool, boolean Scalar, or a CPU bool scalar */
+  TB_VALUE_INT_LIST = 6,    /**< as.ints: int[] / SymInt[] */
+  TB_VALUE_BOOL_LIST = 7,   /**< as.bools: bool[] */
+  TB_VALUE_STRING = 8,      /**< as.string: str */
+  TB_VALUE_DTYPE = 9,       /**< as.dtype: ScalarType */
+  TB_VALUE_RNG = 10         /**< as.rng: Generator? (see @ref tb_kernel_rng) */
+} tb_value_kind;
+
+/**
+ * One kernel argument: a tagged union.
+ *
+ * Its size is fixed for ABI major 1 (`reserved` pads the union): new kinds only use space
+ * within it, so arrays of tb_value keep their layout across minor versions.
+ */
+typedef struct tb_value {
+  /** Which member of `as` is valid. */
+  tb_value_kind kind;
+  /** The value. */
+  union {
+    /** ::TB_VALUE_TENSOR. */
+    const tb_tensor *tensor;
+    /** ::TB_VALUE_TENSOR_LIST. */
+    struct {
+      const tb_tensor *items; /**< `count` tensors */
+      int64_t count;          /**< number of tensors */
+    } tensors;
+    /** ::TB_VALUE_INT. */
+    int64_t i;
+    /** ::TB_VALUE_DOUBLE. */
+    double f;
+    /** ::TB_VALUE_BOOL. */
+    int b;
+    /** ::TB_VALUE_INT_LIST. */
+    struct {
+      const int64_t *items; /**< `count` integers */
+      int64_t count;        /**< number of integers */
+    } ints;
+    /** ::TB_VALUE_BOOL_LIST. */
+    struct {
+      const int *items; /**< `count` values, 0 or 1 */
+      int64_t count;    /**< number of values */
+    } bools;
+    /** ::TB_VALUE_STRING, NUL-terminated. */
+    const char *string;
+    /** ::TB_VALUE_DTYPE. */
+    tb_dtype dtype;
+    /** ::TB_VALUE_RNG. */
+    struct {
+      uint64_t seed;   /**< Philox key */
+      uint64_t offset; /**< first reserved counter value */
+    } rng;
+    /** Fixes the union's size; never read. */
+    uint8_t reserved[48];
+  } as;
+} tb_value;
+
+/**
+ * A kernel: enqueue the operator's work on @p stream.
+ *
+ * @param stream     The current stream of the output's device.
+ * @param args       The arguments (see @ref tb_kernel_args); valid only during the call.
+ * @param num_args   Number of arguments.
+ * @return ::TB_OK once enqueued; ::TB_ERROR_NOT_SUPPORTED (nothing enqueued) to have this call
+ *         run on the CPU fallback; another status for a failure.
+ * Asynchronous.  Called from any thread.
+ */
+typedef tb_status (*tb_kernel_fn)(tb_stream stream, const tb_value *args, int32_t num_args);
+
+/** One published kernel. */
+typedef struct tb_kernel {
+  /** `sizeof(tb_kernel)` as the vendor compiled it. */
+  size_t struct_size;
+  /** ATen operator name with overload, for example "add.out", "mm.out", "_fused_adamw_". */
+  const char *name;
+  /** The kernel. */
+  tb_kernel_fn fn;
+  /** Bit set of the dtypes (::TB_DTYPE_BIT) of the first tensor argument the kernel handles;
+   *  calls with another dtype go to the CPU fallback without calling the kernel. */
+  uint64_t dtypes;
+  /** Reserved for options of later minor versions: 0 (the loader rejects other values, which
+   *  would ask for behaviour this torch_backend does not have). */
+  uint32_t flags;
+} tb_kernel;
+
+/** The kernel table.  Optional group: a vendor without kernels leaves tb_vendor::kernels NULL
+ *  (or predates ABI 1.1) and every operator runs on the CPU fallback. */
+typedef struct tb_kernel_api {
+  /** `sizeof(tb_kernel_api)` as the vendor compiled it. */
+  size_t struct_size;
+  /** Number of kernels. */
+  int64_t count;
+  /** `count` kernels with distinct names, owned by the vendor, valid until it is unloaded. */
+  const tb_kernel *const *kernels;
+} tb_kernel_api;
+
+/** @} */
+
 /** @defgroup tb_vendor_group The vendor table and its entry point
  *  @{ */
 
@@ -525,12 +741,6 @@ typedef struct tb_event_api {
  * Returned by ::tb_vendor_get.  The table and everything it points to is owned by the vendor,
  * immutable, and valid until the vendor library is unloaded.  Groups are reached through
  * pointers so that each can grow on its own (every group has its own `struct_size`).
- *
- * ABI 1.1 appends a `kernels` member after `event`: a pointer to a kernel table through which
- * the vendor publishes compute kernels keyed by ATen operator name (for example "add.out"),
- * taking C tensor descriptors and a stream.  A 1.0 vendor's `struct_size` ends at `event`, so
- * torch_backend treats it as having no kernels and runs every operator through its CPU
- * fallback.
  */
 typedef struct tb_vendor {
   /** `sizeof(tb_vendor)` as the vendor compiled it. */
@@ -565,6 +775,8 @@ typedef struct tb_vendor {
   const tb_stream_api *stream;
   /** Events; required. */
   const tb_event_api *event;
+  /** Kernels; optional, added in ABI 1.1 (see @ref tb_kernel_group). */
+  const tb_kernel_api *kernels;
 } tb_vendor;
 
 /** Name of the entry point every vendor library exports (see ::tb_vendor_get). */
@@ -604,6 +816,10 @@ TB_EXPORT const tb_vendor *tb_vendor_get(uint32_t abi_major, const char **error)
 #define TB_STREAM_API_V1_0_SIZE TB_STRUCT_SIZE(tb_stream_api, priority_range)
 /** Smallest valid tb_event_api::struct_size. */
 #define TB_EVENT_API_V1_0_SIZE TB_STRUCT_SIZE(tb_event_api, elapsed_time)
+/** Smallest valid tb_kernel_api::struct_size (ABI 1.1). */
+#define TB_KERNEL_API_V1_1_SIZE TB_STRUCT_SIZE(tb_kernel_api, kernels)
+/** Smallest valid tb_kernel::struct_size (ABI 1.1). */
+#define TB_KERNEL_V1_1_SIZE TB_STRUCT_SIZE(tb_kernel, flags)
 /** @} */
 
 #ifdef __cplusplus

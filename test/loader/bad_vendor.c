@@ -33,14 +33,28 @@ static tb_event_api g_event = {sizeof(tb_event_api),  tbv_event_create, tbv_even
 /* A table from a vendor built against a later minor: two fields appended. */
 typedef struct future_vendor {
   tb_vendor base;
-  const void *kernels;
+  const void *next_group;
   int something_new;
 } future_vendor;
+
+static tb_status noop_kernel(tb_stream stream, const tb_value *args, int32_t num_args) {
+  (void)stream;
+  (void)args;
+  (void)num_args;
+  return TB_OK;
+}
+static const tb_kernel k_add = {sizeof(tb_kernel), "add.out", noop_kernel,
+                                TB_DTYPE_BIT(TB_DTYPE_FLOAT32), 0};
+static const tb_kernel k_mul = {sizeof(tb_kernel), "mul.out", noop_kernel, 0, 0};
+static const tb_kernel k_flagged = {sizeof(tb_kernel), "sub.out", noop_kernel, 0, 0x4u};
+static const tb_kernel *k_kernels[] = {&k_add, &k_mul, &k_add};
+static const tb_kernel *k_flagged_kernels[] __attribute__((unused)) = {&k_add, &k_flagged};
+static tb_kernel_api g_kernels __attribute__((unused)) = {sizeof(tb_kernel_api), 2, k_kernels};
 
 static future_vendor g_vendor = {
     .base = {sizeof(tb_vendor), TB_ABI_VERSION_MAJOR, TB_ABI_VERSION_MINOR, BAD_DEVICE_TYPE,
              "broken vendor", "0.0", tbv_last_error, &k_device, &g_memory, &g_stream, &g_event},
-    .kernels = NULL,
+    .next_group = NULL,
     .something_new = 1,
 };
 
@@ -62,8 +76,19 @@ TB_EXPORT const tb_vendor *tb_vendor_get(uint32_t abi_major, const char **error)
   g_event.synchronize = NULL;
 #elif defined(BAD_RESERVED_NAME)
   /* device type set to "cuda" through BAD_DEVICE_TYPE */
+#elif defined(BAD_DUPLICATE_KERNEL)
+  g_kernels.count = 3; /* the third repeats "add.out" */
+  g_vendor.base.kernels = &g_kernels;
+#elif defined(BAD_KERNEL_FLAGS)
+  static tb_kernel_api flagged = {sizeof(tb_kernel_api), 2, k_flagged_kernels};
+  g_vendor.base.kernels = &flagged;
+#elif defined(GOOD_V1_0)
+  g_vendor.base.struct_size = TB_VENDOR_V1_0_SIZE; /* a vendor built against ABI 1.0 */
+  g_vendor.base.abi_minor = 0;
+  g_vendor.base.kernels = &g_kernels; /* beyond its struct_size: must be ignored */
 #elif defined(GOOD_FUTURE_MINOR)
   g_vendor.base.struct_size = sizeof g_vendor;
+  g_vendor.base.kernels = &g_kernels;
   g_vendor.base.abi_minor = TB_ABI_VERSION_MINOR + 7;
   g_stream.priority_range = NULL; /* optional: allowed to be absent */
   g_event.elapsed_time = NULL;

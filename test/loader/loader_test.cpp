@@ -123,7 +123,7 @@ TEST(Loader, TableTooSmall) {
   EXPECT_TRUE(Contains(bad.error, BadLib("table_too_small")));
   EXPECT_TRUE(Contains(bad.error, "tb_vendor table is " +
                                       std::to_string(TB_STRUCT_SIZE(tb_vendor, stream)) +
-                                      " bytes but ABI 1.0 requires at least " +
+                                      " bytes but ABI major 1 requires at least " +
                                       std::to_string(TB_VENDOR_V1_0_SIZE)));
 }
 
@@ -133,7 +133,7 @@ TEST(Loader, GroupTooSmall) {
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, "tb_memory_api is " +
                                       std::to_string(TB_STRUCT_SIZE(tb_memory_api, copy_h2d)) +
-                                      " bytes but ABI 1.0 requires at least " +
+                                      " bytes but ABI major 1 requires at least " +
                                       std::to_string(TB_MEMORY_API_V1_0_SIZE)));
 }
 
@@ -142,7 +142,7 @@ TEST(Loader, MissingFunctionsAreEachNamed) {
   Open(BadLib("missing_functions"), &bad);
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, BadLib("missing_functions")));
-  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 1.0) lacks 3 required functions"));
+  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 1.1) lacks 3 required functions"));
   EXPECT_TRUE(Contains(bad.error, "memory.copy_h2d"));
   EXPECT_TRUE(Contains(bad.error, "stream.query"));
   EXPECT_TRUE(Contains(bad.error, "event.synchronize"));
@@ -164,6 +164,35 @@ TEST(Loader, NewerMinorLoadsAndOptionalFunctionsMayBeAbsent) {
   EXPECT_EQ(future.handle->stream.priority_range, nullptr);
   EXPECT_EQ(future.handle->event.elapsed_time, nullptr);
   EXPECT_NE(future.handle->memory.copy_h2d, nullptr);
+  ASSERT_EQ(future.handle->kernels.count, 2);
+  EXPECT_STREQ(future.handle->kernels.kernels[0]->name, "add.out");
+  EXPECT_EQ(future.handle->kernels.kernels[0]->dtypes, TB_DTYPE_BIT(TB_DTYPE_FLOAT32));
+}
+
+TEST(Loader, Abi10VendorLoadsWithoutKernels) {
+  Loaded old;
+  Open(BadLib("v1_0"), &old);
+  ASSERT_EQ(old.status, TB_OK) << old.error;
+  EXPECT_EQ(old.handle->abi_minor, 0u);
+  EXPECT_EQ(old.handle->kernels.count, 0);  // the field lies beyond its struct_size
+  EXPECT_EQ(old.handle->kernels.kernels, nullptr);
+}
+
+TEST(Loader, DuplicateKernelNames) {
+  Loaded bad;
+  Open(BadLib("duplicate_kernel"), &bad);
+  EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
+  EXPECT_TRUE(Contains(bad.error, "kernel 2 ('add.out') repeats an earlier name"));
+}
+
+TEST(Loader, UnknownKernelFlags) {
+  Loaded bad;
+  Open(BadLib("kernel_flags"), &bad);
+  EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
+  EXPECT_TRUE(Contains(bad.error,
+                       "kernel 1 ('sub.out') sets flags this torch_backend does not "
+                       "know"))
+      << bad.error;
 }
 
 TEST(Loader, SearchPathEnvironmentVariable) {
