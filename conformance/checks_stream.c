@@ -201,6 +201,59 @@ done:
   return outcome;
 }
 
+/* A wait captures the record it sees: recording the event again on an idle stream (so that
+ * record completes first) must not release a wait enqueued behind the earlier, slower record.
+ * The PyTorch side does this whenever a pooled event is reused. */
+static tb_check_outcome check_wait_survives_rerecord(tb_check_context *ctx) {
+  tb_check_outcome outcome = TB_CHECK_FAIL;
+  const tb_vendor_handle *v = ctx->vendor;
+  const size_t size = 16 * MIB + 5;
+  unsigned char *in = malloc(size), *out = malloc(size);
+  void *x = NULL, *y = NULL;
+  tb_stream producer = NULL, consumer = NULL, idle = NULL;
+  tb_event ready = NULL;
+  int32_t count = tbc_device_count(ctx);
+  if (count < 0) goto done;
+  if (count == 0) SKIP("no devices");
+  EXPECT_TRUE(in != NULL && out != NULL, "host allocation failed");
+  tbc_fill(in, size, 57);
+  memset(out, 0, size);
+  EXPECT_OK(v->memory.device_malloc(0, size, &x));
+  EXPECT_OK(v->memory.device_malloc(0, size, &y));
+  EXPECT_OK(v->stream.create(0, 0, &producer));
+  EXPECT_OK(v->stream.create(0, 0, &consumer));
+  EXPECT_OK(v->stream.create(0, 0, &idle));
+  EXPECT_OK(v->event.create(0, 0, &ready));
+  EXPECT_OK(v->memory.copy_h2d_async(producer, x, in, size));
+  for (int i = 0; i < 6; i++) {
+    EXPECT_OK(v->memory.copy_d2d_async(producer, 0, y, 0, x, size));
+    EXPECT_OK(v->memory.copy_d2d_async(producer, 0, x, 0, y, size));
+  }
+  EXPECT_OK(v->event.record(ready, producer));
+  EXPECT_OK(v->stream.wait_event(consumer, ready));
+  EXPECT_OK(v->event.record(ready, idle));
+  EXPECT_OK(v->event.synchronize(ready));
+  EXPECT_OK(v->memory.copy_d2h_async(consumer, out, x, size));
+  EXPECT_OK(v->stream.synchronize(consumer));
+  long diff = tbc_first_difference(in, out, size);
+  EXPECT_TRUE(diff < 0,
+              "data read after wait_event differs at byte %ld: recording the event again on "
+              "another stream released a wait enqueued behind the earlier record",
+              diff);
+  outcome = TB_CHECK_PASS;
+done:
+  if (producer != NULL) v->stream.synchronize(producer);
+  if (ready != NULL) v->event.destroy(ready);
+  if (producer != NULL) v->stream.destroy(producer);
+  if (consumer != NULL) v->stream.destroy(consumer);
+  if (idle != NULL) v->stream.destroy(idle);
+  if (x != NULL) v->memory.device_free(0, x);
+  if (y != NULL) v->memory.device_free(0, y);
+  free(in);
+  free(out);
+  return outcome;
+}
+
 /* A stream on device 1 waits for an event recorded on device 0, then copies the data over. */
 static tb_check_outcome check_cross_device_wait(tb_check_context *ctx) {
   tb_check_outcome outcome = TB_CHECK_FAIL;
@@ -282,6 +335,9 @@ const tb_check tbc_stream_checks[] = {
     {"stream", "destroy_busy",
      "destroying a stream with queued work does not block and the work still completes",
      check_destroy_busy},
+    {"stream", "wait_survives_rerecord",
+     "a wait keeps waiting for the record it saw when the event is recorded again elsewhere",
+     check_wait_survives_rerecord},
     {"stream", "cross_device_wait",
      "a stream waits on an event recorded on another device and then reads its data",
      check_cross_device_wait},
