@@ -20,8 +20,9 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 export PIP_ROOT_USER_ACTION := ignore
 
 # Debian packages: compilers and build tools, googletest, clang-format (style check), binutils
-# (nm/readelf for the ABI checks).
-APT_PACKAGES := cmake ninja-build gcc g++ make binutils libgtest-dev ccache clang-format
+# (nm/readelf for the ABI checks), OpenBLAS (emu's matrix products).
+APT_PACKAGES := cmake ninja-build gcc g++ make binutils libgtest-dev ccache clang-format \
+                libopenblas-dev
 
 # Inputs of the full build: a change to any of them reinstalls the package.
 BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake include loader backends \

@@ -1,0 +1,271 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * Matrix products through OpenBLAS (cblas_sgemm / cblas_dgemm): mm, bmm, addmm, baddbmm.
+ * Operands stored row-major or transposed (column-major) go to BLAS as they are, with the
+ * transpose flag; other layouts, and float16 / bfloat16 (computed in float32), are staged in
+ * scratch buffers.
+ */
+#include <cblas.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "kernel.h"
+
+typedef struct matrix {
+  char *data;
+  tb_dtype dtype;
+  int64_t rows, cols, rs, cs; /* strides in elements */
+} matrix;
+
+static matrix matrix_of(const emu_tensor *t, int64_t batch) {
+  int b = t->ndim == 3;
+  matrix m = {t->data, t->dtype, t->sizes[b], t->sizes[b + 1], t->strides[b], t->strides[b + 1]};
+  if (b && m.data != NULL) m.data += batch * t->strides[0] * (int64_t)emu_itemsize(t->dtype);
+  return m;
+}
+
+static int64_t max1(int64_t v) { return v > 1 ? v : 1; }
+
+/* A BLAS operand: the matrix as it is when its layout and dtype allow, else a row-major copy
+ * in `compute` (stored in *scratch, to be freed). */
+static const void *operand(const matrix *m, tb_dtype compute, CBLAS_TRANSPOSE *trans, int64_t *ld,
+                           void **scratch) {
+  *scratch = NULL;
+  if (m->dtype == compute) {
+    if ((m->cs == 1 || m->cols <= 1) && m->rs >= max1(m->cols)) {
+      *trans = CblasNoTrans;
+      *ld = m->rs;
+      return m->data;
+    }
+    if ((m->rs == 1 || m->rows <= 1) && m->cs >= max1(m->rows)) {
+      *trans = CblasTrans;
+      *ld = m->cs;
+      return m->data;
+    }
+  }
+  size_t item = emu_itemsize(compute);
+  char *copy = malloc((size_t)max1(m->rows * m->cols) * item);
+  if (copy == NULL) return NULL;
+  size_t in_item = emu_itemsize(m->dtype);
+  for (int64_t r = 0; r < m->rows; r++) {
+    for (int64_t c = 0; c < m->cols; c++) {
+      const char *p = m->data + (r * m->rs + c * m->cs) * (int64_t)in_item;
+      emu_store_double(copy + (r * m->cols + c) * (int64_t)item, compute,
+                       emu_load_double(p, m->dtype));
+    }
+  }
+  *trans = CblasNoTrans;
+  *ld = max1(m->cols);
+  *scratch = copy;
+  return copy;
+}
+
+typedef struct gemm_state {
+  int op; /* 0 mm, 1 bmm, 2 addmm, 3 baddbmm */
+} gemm_state;
+
+/* One batch's product, prepared for tiles of rows. */
+typedef struct gemm_batch {
+  matrix c;               /* the output matrix */
+  const emu_tensor *bias; /* NULL without bias (or beta == 0) */
+  int64_t bias_offset, bias_rs, bias_cs;
+  const void *pa, *pb; /* BLAS operands */
+  CBLAS_TRANSPOSE ta, tb;
+  int64_t lda, ldb, M, N, K;
+  char *cdata; /* where BLAS writes: the output itself or a scratch */
+  int64_t ldc;
+  bool direct;
+} gemm_batch;
+
+typedef struct gemm_job {
+  gemm_batch *batches;
+  int64_t rows_per_tile, tiles_per_batch;
+  tb_dtype compute, out_dtype;
+  double alpha, beta;
+} gemm_job;
+
+/* Rows [r0, r1) of one batch: bias, product, conversion into the output. */
+static void gemm_tile(const gemm_job *job, const gemm_batch *g, int64_t r0, int64_t r1) {
+  const size_t item = emu_itemsize(job->compute), out_item = emu_itemsize(job->out_dtype);
+  const int64_t N = g->N, rows = r1 - r0;
+  char *c = g->cdata + r0 * g->ldc * (int64_t)item;
+  double beta = 0.0;
+  if (g->bias != NULL) {
+    size_t bias_item = emu_itemsize(g->bias->dtype);
+    for (int64_t r = 0; r < rows; r++) {
+      for (int64_t k = 0; k < N; k++) {
+        const char *p = g->bias->data + (g->bias_offset + (r0 + r) * g->bias_rs + k * g->bias_cs) *
+                                            (int64_t)bias_item;
+        emu_store_double(c + (r * g->ldc + k) * (int64_t)item, job->compute,
+                         emu_load_double(p, g->bias->dtype));
+      }
+    }
+    beta = job->beta;
+  }
+  if (g->K == 0) {
+    for (int64_t r = 0; r < rows; r++) {
+      for (int64_t k = 0; k < N; k++) {
+        char *p = c + (r * g->ldc + k) * (int64_t)item;
+        emu_store_double(p, job->compute,
+                         beta == 0.0 ? 0.0 : emu_load_double(p, job->compute) * beta);
+      }
+    }
+  } else {
+    /* Row r of op(A) starts at element r (transposed storage) or r * lda (row-major). */
+    int64_t a_offset = g->ta == CblasNoTrans ? r0 * g->lda : r0;
+    if (job->compute == TB_DTYPE_FLOAT32) {
+      cblas_sgemm(CblasRowMajor, g->ta, g->tb, (int)rows, (int)N, (int)g->K, (float)job->alpha,
+                  (const float *)g->pa + a_offset, (int)g->lda, (const float *)g->pb, (int)g->ldb,
+                  (float)beta, (float *)c, (int)g->ldc);
+    } else {
+      cblas_dgemm(CblasRowMajor, g->ta, g->tb, (int)rows, (int)N, (int)g->K, job->alpha,
+                  (const double *)g->pa + a_offset, (int)g->lda, (const double *)g->pb, (int)g->ldb,
+                  beta, (double *)c, (int)g->ldc);
+    }
+  }
+  if (!g->direct) {
+    for (int64_t r = r0; r < r1; r++) {
+      for (int64_t k = 0; k < N; k++) {
+        emu_store_double(
+            g->c.data + (r * g->c.rs + k * g->c.cs) * (int64_t)out_item, job->out_dtype,
+            emu_load_double(g->cdata + (r * g->ldc + k) * (int64_t)item, job->compute));
+      }
+    }
+  }
+}
+
+static void gemm_tiles(void *context, int64_t begin, int64_t end) {
+  const gemm_job *job = context;
+  for (int64_t t = begin; t < end; t++) {
+    const gemm_batch *g = &job->batches[t / job->tiles_per_batch];
+    int64_t r0 = (t % job->tiles_per_batch) * job->rows_per_tile;
+    int64_t r1 = r0 + job->rows_per_tile < g->M ? r0 + job->rows_per_tile : g->M;
+    if (r0 < r1 && g->N > 0) gemm_tile(job, g, r0, r1);
+  }
+}
+
+static pthread_once_t g_blas_once = PTHREAD_ONCE_INIT;
+/* OpenBLAS runs single-threaded: emu splits large products across its own pool, which never
+ * waits for threads that are not scheduled (OpenBLAS's own threads would). */
+static void blas_single_thread(void) { openblas_set_num_threads(1); }
+
+/* out[b] = beta * bias[b] + alpha * a[b] @ b_[b] for every batch b. */
+static void run_gemm(emu_task *task) {
+  pthread_once(&g_blas_once, blas_single_thread);
+  emu_call *call = emu_call_of(task);
+  const int op = ((const gemm_state *)call->scratch)->op;
+  const bool with_bias = op >= 2;
+  const emu_tensor *bias = with_bias ? call->args[0].as.tensor : NULL;
+  const emu_tensor *ta = call->args[with_bias ? 1 : 0].as.tensor;
+  const emu_tensor *tb = call->args[with_bias ? 2 : 1].as.tensor;
+  const emu_tensor *out = call->args[call->count - 1].as.tensor;
+  gemm_job job = {.compute = out->dtype == TB_DTYPE_FLOAT64 ? TB_DTYPE_FLOAT64 : TB_DTYPE_FLOAT32,
+                  .out_dtype = out->dtype,
+                  .alpha = with_bias ? emu_arg_double(&call->args[4]) : 1.0,
+                  .beta = with_bias ? emu_arg_double(&call->args[3]) : 0.0};
+  const size_t item = emu_itemsize(job.compute);
+  const int64_t batches = out->ndim == 3 ? out->sizes[0] : 1;
+  if (out->numel == 0) return;
+  job.batches = calloc((size_t)batches, sizeof(gemm_batch));
+  void **scratch = calloc((size_t)batches * 3, sizeof(void *));
+  bool ok = job.batches != NULL && scratch != NULL;
+  for (int64_t b = 0; ok && b < batches; b++) {
+    gemm_batch *g = &job.batches[b];
+    matrix a = matrix_of(ta, b), bm = matrix_of(tb, b);
+    g->c = matrix_of(out, b);
+    g->M = g->c.rows;
+    g->N = g->c.cols;
+    g->K = a.cols;
+    g->direct = out->dtype == job.compute && (g->c.cs == 1 || g->N == 1) && g->c.rs >= max1(g->N);
+    g->cdata = g->direct ? g->c.data : malloc((size_t)max1(g->M * g->N) * item);
+    g->ldc = g->direct ? g->c.rs : max1(g->N);
+    scratch[3 * b] = g->direct ? NULL : g->cdata;
+    if (with_bias && job.beta != 0.0) {
+      int bb = bias->ndim == 3;
+      g->bias = bias;
+      g->bias_offset = bb && bias->sizes[0] != 1 ? b * bias->strides[0] : 0;
+      if (bias->ndim - bb == 2) {
+        g->bias_rs = bias->sizes[bb] == 1 ? 0 : bias->strides[bb];
+        g->bias_cs = bias->sizes[bb + 1] == 1 ? 0 : bias->strides[bb + 1];
+      } else if (bias->ndim - bb == 1) {
+        g->bias_cs = bias->sizes[bb] == 1 ? 0 : bias->strides[bb];
+      }
+    }
+    if (g->K > 0 && g->M > 0 && g->N > 0) {
+      g->pa = operand(&a, job.compute, &g->ta, &g->lda, &scratch[3 * b + 1]);
+      g->pb = operand(&bm, job.compute, &g->tb, &g->ldb, &scratch[3 * b + 2]);
+      ok = g->pa != NULL && g->pb != NULL;
+    }
+    ok = ok && g->cdata != NULL;
+  }
+  if (!ok) {
+    emu_task_fail(task, "matmul: out of host memory");
+  } else {
+    /* Tiles of rows big enough (about 2^20 multiply-adds) to be worth a thread. */
+    const int64_t M = job.batches[0].M, N = job.batches[0].N, K = job.batches[0].K;
+    int64_t per_row = max1(N * max1(K));
+    job.rows_per_tile = max1(M < (1 << 20) / per_row ? M : (1 << 20) / per_row);
+    job.tiles_per_batch = (max1(M) + job.rows_per_tile - 1) / job.rows_per_tile;
+    emu_parallel_for(batches * job.tiles_per_batch, 1, gemm_tiles, &job);
+  }
+  for (int64_t i = 0; scratch != NULL && i < batches * 3; i++) free(scratch[i]);
+  free(scratch);
+  free(job.batches);
+}
+
+static tb_status enqueue_gemm(const char *name, const char *kinds, int op, tb_stream stream,
+                              const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args(name, args, count, kinds);
+  if (status != TB_OK) return status;
+  const tb_tensor *out = args[count - 1].as.tensor;
+  int rank = op == 1 || op == 3 ? 3 : 2;
+  for (int32_t i = 0; i < count; i++) {
+    if (args[i].kind != TB_VALUE_TENSOR) continue;
+    const tb_tensor *t = args[i].as.tensor;
+    if (!emu_is_floating(t->dtype) || t->dtype != out->dtype) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: floating operands of one dtype only", name);
+    }
+    bool is_bias = op >= 2 && i == 0;
+    if (!is_bias && t->ndim != rank) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d has rank %d", name, (int)i,
+                      (int)t->ndim);
+    }
+  }
+  if (op >= 2 && args[0].as.tensor->ndim > rank) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: bias of rank %d", name,
+                    (int)args[0].as.tensor->ndim);
+  }
+  for (int32_t i = 0; i < count; i++) {
+    if (args[i].kind != TB_VALUE_TENSOR) continue;
+    for (int32_t d = 0; d < args[i].as.tensor->ndim; d++) {
+      if (args[i].as.tensor->sizes[d] > INT32_MAX || args[i].as.tensor->strides[d] > INT32_MAX) {
+        return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dimensions beyond 32 bits", name);
+      }
+    }
+  }
+  gemm_state state = {op};
+  return emu_launch(name, stream, args, count, run_gemm, sizeof state, &state);
+}
+
+/* mm.out / bmm.out: (self, mat2, out) */
+static tb_status kernel_mm(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_gemm("mm.out", "TTT", 0, s, a, n);
+}
+static tb_status kernel_bmm(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_gemm("bmm.out", "TTT", 1, s, a, n);
+}
+/* addmm.out / baddbmm.out: (self, mat1, mat2, beta, alpha, out) */
+static tb_status kernel_addmm(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_gemm("addmm.out", "TTTnnT", 2, s, a, n);
+}
+static tb_status kernel_baddbmm(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_gemm("baddbmm.out", "TTTnnT", 3, s, a, n);
+}
+
+EMU_KERNEL(k_mm, "mm.out", kernel_mm, EMU_FLOATS);
+EMU_KERNEL(k_bmm, "bmm.out", kernel_bmm, EMU_FLOATS);
+EMU_KERNEL(k_addmm, "addmm.out", kernel_addmm, EMU_FLOATS);
+EMU_KERNEL(k_baddbmm, "baddbmm.out", kernel_baddbmm, EMU_FLOATS);
+
+const tb_kernel *const emu_blas_kernels[] = {&k_mm, &k_bmm, &k_addmm, &k_baddbmm, NULL};

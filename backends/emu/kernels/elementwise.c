@@ -1,0 +1,605 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * Elementwise kernels: unary, binary and ternary arithmetic, comparisons, where, activations
+ * and their backwards.  torch_backend hands them operands of the output's shape and of one
+ * compute dtype (vendor.h, "Elementwise operators"), so each kernel is a table of 1-d loops,
+ * one per compute dtype, run by the elementwise engine (common.c).  Loops have a contiguous
+ * path the compiler vectorises and a strided path; float16 and bfloat16 compute in float.
+ */
+#include <stdio.h>
+#include <tgmath.h>
+
+#include "kernel.h"
+
+/* ---- element access per dtype: suffix, storage type, compute type, load, store ---- */
+
+#define LD_NATIVE(T, p) (*(const T *)(p))
+#define ST_NATIVE(T, p, v) (*(T *)(p) = (T)(v))
+#define LD_F32(p) LD_NATIVE(float, p)
+#define ST_F32(p, v) ST_NATIVE(float, p, v)
+#define LD_F64(p) LD_NATIVE(double, p)
+#define ST_F64(p, v) ST_NATIVE(double, p, v)
+#define LD_F16(p) emu_half_to_float(*(const uint16_t *)(p))
+#define ST_F16(p, v) (*(uint16_t *)(p) = emu_float_to_half((float)(v)))
+#define LD_BF16(p) emu_bf16_to_float(*(const uint16_t *)(p))
+#define ST_BF16(p, v) (*(uint16_t *)(p) = emu_float_to_bf16((float)(v)))
+#define LD_U8(p) LD_NATIVE(uint8_t, p)
+#define ST_U8(p, v) ST_NATIVE(uint8_t, p, v)
+#define LD_I8(p) LD_NATIVE(int8_t, p)
+#define ST_I8(p, v) ST_NATIVE(int8_t, p, v)
+#define LD_I16(p) LD_NATIVE(int16_t, p)
+#define ST_I16(p, v) ST_NATIVE(int16_t, p, v)
+#define LD_I32(p) LD_NATIVE(int32_t, p)
+#define ST_I32(p, v) ST_NATIVE(int32_t, p, v)
+#define LD_I64(p) LD_NATIVE(int64_t, p)
+#define ST_I64(p, v) ST_NATIVE(int64_t, p, v)
+#define LD_B8(p) (*(const uint8_t *)(p) != 0)
+#define ST_B8(p, v) (*(uint8_t *)(p) = (uint8_t)((v) != 0))
+
+#define T_f32 f32, float, float, LD_F32, ST_F32, TB_DTYPE_FLOAT32
+#define T_f64 f64, double, double, LD_F64, ST_F64, TB_DTYPE_FLOAT64
+#define T_f16 f16, uint16_t, float, LD_F16, ST_F16, TB_DTYPE_FLOAT16
+#define T_bf16 bf16, uint16_t, float, LD_BF16, ST_BF16, TB_DTYPE_BFLOAT16
+#define T_u8 u8, uint8_t, int64_t, LD_U8, ST_U8, TB_DTYPE_UINT8
+#define T_i8 i8, int8_t, int64_t, LD_I8, ST_I8, TB_DTYPE_INT8
+#define T_i16 i16, int16_t, int64_t, LD_I16, ST_I16, TB_DTYPE_INT16
+#define T_i32 i32, int32_t, int64_t, LD_I32, ST_I32, TB_DTYPE_INT32
+#define T_i64 i64, int64_t, int64_t, LD_I64, ST_I64, TB_DTYPE_INT64
+#define T_b8 b8, uint8_t, int64_t, LD_B8, ST_B8, TB_DTYPE_BOOL
+
+#define CALL(m, ...) m(__VA_ARGS__)
+
+/* The constant of scalar parameter k in the compute type. */
+#define PARAM(k) (IS_FLOAT ? (T)P->f[k] : (T)P->i[k])
+
+/* ---- loop templates: NAME_SFX(data, strides, n, params) ---- */
+
+#define UNARY_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                                           \
+  static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, const void *params) {         \
+    const ew_params *P = params;                                                                \
+    typedef C T __attribute__((unused));                                                        \
+    (void)P;                                                                                    \
+    enum {                                                                                      \
+      IS_FLOAT = (DT == TB_DTYPE_FLOAT32 || DT == TB_DTYPE_FLOAT64 || DT == TB_DTYPE_FLOAT16 || \
+                  DT == TB_DTYPE_BFLOAT16)                                                      \
+    };                                                                                          \
+    char *o = d[0];                                                                             \
+    const char *a = d[1];                                                                       \
+    if (s[0] == sizeof(S) && s[1] == sizeof(S)) {                                               \
+      for (int64_t i = 0; i < n; i++) {                                                         \
+        C x = LD((const S *)a + i);                                                             \
+        ST((S *)o + i, (EXPR));                                                                 \
+      }                                                                                         \
+    } else {                                                                                    \
+      for (int64_t i = 0; i < n; i++) {                                                         \
+        C x = LD(a + i * s[1]);                                                                 \
+        ST(o + i * s[0], (EXPR));                                                               \
+      }                                                                                         \
+    }                                                                                           \
+  }
+
+/* Binary: `x` from operand 1, `y` from operand 2; OST/OS store the (maybe bool) output. */
+#define BINARY_LOOP_OUT(NAME, SFX, S, C, LD, ST, DT, OS, OST, EXPR)                             \
+  static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, const void *params) {         \
+    const ew_params *P = params;                                                                \
+    typedef C T __attribute__((unused));                                                        \
+    (void)P;                                                                                    \
+    enum {                                                                                      \
+      IS_FLOAT = (DT == TB_DTYPE_FLOAT32 || DT == TB_DTYPE_FLOAT64 || DT == TB_DTYPE_FLOAT16 || \
+                  DT == TB_DTYPE_BFLOAT16)                                                      \
+    };                                                                                          \
+    char *o = d[0];                                                                             \
+    const char *a = d[1], *b = d[2];                                                            \
+    if (s[0] == sizeof(OS) && s[1] == sizeof(S) && s[2] == sizeof(S)) {                         \
+      for (int64_t i = 0; i < n; i++) {                                                         \
+        C x = LD((const S *)a + i), y = LD((const S *)b + i);                                   \
+        OST((OS *)o + i, (EXPR));                                                               \
+      }                                                                                         \
+    } else if (s[0] == sizeof(OS) && s[1] == sizeof(S) && s[2] == 0) {                          \
+      const C y = LD(b);                                                                        \
+      for (int64_t i = 0; i < n; i++) {                                                         \
+        C x = LD((const S *)a + i);                                                             \
+        OST((OS *)o + i, (EXPR));                                                               \
+      }                                                                                         \
+    } else {                                                                                    \
+      for (int64_t i = 0; i < n; i++) {                                                         \
+        C x = LD(a + i * s[1]), y = LD(b + i * s[2]);                                           \
+        OST(o + i * s[0], (EXPR));                                                              \
+      }                                                                                         \
+    }                                                                                           \
+  }
+#define BINARY_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR) \
+  BINARY_LOOP_OUT(NAME, SFX, S, C, LD, ST, DT, S, ST, EXPR)
+#define COMPARE_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR) \
+  BINARY_LOOP_OUT(NAME, SFX, S, C, LD, ST, DT, uint8_t, ST_B8, EXPR)
+
+/* Ternary: `x`, `y`, `z` from operands 1, 2, 3. */
+#define TERNARY_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                                         \
+  static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, const void *params) {         \
+    const ew_params *P = params;                                                                \
+    typedef C T __attribute__((unused));                                                        \
+    (void)P;                                                                                    \
+    enum {                                                                                      \
+      IS_FLOAT = (DT == TB_DTYPE_FLOAT32 || DT == TB_DTYPE_FLOAT64 || DT == TB_DTYPE_FLOAT16 || \
+                  DT == TB_DTYPE_BFLOAT16)                                                      \
+    };                                                                                          \
+    char *o = d[0];                                                                             \
+    const char *a = d[1], *b = d[2], *c = d[3];                                                 \
+    if (s[0] == sizeof(S) && s[1] == sizeof(S) && s[2] == sizeof(S) && s[3] == sizeof(S)) {     \
+      for (int64_t i = 0; i < n; i++) {                                                         \
+        C x = LD((const S *)a + i), y = LD((const S *)b + i), z = LD((const S *)c + i);         \
+        ST((S *)o + i, (EXPR));                                                                 \
+      }                                                                                         \
+    } else {                                                                                    \
+      for (int64_t i = 0; i < n; i++) {                                                         \
+        C x = LD(a + i * s[1]), y = LD(b + i * s[2]), z = LD(c + i * s[3]);                     \
+        ST(o + i * s[0], (EXPR));                                                               \
+      }                                                                                         \
+    }                                                                                           \
+  }
+
+/* where(cond, x, y): operand 1 is bool. */
+#define WHERE_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                                   \
+  static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, const void *params) { \
+    (void)params;                                                                       \
+    char *o = d[0];                                                                     \
+    const char *q = d[1], *a = d[2], *b = d[3];                                         \
+    for (int64_t i = 0; i < n; i++) {                                                   \
+      S v = *(const uint8_t *)(q + i * s[1]) ? *(const S *)(a + i * s[2])               \
+                                             : *(const S *)(b + i * s[3]);              \
+      *(S *)(o + i * s[0]) = v;                                                         \
+    }                                                                                   \
+  }
+
+/* Instantiate a loop for a list of types and its table. */
+#define FLOATS(M, NAME, ...)        \
+  CALL(M, NAME, T_f32, __VA_ARGS__) \
+  CALL(M, NAME, T_f64, __VA_ARGS__) \
+  CALL(M, NAME, T_f16, __VA_ARGS__) CALL(M, NAME, T_bf16, __VA_ARGS__)
+#define INTS(M, NAME, ...)          \
+  CALL(M, NAME, T_u8, __VA_ARGS__)  \
+  CALL(M, NAME, T_i8, __VA_ARGS__)  \
+  CALL(M, NAME, T_i16, __VA_ARGS__) \
+  CALL(M, NAME, T_i32, __VA_ARGS__) CALL(M, NAME, T_i64, __VA_ARGS__)
+#define FLOAT_TABLE(NAME)                                           \
+  [TB_DTYPE_FLOAT32] = NAME##_f32, [TB_DTYPE_FLOAT64] = NAME##_f64, \
+  [TB_DTYPE_FLOAT16] = NAME##_f16, [TB_DTYPE_BFLOAT16] = NAME##_bf16
+#define INT_TABLE(NAME)                                                                     \
+  [TB_DTYPE_UINT8] = NAME##_u8, [TB_DTYPE_INT8] = NAME##_i8, [TB_DTYPE_INT16] = NAME##_i16, \
+  [TB_DTYPE_INT32] = NAME##_i32, [TB_DTYPE_INT64] = NAME##_i64
+
+#define FLOAT_OP(M, NAME, ...) \
+  FLOATS(M, NAME, __VA_ARGS__) \
+  static const ew_loop NAME##_loops[TB_DTYPE_COUNT] = {FLOAT_TABLE(NAME)};
+#define NUMERIC_OP(M, NAME, ...) \
+  FLOATS(M, NAME, __VA_ARGS__)   \
+  INTS(M, NAME, __VA_ARGS__)     \
+  static const ew_loop NAME##_loops[TB_DTYPE_COUNT] = {FLOAT_TABLE(NAME), INT_TABLE(NAME)};
+#define ALL_OP(M, NAME, ...)                            \
+  FLOATS(M, NAME, __VA_ARGS__)                          \
+  INTS(M, NAME, __VA_ARGS__)                            \
+  CALL(M, NAME, T_b8, __VA_ARGS__)                      \
+  static const ew_loop NAME##_loops[TB_DTYPE_COUNT] = { \
+      FLOAT_TABLE(NAME), INT_TABLE(NAME), [TB_DTYPE_BOOL] = NAME##_b8};
+
+/* ---- helpers used inside expressions ---- */
+
+static inline double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+static inline float sigmoid_f(float x) { return 1.0f / (1.0f + expf(-x)); }
+#define SIGMOID(x) _Generic((x), float : sigmoid_f, default : sigmoid_d)(x)
+#define MAXIMUM(x, y) (((x) != (x)) ? (x) : ((y) != (y)) ? (y) : ((x) > (y) ? (x) : (y)))
+#define MINIMUM(x, y) (((x) != (x)) ? (x) : ((y) != (y)) ? (y) : ((x) < (y) ? (x) : (y)))
+#define ABS_INT(x) ((x) < 0 ? -(x) : (x))
+
+static inline float gelu_f(float x, int approximate) {
+  if (approximate) {
+    const float k = 0.7978845608028654f;
+    return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+  }
+  return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
+}
+static inline double gelu_d(double x, int approximate) {
+  if (approximate) {
+    const double k = 0.7978845608028654;
+    return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * x * x * x)));
+  }
+  return 0.5 * x * (1.0 + erf(x * 0.7071067811865476));
+}
+#define GELU(x, approximate) _Generic((x), float : gelu_f, default : gelu_d)(x, approximate)
+
+static inline float gelu_backward_f(float g, float x, int approximate) {
+  if (approximate) {
+    const float k = 0.7978845608028654f, c = 0.044715f;
+    float inner = k * (x + c * x * x * x);
+    float t = tanhf(inner);
+    float left = 0.5f * x, right = 1.0f + t;
+    float left_derivative = 0.5f * right;
+    float right_derivative = left * (1.0f - t * t) * k * (1.0f + 3.0f * c * x * x);
+    return g * (left_derivative + right_derivative);
+  }
+  float cdf = 0.5f * (1.0f + erff(x * 0.7071067811865476f));
+  float pdf = expf(-0.5f * x * x) * 0.3989422804014327f;
+  return g * (cdf + x * pdf);
+}
+static inline double gelu_backward_d(double g, double x, int approximate) {
+  if (approximate) {
+    const double k = 0.7978845608028654, c = 0.044715;
+    double inner = k * (x + c * x * x * x);
+    double t = tanh(inner);
+    double left = 0.5 * x, right = 1.0 + t;
+    double left_derivative = 0.5 * right;
+    double right_derivative = left * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
+    return g * (left_derivative + right_derivative);
+  }
+  double cdf = 0.5 * (1.0 + erf(x * 0.7071067811865476));
+  double pdf = exp(-0.5 * x * x) * 0.3989422804014327;
+  return g * (cdf + x * pdf);
+}
+#define GELU_BACKWARD(g, x, approximate) \
+  _Generic((x), float : gelu_backward_f, default : gelu_backward_d)(g, x, approximate)
+
+/* PyTorch's lerp: exact at both ends. */
+#define LERP(x, y, w) \
+  (fabs((double)(w)) < 0.5 ? (x) + (w) * ((y) - (x)) : (y) - ((y) - (x)) * (1 - (w)))
+
+/* ---- the loops ---- */
+
+/* unary */
+NUMERIC_OP(UNARY_LOOP, neg, -x)
+NUMERIC_OP(UNARY_LOOP, abs_, IS_FLOAT ? (T)fabs((double)x) : (T)ABS_INT(x))
+FLOAT_OP(UNARY_LOOP, exp_, exp(x))
+FLOAT_OP(UNARY_LOOP, expm1_, expm1(x))
+FLOAT_OP(UNARY_LOOP, log_, log(x))
+FLOAT_OP(UNARY_LOOP, log1p_, log1p(x))
+FLOAT_OP(UNARY_LOOP, log2_, log2(x))
+FLOAT_OP(UNARY_LOOP, sqrt_, sqrt(x))
+FLOAT_OP(UNARY_LOOP, rsqrt, (T)1 / sqrt(x))
+FLOAT_OP(UNARY_LOOP, sin_, sin(x))
+FLOAT_OP(UNARY_LOOP, cos_, cos(x))
+FLOAT_OP(UNARY_LOOP, tan_, tan(x))
+FLOAT_OP(UNARY_LOOP, tanh_, tanh(x))
+FLOAT_OP(UNARY_LOOP, sigmoid, SIGMOID(x))
+FLOAT_OP(UNARY_LOOP, reciprocal, (T)1 / x)
+FLOAT_OP(UNARY_LOOP, erf_, erf(x))
+FLOAT_OP(UNARY_LOOP, floor_, floor(x))
+FLOAT_OP(UNARY_LOOP, ceil_, ceil(x))
+FLOAT_OP(UNARY_LOOP, trunc_, trunc(x))
+FLOAT_OP(UNARY_LOOP, silu, x *SIGMOID(x))
+NUMERIC_OP(UNARY_LOOP, relu, (x != x) ? x : (x > 0 ? x : (T)0))
+FLOAT_OP(UNARY_LOOP, pow_scalar,
+         P->f[0] == 2.0   ? x * x
+         : P->f[0] == 0.5 ? sqrt(x)
+         : P->f[0] == 1.0 ? x
+                          : pow(x, (T)P->f[0]))
+FLOAT_OP(UNARY_LOOP, gelu, GELU(x, (int)P->i[0]))
+/* clamp: params i[0] / i[1] say whether min / max apply, f/i[2] f/i[3] hold them */
+NUMERIC_OP(UNARY_LOOP, clamp,
+           (x != x) ? x
+           : (P->i[1] && x > (IS_FLOAT ? (T)P->f[3] : (T)P->i[3]))
+               ? (IS_FLOAT ? (T)P->f[3] : (T)P->i[3])
+           : (P->i[0] && x < (IS_FLOAT ? (T)P->f[2] : (T)P->i[2]))
+               ? (IS_FLOAT ? (T)P->f[2] : (T)P->i[2])
+               : x)
+
+/* binary */
+NUMERIC_OP(BINARY_LOOP, add, x + PARAM(0) * y)
+NUMERIC_OP(BINARY_LOOP, sub, x - PARAM(0) * y)
+ALL_OP(BINARY_LOOP, mul, x *y)
+FLOAT_OP(BINARY_LOOP, div, x / y)
+NUMERIC_OP(BINARY_LOOP, maximum, MAXIMUM(x, y))
+NUMERIC_OP(BINARY_LOOP, minimum, MINIMUM(x, y))
+ALL_OP(COMPARE_LOOP, eq, x == y)
+ALL_OP(COMPARE_LOOP, ne, x != y)
+ALL_OP(COMPARE_LOOP, lt, x < y)
+ALL_OP(COMPARE_LOOP, le, x <= y)
+ALL_OP(COMPARE_LOOP, gt, x > y)
+ALL_OP(COMPARE_LOOP, ge, x >= y)
+/* activation backwards: x = grad, y = saved input/output */
+NUMERIC_OP(BINARY_LOOP, threshold_backward, y <= PARAM(0) ? (T)0 : x)
+FLOAT_OP(BINARY_LOOP, sigmoid_backward, x *((T)1 - y) * y)
+FLOAT_OP(BINARY_LOOP, tanh_backward, x *((T)1 - y * y))
+FLOAT_OP(BINARY_LOOP, silu_backward, x *SIGMOID(y) * ((T)1 + y * ((T)1 - SIGMOID(y))))
+FLOAT_OP(BINARY_LOOP, gelu_backward, GELU_BACKWARD(x, y, (int)P->i[0]))
+FLOAT_OP(BINARY_LOOP, lerp_scalar, LERP(x, y, (T)P->f[0]))
+
+/* ternary */
+NUMERIC_OP(TERNARY_LOOP, addcmul, x + PARAM(0) * y * z)
+FLOAT_OP(TERNARY_LOOP, addcdiv, x + PARAM(0) * (y / z))
+FLOAT_OP(TERNARY_LOOP, lerp_tensor, LERP(x, y, z))
+ALL_OP(WHERE_LOOP, where, 0)
+
+/* native_dropout_backward: grad * mask * scale, mask bool */
+#define DROPOUT_BACKWARD_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                        \
+  static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, const void *params) { \
+    const ew_params *P = params;                                                        \
+    typedef C T __attribute__((unused));                                                \
+    for (int64_t i = 0; i < n; i++) {                                                   \
+      C x = LD(d[1] + i * s[1]);                                                        \
+      C m = *(const uint8_t *)(d[2] + i * s[2]) ? (T)P->f[0] : (T)0;                    \
+      ST(d[0] + i * s[0], x * m);                                                       \
+    }                                                                                   \
+  }
+FLOAT_OP(DROPOUT_BACKWARD_LOOP, dropout_backward, 0)
+
+/* ---- kernels ---- */
+
+enum { MAX_SCALARS = 4 };
+
+/* How one elementwise kernel reads its arguments. */
+typedef struct ew_spec {
+  const char *name;
+  const char *kinds;        /* emu_check_args kinds */
+  int inputs[4];            /* argument indices of operands, -1 terminated */
+  int out;                  /* argument index of the output */
+  int scalars[MAX_SCALARS]; /* argument indices of scalar parameters, -1 terminated */
+  const ew_loop *loops;
+  bool bool_out;  /* the output is bool (comparisons) */
+  int bool_input; /* index in `inputs` of a bool operand (where, dropout mask), or -1 */
+} ew_spec;
+
+typedef struct ew_state {
+  const ew_spec *spec;
+  ew_params params;
+} ew_state;
+
+static void run_elementwise(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const ew_state *state = call->scratch;
+  const ew_spec *spec = state->spec;
+  const emu_tensor *out = call->args[spec->out].as.tensor;
+  /* the compute dtype: the first tensor operand's that is not a bool input */
+  tb_dtype dtype = spec->bool_out ? TB_DTYPE_COUNT : out->dtype;
+  for (int k = 0; spec->inputs[k] >= 0 && dtype == TB_DTYPE_COUNT; k++) {
+    const emu_arg *a = &call->args[spec->inputs[k]];
+    if (k != spec->bool_input && a->kind == TB_VALUE_TENSOR) dtype = a->as.tensor->dtype;
+  }
+  emu_tensor operands[4];
+  char storage[4][16];
+  int count = 0;
+  for (int k = 0; spec->inputs[k] >= 0; k++, count++) {
+    tb_dtype operand_dtype = k == spec->bool_input ? TB_DTYPE_BOOL : dtype;
+    ew_operand(&call->args[spec->inputs[k]], operand_dtype, out, &operands[k], storage[k]);
+  }
+  ew_run(out, operands, count, spec->loops[dtype], &state->params);
+}
+
+/* Validates the operands (one compute dtype, output-shaped) and enqueues.  `params`, when not
+ * NULL, replaces the parameters read from spec->scalars. */
+static tb_status enqueue_with(const ew_spec *spec, tb_stream stream, const tb_value *args,
+                              int32_t count, const ew_params *params) {
+  tb_status status = emu_check_args(spec->name, args, count, spec->kinds);
+  if (status != TB_OK) return status;
+  const tb_tensor *out = args[spec->out].as.tensor;
+  tb_dtype dtype = spec->bool_out ? TB_DTYPE_COUNT : out->dtype;
+  if (spec->bool_out && out->dtype != TB_DTYPE_BOOL) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: the output must be bool", spec->name);
+  }
+  for (int k = 0; spec->inputs[k] >= 0; k++) {
+    const tb_value *v = &args[spec->inputs[k]];
+    if (v->kind != TB_VALUE_TENSOR) continue;
+    const tb_tensor *t = v->as.tensor;
+    if (k == spec->bool_input) {
+      if (t->dtype != TB_DTYPE_BOOL) {
+        return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d must be bool", spec->name, k);
+      }
+    } else if (dtype == TB_DTYPE_COUNT) {
+      dtype = t->dtype;
+    } else if (t->dtype != dtype) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operands of different dtypes", spec->name);
+    }
+    bool shaped = t->ndim == out->ndim;
+    for (int32_t d = 0; shaped && d < t->ndim; d++) shaped = t->sizes[d] == out->sizes[d];
+    if (!shaped) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d is not output-shaped",
+                      spec->name, k);
+    }
+  }
+  if (dtype == TB_DTYPE_COUNT) dtype = out->dtype;
+  if (spec->loops[dtype] == NULL) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtype %d is not implemented", spec->name,
+                    (int)dtype);
+  }
+  ew_state state = {.spec = spec};
+  if (params != NULL) {
+    state.params = *params;
+  } else {
+    for (int k = 0; k < MAX_SCALARS && spec->scalars[k] >= 0; k++) {
+      const tb_value *v = &args[spec->scalars[k]];
+      if (v->kind == TB_VALUE_STRING) {
+        state.params.i[k] = strcmp(v->as.string, "tanh") == 0;
+      } else if (v->kind == TB_VALUE_DOUBLE) {
+        state.params.f[k] = v->as.f;
+        state.params.i[k] = (int64_t)v->as.f;
+      } else if (v->kind == TB_VALUE_INT || v->kind == TB_VALUE_BOOL) {
+        int64_t value = v->kind == TB_VALUE_INT ? v->as.i : v->as.b;
+        state.params.f[k] = (double)value;
+        state.params.i[k] = value;
+      }
+    }
+  }
+  return emu_launch(spec->name, stream, args, count, run_elementwise, sizeof state, &state);
+}
+
+#define INPUTS(...) \
+  { __VA_ARGS__, -1 }
+#define SCALARS(...) \
+  { __VA_ARGS__, -1 }
+#define NO_SCALARS \
+  { -1 }
+
+/* Declares an ew_spec, its kernel function and its tb_kernel. */
+#define EW_KERNEL(ID, OPNAME, KINDS, INS, OUT, SCALARS_, LOOPS, BOOL_OUT, BOOL_INPUT, MASK) \
+  static const ew_spec spec_##ID = {                                                        \
+      OPNAME, KINDS, INS, OUT, SCALARS_, LOOPS, BOOL_OUT, BOOL_INPUT};                      \
+  static tb_status kernel_##ID(tb_stream stream, const tb_value *args, int32_t count) {     \
+    return enqueue_with(&spec_##ID, stream, args, count, NULL);                             \
+  }                                                                                         \
+  EMU_KERNEL(k_##ID, OPNAME, kernel_##ID, MASK);
+
+/* unary: (self, out) */
+#define UNARY(ID, OPNAME, LOOPS, MASK) \
+  EW_KERNEL(ID, OPNAME, "xT", INPUTS(0), 1, NO_SCALARS, LOOPS, false, -1, MASK)
+
+UNARY(neg, "neg.out", neg_loops, EMU_FLOATS | EMU_INTS)
+UNARY(abs, "abs.out", abs__loops, EMU_FLOATS | EMU_INTS)
+UNARY(exp, "exp.out", exp__loops, EMU_FLOATS)
+UNARY(expm1, "expm1.out", expm1__loops, EMU_FLOATS)
+UNARY(log, "log.out", log__loops, EMU_FLOATS)
+UNARY(log1p, "log1p.out", log1p__loops, EMU_FLOATS)
+UNARY(log2, "log2.out", log2__loops, EMU_FLOATS)
+UNARY(sqrt, "sqrt.out", sqrt__loops, EMU_FLOATS)
+UNARY(rsqrt, "rsqrt.out", rsqrt_loops, EMU_FLOATS)
+UNARY(sin, "sin.out", sin__loops, EMU_FLOATS)
+UNARY(cos, "cos.out", cos__loops, EMU_FLOATS)
+UNARY(tan, "tan.out", tan__loops, EMU_FLOATS)
+UNARY(tanh, "tanh.out", tanh__loops, EMU_FLOATS)
+UNARY(sigmoid, "sigmoid.out", sigmoid_loops, EMU_FLOATS)
+UNARY(reciprocal, "reciprocal.out", reciprocal_loops, EMU_FLOATS)
+UNARY(erf, "erf.out", erf__loops, EMU_FLOATS)
+UNARY(floor, "floor.out", floor__loops, EMU_FLOATS)
+UNARY(ceil, "ceil.out", ceil__loops, EMU_FLOATS)
+UNARY(trunc, "trunc.out", trunc__loops, EMU_FLOATS)
+UNARY(silu, "silu.out", silu_loops, EMU_FLOATS)
+UNARY(relu, "relu", relu_loops, EMU_FLOATS | EMU_INTS)
+/* relu_: (self); self is operand and output */
+EW_KERNEL(relu_, "relu_", "T", INPUTS(0), 0, NO_SCALARS, relu_loops, false, -1,
+          EMU_FLOATS | EMU_INTS)
+/* pow.Tensor_Scalar_out: (self, exponent, out) */
+EW_KERNEL(pow_scalar, "pow.Tensor_Scalar_out", "xnT", INPUTS(0), 2, SCALARS(1), pow_scalar_loops,
+          false, -1, EMU_FLOATS)
+/* gelu.out: (self, approximate, out) */
+EW_KERNEL(gelu, "gelu.out", "xsT", INPUTS(0), 2, SCALARS(1), gelu_loops, false, -1, EMU_FLOATS)
+
+/* clamp.out: (self, min?, max?, out); bounds travel as flags i[0], i[1] and values in slots
+ * 2 and 3. */
+static const ew_spec spec_clamp = {"clamp.out", "xNNT",      INPUTS(0), 3,
+                                   NO_SCALARS,  clamp_loops, false,     -1};
+static tb_status kernel_clamp(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args(spec_clamp.name, args, count, spec_clamp.kinds);
+  if (status != TB_OK) return status;
+  ew_params params;
+  memset(&params, 0, sizeof params);
+  for (int k = 0; k < 2; k++) {
+    const tb_value *v = &args[1 + k];
+    if (v->kind == TB_VALUE_NONE) continue;
+    params.i[k] = 1;
+    params.f[2 + k] = v->kind == TB_VALUE_DOUBLE ? v->as.f : (double)v->as.i;
+    params.i[2 + k] = v->kind == TB_VALUE_DOUBLE ? (int64_t)v->as.f : v->as.i;
+    if (v->kind == TB_VALUE_DOUBLE && args[0].kind == TB_VALUE_TENSOR &&
+        !emu_is_floating(args[0].as.tensor->dtype)) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: clamp.out: float bounds on integers");
+    }
+  }
+  return enqueue_with(&spec_clamp, stream, args, count, &params);
+}
+EMU_KERNEL(k_clamp, "clamp.out", kernel_clamp, EMU_FLOATS | EMU_INTS);
+
+/* binary: (self, other[, alpha], out) */
+EW_KERNEL(add, "add.out", "xxnT", INPUTS(0, 1), 3, SCALARS(2), add_loops, false, -1,
+          EMU_FLOATS | EMU_INTS)
+EW_KERNEL(sub, "sub.out", "xxnT", INPUTS(0, 1), 3, SCALARS(2), sub_loops, false, -1,
+          EMU_FLOATS | EMU_INTS)
+EW_KERNEL(mul, "mul.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, mul_loops, false, -1, EMU_ALL_TYPES)
+EW_KERNEL(div, "div.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, div_loops, false, -1, EMU_FLOATS)
+EW_KERNEL(maximum, "maximum.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, maximum_loops, false, -1,
+          EMU_FLOATS | EMU_INTS)
+EW_KERNEL(minimum, "minimum.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, minimum_loops, false, -1,
+          EMU_FLOATS | EMU_INTS)
+
+/* comparisons: (self, other, out) with other a tensor or a Scalar */
+#define COMPARE(ID, NAME, LOOPS)                                                                  \
+  EW_KERNEL(ID##_tensor, NAME ".Tensor_out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, LOOPS, true, -1, \
+            EMU_ALL_TYPES)                                                                        \
+  EW_KERNEL(ID##_scalar, NAME ".Scalar_out", "xnT", INPUTS(0, 1), 2, NO_SCALARS, LOOPS, true, -1, \
+            EMU_ALL_TYPES)
+COMPARE(eq, "eq", eq_loops)
+COMPARE(ne, "ne", ne_loops)
+COMPARE(lt, "lt", lt_loops)
+COMPARE(le, "le", le_loops)
+COMPARE(gt, "gt", gt_loops)
+COMPARE(ge, "ge", ge_loops)
+
+/* activation backwards: (grad_output, saved, [parameter,] grad_input) */
+EW_KERNEL(threshold_backward, "threshold_backward.grad_input", "xxnT", INPUTS(0, 1), 3, SCALARS(2),
+          threshold_backward_loops, false, -1, EMU_FLOATS | EMU_INTS)
+EW_KERNEL(sigmoid_backward, "sigmoid_backward.grad_input", "xxT", INPUTS(0, 1), 2, NO_SCALARS,
+          sigmoid_backward_loops, false, -1, EMU_FLOATS)
+EW_KERNEL(tanh_backward, "tanh_backward.grad_input", "xxT", INPUTS(0, 1), 2, NO_SCALARS,
+          tanh_backward_loops, false, -1, EMU_FLOATS)
+EW_KERNEL(silu_backward, "silu_backward.grad_input", "xxT", INPUTS(0, 1), 2, NO_SCALARS,
+          silu_backward_loops, false, -1, EMU_FLOATS)
+EW_KERNEL(gelu_backward, "gelu_backward.grad_input", "xxsT", INPUTS(0, 1), 3, SCALARS(2),
+          gelu_backward_loops, false, -1, EMU_FLOATS)
+
+/* ternary: (self, a, b, value/weight, out) */
+EW_KERNEL(addcmul, "addcmul.out", "xxxnT", INPUTS(0, 1, 2), 4, SCALARS(3), addcmul_loops, false, -1,
+          EMU_FLOATS | EMU_INTS)
+EW_KERNEL(addcdiv, "addcdiv.out", "xxxnT", INPUTS(0, 1, 2), 4, SCALARS(3), addcdiv_loops, false, -1,
+          EMU_FLOATS)
+EW_KERNEL(lerp_scalar, "lerp.Scalar_out", "xxnT", INPUTS(0, 1), 3, SCALARS(2), lerp_scalar_loops,
+          false, -1, EMU_FLOATS)
+EW_KERNEL(lerp_tensor, "lerp.Tensor_out", "xxxT", INPUTS(0, 1, 2), 3, NO_SCALARS, lerp_tensor_loops,
+          false, -1, EMU_FLOATS)
+/* where.self_out: (condition, self, other, out); condition is bool */
+EW_KERNEL(where, "where.self_out", "xxxT", INPUTS(0, 1, 2), 3, NO_SCALARS, where_loops, false, 0,
+          EMU_ALL_TYPES)
+/* native_dropout_backward: (grad_output, mask, scale, out) */
+EW_KERNEL(dropout_backward, "native_dropout_backward", "TTfT", INPUTS(0, 1), 3, SCALARS(2),
+          dropout_backward_loops, false, 1, EMU_FLOATS)
+
+const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
+                                                    &k_abs,
+                                                    &k_exp,
+                                                    &k_expm1,
+                                                    &k_log,
+                                                    &k_log1p,
+                                                    &k_log2,
+                                                    &k_sqrt,
+                                                    &k_rsqrt,
+                                                    &k_sin,
+                                                    &k_cos,
+                                                    &k_tan,
+                                                    &k_tanh,
+                                                    &k_sigmoid,
+                                                    &k_reciprocal,
+                                                    &k_erf,
+                                                    &k_floor,
+                                                    &k_ceil,
+                                                    &k_trunc,
+                                                    &k_silu,
+                                                    &k_relu,
+                                                    &k_relu_,
+                                                    &k_pow_scalar,
+                                                    &k_gelu,
+                                                    &k_clamp,
+                                                    &k_add,
+                                                    &k_sub,
+                                                    &k_mul,
+                                                    &k_div,
+                                                    &k_maximum,
+                                                    &k_minimum,
+                                                    &k_eq_tensor,
+                                                    &k_eq_scalar,
+                                                    &k_ne_tensor,
+                                                    &k_ne_scalar,
+                                                    &k_lt_tensor,
+                                                    &k_lt_scalar,
+                                                    &k_le_tensor,
+                                                    &k_le_scalar,
+                                                    &k_gt_tensor,
+                                                    &k_gt_scalar,
+                                                    &k_ge_tensor,
+                                                    &k_ge_scalar,
+                                                    &k_threshold_backward,
+                                                    &k_sigmoid_backward,
+                                                    &k_tanh_backward,
+                                                    &k_silu_backward,
+                                                    &k_gelu_backward,
+                                                    &k_addcmul,
+                                                    &k_addcdiv,
+                                                    &k_lerp_scalar,
+                                                    &k_lerp_tensor,
+                                                    &k_where,
+                                                    &k_dropout_backward,
+                                                    NULL};

@@ -1,0 +1,124 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * Negative log-likelihood loss (the second half of cross_entropy), forward and backward, for
+ * inputs of shape [N, C] or [C] with class-index targets, optional class weights, reductions
+ * none / mean / sum and an ignore index.
+ */
+#include "kernel.h"
+
+enum { REDUCTION_NONE = 0, REDUCTION_MEAN = 1, REDUCTION_SUM = 2 };
+
+static double element(const emu_tensor *t, int64_t i0, int64_t i1) {
+  int64_t offset = 0;
+  if (t->ndim >= 1) offset += i0 * t->strides[0];
+  if (t->ndim >= 2) offset += i1 * t->strides[1];
+  return emu_load_double(t->data + offset * (int64_t)emu_itemsize(t->dtype), t->dtype);
+}
+
+static char *address(const emu_tensor *t, int64_t i0, int64_t i1) {
+  int64_t offset = 0;
+  if (t->ndim >= 1) offset += i0 * t->strides[0];
+  if (t->ndim >= 2) offset += i1 * t->strides[1];
+  return t->data + offset * (int64_t)emu_itemsize(t->dtype);
+}
+
+static int64_t target_at(const emu_tensor *target, int64_t n) {
+  int64_t offset = target->ndim ? n * target->strides[0] : 0;
+  return emu_load_int(target->data + offset * (int64_t)emu_itemsize(target->dtype), target->dtype);
+}
+
+/* nll_loss_forward.output: (self, target, weight?, reduction, ignore_index, output,
+ * total_weight) */
+static void run_forward(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_arg *a = call->args;
+  const emu_tensor *self = a[0].as.tensor, *target = a[1].as.tensor;
+  const emu_tensor *weight = a[2].kind == TB_VALUE_TENSOR ? a[2].as.tensor : NULL;
+  int64_t reduction = a[3].as.i, ignore = a[4].as.i;
+  const emu_tensor *output = a[5].as.tensor, *total = a[6].as.tensor;
+  bool batched = self->ndim == 2;
+  int64_t n = batched ? self->sizes[0] : 1, classes = self->sizes[batched ? 1 : 0];
+  double sum = 0, weights = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t t = target_at(target, i);
+    double value = 0;
+    if (t != ignore) {
+      if (t < 0 || t >= classes) {
+        emu_task_fail(task, "nll_loss: target %lld is out of bounds for %lld classes", (long long)t,
+                      (long long)classes);
+        return;
+      }
+      double w = weight ? element(weight, t, 0) : 1.0;
+      value = -w * (batched ? element(self, i, t) : element(self, t, 0));
+      weights += w;
+    }
+    if (reduction == REDUCTION_NONE && batched) {
+      emu_store_double(address(output, i, 0), output->dtype, value);
+    }
+    sum += value;
+  }
+  if (reduction != REDUCTION_NONE || !batched) {
+    double result = reduction == REDUCTION_MEAN ? sum / weights : sum;
+    emu_store_double(output->data, output->dtype, result);
+  }
+  if (total->data) emu_store_double(total->data, total->dtype, weights);
+}
+
+static tb_status kernel_forward(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("nll_loss_forward.output", args, count, "TTtiiTT");
+  if (status != TB_OK) return status;
+  const tb_tensor *self = args[0].as.tensor;
+  if (!emu_is_floating(self->dtype) || self->ndim < 1 || self->ndim > 2) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: nll_loss_forward: [N, C] or [C] floats only");
+  }
+  return emu_launch("nll_loss_forward.output", stream, args, count, run_forward, 0, NULL);
+}
+
+/* nll_loss_backward.grad_input: (grad_output, self, target, weight?, reduction, ignore_index,
+ * total_weight, grad_input) */
+static void run_backward(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_arg *a = call->args;
+  const emu_tensor *grad = a[0].as.tensor, *self = a[1].as.tensor, *target = a[2].as.tensor;
+  const emu_tensor *weight = a[3].kind == TB_VALUE_TENSOR ? a[3].as.tensor : NULL;
+  int64_t reduction = a[4].as.i, ignore = a[5].as.i;
+  const emu_tensor *total = a[6].as.tensor, *grad_input = a[7].as.tensor;
+  bool batched = self->ndim == 2;
+  int64_t n = batched ? self->sizes[0] : 1, classes = self->sizes[batched ? 1 : 0];
+  emu_arg zero = {.kind = TB_VALUE_INT};
+  emu_tensor zeros;
+  char storage[16];
+  ew_operand(&zero, grad_input->dtype, grad_input, &zeros, storage);
+  emu_copy_tensor(grad_input, &zeros);
+  double total_weight = emu_load_double(total->data, total->dtype);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t t = target_at(target, i);
+    if (t == ignore) continue;
+    if (t < 0 || t >= classes) {
+      emu_task_fail(task, "nll_loss_backward: target %lld is out of bounds for %lld classes",
+                    (long long)t, (long long)classes);
+      return;
+    }
+    double g = reduction == REDUCTION_NONE && batched ? element(grad, i, 0) : element(grad, 0, 0);
+    if (reduction == REDUCTION_MEAN) g /= total_weight;
+    double w = weight ? element(weight, t, 0) : 1.0;
+    char *p = batched ? address(grad_input, i, t) : address(grad_input, t, 0);
+    emu_store_double(p, grad_input->dtype, -w * g);
+  }
+}
+
+static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("nll_loss_backward.grad_input", args, count, "TTTtiiTT");
+  if (status != TB_OK) return status;
+  const tb_tensor *self = args[1].as.tensor;
+  if (!emu_is_floating(self->dtype) || self->ndim < 1 || self->ndim > 2) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: nll_loss_backward: [N, C] or [C] floats only");
+  }
+  return emu_launch("nll_loss_backward.grad_input", stream, args, count, run_backward, 0, NULL);
+}
+
+EMU_KERNEL(k_forward, "nll_loss_forward.output", kernel_forward, EMU_FLOATS);
+EMU_KERNEL(k_backward, "nll_loss_backward.grad_input", kernel_backward, EMU_FLOATS);
+
+const tb_kernel *const emu_loss_kernels[] = {&k_forward, &k_backward, NULL};

@@ -1,0 +1,238 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * Layer normalization forward and backward over the trailing `normalized_shape` dimensions.
+ * Rows (the leading dimensions) are split across the pool; statistics are computed in double.
+ */
+#include <stdlib.h>
+
+#include "kernel.h"
+
+typedef struct norm_job {
+  const char *x, *w, *b, *dy;
+  const emu_tensor *xt, *wt, *bt, *dyt;
+  char *y; /* contiguous output (forward) or grad_input (backward), may be NULL */
+  tb_dtype y_dtype;
+  const emu_tensor *mean, *rstd;
+  int64_t rows, n;
+  double eps;
+} norm_job;
+
+static double at(const char *base, tb_dtype dt, int64_t i) {
+  if (dt == TB_DTYPE_FLOAT32) return ((const float *)base)[i];
+  return emu_load_double(base + i * (int64_t)emu_itemsize(dt), dt);
+}
+
+static void put(char *base, tb_dtype dt, int64_t i, double v) {
+  if (dt == TB_DTYPE_FLOAT32) {
+    ((float *)base)[i] = (float)v;
+  } else {
+    emu_store_double(base + i * (int64_t)emu_itemsize(dt), dt, v);
+  }
+}
+
+/* mean and rstd live in [rows] tensors (any strides: keepdim-shaped) */
+static char *stat_address(const emu_tensor *t, int64_t row) {
+  int64_t offset = 0, rest = row;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    offset += (rest % t->sizes[d]) * t->strides[d];
+    rest /= t->sizes[d];
+  }
+  return t->data + offset * (int64_t)emu_itemsize(t->dtype);
+}
+
+static void forward_rows(void *context, int64_t begin, int64_t end) {
+  const norm_job *j = context;
+  const tb_dtype xd = j->xt->dtype;
+  for (int64_t r = begin; r < end; r++) {
+    const char *x = j->x + r * j->n * (int64_t)emu_itemsize(xd);
+    double sum = 0;
+    for (int64_t i = 0; i < j->n; i++) sum += at(x, xd, i);
+    double mean = sum / (double)j->n, var = 0;
+    for (int64_t i = 0; i < j->n; i++) {
+      double d = at(x, xd, i) - mean;
+      var += d * d;
+    }
+    var /= (double)j->n;
+    double rstd = 1.0 / sqrt(var + j->eps);
+    char *y = j->y + r * j->n * (int64_t)emu_itemsize(j->y_dtype);
+    for (int64_t i = 0; i < j->n; i++) {
+      double v = (at(x, xd, i) - mean) * rstd;
+      if (j->w) v *= at(j->w, j->wt->dtype, i);
+      if (j->b) v += at(j->b, j->bt->dtype, i);
+      put(y, j->y_dtype, i, v);
+    }
+    if (j->mean->data) emu_store_double(stat_address(j->mean, r), j->mean->dtype, mean);
+    if (j->rstd->data) emu_store_double(stat_address(j->rstd, r), j->rstd->dtype, rstd);
+  }
+}
+
+/* native_layer_norm: (input, normalized_shape, weight?, bias?, eps, out, mean, rstd) */
+static void run_forward(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_arg *a = call->args;
+  const emu_tensor *input = a[0].as.tensor, *out = a[5].as.tensor;
+  norm_job job = {0};
+  int64_t n = 1;
+  for (int64_t k = 0; k < a[1].as.ints.count; k++) n *= a[1].as.ints.items[k];
+  job.n = n;
+  job.rows = n ? input->numel / n : 0;
+  job.eps = emu_arg_double(&a[4]);
+  job.xt = input;
+  job.mean = a[6].as.tensor;
+  job.rstd = a[7].as.tensor;
+  void *scratch[4] = {NULL, NULL, NULL, NULL};
+  job.x = emu_contiguous(input, &scratch[0]);
+  if (a[2].kind == TB_VALUE_TENSOR && a[2].as.tensor->data) {
+    job.wt = a[2].as.tensor;
+    job.w = emu_contiguous(job.wt, &scratch[1]);
+  }
+  if (a[3].kind == TB_VALUE_TENSOR && a[3].as.tensor->data) {
+    job.bt = a[3].as.tensor;
+    job.b = emu_contiguous(job.bt, &scratch[2]);
+  }
+  bool direct = emu_is_contiguous(out);
+  job.y =
+      direct ? out->data : malloc((size_t)(out->numel ? out->numel : 1) * emu_itemsize(out->dtype));
+  job.y_dtype = out->dtype;
+  if (job.x == NULL || job.y == NULL || (job.wt && !job.w) || (job.bt && !job.b)) {
+    emu_task_fail(task, "native_layer_norm: out of host memory");
+  } else if (job.rows > 0 && n > 0) {
+    emu_parallel_for(job.rows, n >= 4096 ? 1 : 4096 / n, forward_rows, &job);
+    if (!direct) emu_scatter(out, job.y);
+  }
+  if (!direct) free(job.y);
+  for (int k = 0; k < 4; k++) free(scratch[k]);
+}
+
+static tb_status kernel_forward(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("native_layer_norm", args, count, "TItt?TTT");
+  if (status != TB_OK) return status;
+  if (!emu_is_floating(args[0].as.tensor->dtype) || !emu_is_number(&args[4])) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: native_layer_norm: floating input only");
+  }
+  return emu_launch("native_layer_norm", stream, args, count, run_forward, 0, NULL);
+}
+
+/* native_layer_norm_backward: (grad_out, input, normalized_shape, mean, rstd, weight?, bias?,
+ * output_mask, grad_input?, grad_weight?, grad_bias?) */
+static void backward_rows(void *context, int64_t begin, int64_t end) {
+  const norm_job *j = context;
+  const tb_dtype xd = j->xt->dtype, gd = j->dyt->dtype;
+  for (int64_t r = begin; r < end; r++) {
+    const char *x = j->x + r * j->n * (int64_t)emu_itemsize(xd);
+    const char *dy = j->dy + r * j->n * (int64_t)emu_itemsize(gd);
+    double mean = emu_load_double(stat_address(j->mean, r), j->mean->dtype);
+    double rstd = emu_load_double(stat_address(j->rstd, r), j->rstd->dtype);
+    double sum_dyw = 0, sum_dyw_xhat = 0;
+    for (int64_t i = 0; i < j->n; i++) {
+      double w = j->w ? at(j->w, j->wt->dtype, i) : 1.0;
+      double dyw = at(dy, gd, i) * w;
+      double xhat = (at(x, xd, i) - mean) * rstd;
+      sum_dyw += dyw;
+      sum_dyw_xhat += dyw * xhat;
+    }
+    double inv_n = 1.0 / (double)j->n;
+    char *dx = j->y + r * j->n * (int64_t)emu_itemsize(j->y_dtype);
+    for (int64_t i = 0; i < j->n; i++) {
+      double w = j->w ? at(j->w, j->wt->dtype, i) : 1.0;
+      double xhat = (at(x, xd, i) - mean) * rstd;
+      double v = rstd * (at(dy, gd, i) * w - inv_n * sum_dyw - xhat * inv_n * sum_dyw_xhat);
+      put(dx, j->y_dtype, i, v);
+    }
+  }
+}
+
+static void run_backward(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_arg *a = call->args;
+  const emu_tensor *dy = a[0].as.tensor, *input = a[1].as.tensor;
+  const emu_tensor *dx = a[8].kind == TB_VALUE_TENSOR ? a[8].as.tensor : NULL;
+  const emu_tensor *dw = a[9].kind == TB_VALUE_TENSOR ? a[9].as.tensor : NULL;
+  const emu_tensor *db = a[10].kind == TB_VALUE_TENSOR ? a[10].as.tensor : NULL;
+  norm_job job = {0};
+  int64_t n = 1;
+  for (int64_t k = 0; k < a[2].as.ints.count; k++) n *= a[2].as.ints.items[k];
+  job.n = n;
+  job.rows = n ? input->numel / n : 0;
+  job.xt = input;
+  job.dyt = dy;
+  job.mean = a[3].as.tensor;
+  job.rstd = a[4].as.tensor;
+  void *scratch[3] = {NULL, NULL, NULL};
+  job.x = emu_contiguous(input, &scratch[0]);
+  job.dy = emu_contiguous(dy, &scratch[1]);
+  if (a[5].kind == TB_VALUE_TENSOR && a[5].as.tensor->data) {
+    job.wt = a[5].as.tensor;
+    job.w = emu_contiguous(job.wt, &scratch[2]);
+  }
+  if (job.x == NULL || job.dy == NULL || (job.wt && !job.w)) {
+    emu_task_fail(task, "native_layer_norm_backward: out of host memory");
+    goto done;
+  }
+  if (dx != NULL && dx->data != NULL && job.rows > 0) {
+    bool direct = emu_is_contiguous(dx);
+    job.y = direct ? dx->data : malloc((size_t)dx->numel * emu_itemsize(dx->dtype));
+    job.y_dtype = dx->dtype;
+    if (job.y == NULL) {
+      emu_task_fail(task, "native_layer_norm_backward: out of host memory");
+      goto done;
+    }
+    emu_parallel_for(job.rows, n >= 4096 ? 1 : 4096 / n, backward_rows, &job);
+    if (!direct) {
+      emu_scatter(dx, job.y);
+      free(job.y);
+    }
+  }
+  if ((dw != NULL && dw->data != NULL) || (db != NULL && db->data != NULL)) {
+    double *sums = calloc((size_t)(2 * n > 0 ? 2 * n : 1), sizeof(double));
+    if (sums == NULL) {
+      emu_task_fail(task, "native_layer_norm_backward: out of host memory");
+      goto done;
+    }
+    for (int64_t r = 0; r < job.rows; r++) {
+      const char *x = job.x + r * n * (int64_t)emu_itemsize(input->dtype);
+      const char *g = job.dy + r * n * (int64_t)emu_itemsize(dy->dtype);
+      double mean = emu_load_double(stat_address(job.mean, r), job.mean->dtype);
+      double rstd = emu_load_double(stat_address(job.rstd, r), job.rstd->dtype);
+      for (int64_t i = 0; i < n; i++) {
+        double gv = at(g, dy->dtype, i);
+        sums[i] += gv * (at(x, input->dtype, i) - mean) * rstd;
+        sums[n + i] += gv;
+      }
+    }
+    if (dw != NULL && dw->data != NULL) {
+      char *buffer = malloc((size_t)n * emu_itemsize(dw->dtype));
+      if (buffer != NULL) {
+        for (int64_t i = 0; i < n; i++) put(buffer, dw->dtype, i, sums[i]);
+        emu_scatter(dw, buffer);
+        free(buffer);
+      }
+    }
+    if (db != NULL && db->data != NULL) {
+      char *buffer = malloc((size_t)n * emu_itemsize(db->dtype));
+      if (buffer != NULL) {
+        for (int64_t i = 0; i < n; i++) put(buffer, db->dtype, i, sums[n + i]);
+        emu_scatter(db, buffer);
+        free(buffer);
+      }
+    }
+    free(sums);
+  }
+done:
+  for (int k = 0; k < 3; k++) free(scratch[k]);
+}
+
+static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("native_layer_norm_backward", args, count, "TTITTttBttt");
+  if (status != TB_OK) return status;
+  if (!emu_is_floating(args[0].as.tensor->dtype) || !emu_is_floating(args[1].as.tensor->dtype)) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: native_layer_norm_backward: floating only");
+  }
+  return emu_launch("native_layer_norm_backward", stream, args, count, run_backward, 0, NULL);
+}
+
+EMU_KERNEL(k_forward, "native_layer_norm", kernel_forward, EMU_FLOATS);
+EMU_KERNEL(k_backward, "native_layer_norm_backward", kernel_backward, EMU_FLOATS);
+
+const tb_kernel *const emu_norm_kernels[] = {&k_forward, &k_backward, NULL};

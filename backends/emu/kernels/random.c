@@ -1,0 +1,144 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * Random kernels on Philox-4x32-10, keyed by the (seed, offset) torch_backend reserves from
+ * the device generator.  Element i (row-major) takes 64 bits: half of counter block
+ * offset / 4 + i / 2, so a result depends only on the seed, the offset and the shape, not on
+ * threads or strides (and the reservation of 4 * numel values is never exceeded).
+ */
+#include "kernel.h"
+
+typedef struct philox {
+  uint32_t x[4];
+} philox;
+
+static philox philox4x32(uint64_t key, uint64_t counter) {
+  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+  uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
+  for (int round = 0; round < 10; round++) {
+    uint64_t p0 = (uint64_t)0xD2511F53u * c0;
+    uint64_t p1 = (uint64_t)0xCD9E8D57u * c2;
+    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
+    uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+    c1 = (uint32_t)p1;
+    c3 = (uint32_t)p0;
+    c0 = n0;
+    c2 = n2;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return (philox){{c0, c1, c2, c3}};
+}
+
+/* A uniform double in [0, 1) from 53 of the bits (hi, lo). */
+static double uniform01(uint32_t hi, uint32_t lo) {
+  uint64_t bits = ((uint64_t)hi << 21) ^ (uint64_t)lo;
+  return (double)(bits & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
+}
+
+enum { BERNOULLI, UNIFORM, NORMAL };
+
+typedef struct random_state {
+  int kind;
+  double a, b; /* bernoulli: p; uniform: from, to; normal: mean, std */
+} random_state;
+
+typedef struct random_job {
+  const emu_tensor *self;
+  const random_state *state;
+  uint64_t seed, block;
+} random_job;
+
+static void random_range(void *context, int64_t begin, int64_t end) {
+  const random_job *job = context;
+  const emu_tensor *t = job->self;
+  const random_state *s = job->state;
+  size_t item = emu_itemsize(t->dtype);
+  bool contiguous = emu_is_contiguous(t);
+  philox r = {{0, 0, 0, 0}};
+  for (int64_t i = begin; i < end; i++) {
+    if (i == begin || (i & 1) == 0) r = philox4x32(job->seed, job->block + (uint64_t)i / 2);
+    uint32_t hi = r.x[2 * (i & 1)], lo = r.x[2 * (i & 1) + 1];
+    double value;
+    if (s->kind == BERNOULLI) {
+      value = (double)hi * (1.0 / 4294967296.0) < s->a ? 1.0 : 0.0;
+    } else if (s->kind == UNIFORM) {
+      value = s->a + (s->b - s->a) * uniform01(hi, lo);
+    } else {
+      double u1 = ((double)hi + 1.0) * (1.0 / 4294967296.0); /* (0, 1] */
+      double u2 = (double)lo * (1.0 / 4294967296.0);
+      value = s->a + s->b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    }
+    int64_t offset = i;
+    if (!contiguous) {
+      offset = 0;
+      int64_t rest = i;
+      for (int d = t->ndim - 1; d >= 0; d--) {
+        offset += (rest % t->sizes[d]) * t->strides[d];
+        rest /= t->sizes[d];
+      }
+    }
+    char *p = t->data + offset * (int64_t)item;
+    if (emu_is_floating(t->dtype) || s->kind == BERNOULLI) {
+      emu_store_double(p, t->dtype, value);
+    } else {
+      emu_store_int(p, t->dtype, (int64_t)floor(value));
+    }
+  }
+}
+
+static void run_random(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_arg *rng = &call->args[call->count - 1];
+  random_job job = {call->args[0].as.tensor, call->scratch, rng->as.rng.seed,
+                    rng->as.rng.offset / 4};
+  emu_parallel_for(job.self->numel, 1 << 14, random_range, &job);
+}
+
+/* bernoulli_.float: (self, p, generator) */
+static tb_status kernel_bernoulli(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("bernoulli_.float", args, count, "Tfr");
+  if (status != TB_OK) return status;
+  random_state state = {BERNOULLI,
+                        args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i, 0};
+  if (!(state.a >= 0 && state.a <= 1)) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: bernoulli_: p must be in [0, 1], got %g",
+                    state.a);
+  }
+  return emu_launch("bernoulli_.float", stream, args, count, run_random, sizeof state, &state);
+}
+
+/* uniform_: (self, from, to, generator) */
+static tb_status kernel_uniform(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("uniform_", args, count, "Tffr");
+  if (status != TB_OK) return status;
+  if (!emu_is_floating(args[0].as.tensor->dtype)) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: uniform_: floating tensors only");
+  }
+  random_state state = {UNIFORM,
+                        args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i,
+                        args[2].kind == TB_VALUE_DOUBLE ? args[2].as.f : (double)args[2].as.i};
+  return emu_launch("uniform_", stream, args, count, run_random, sizeof state, &state);
+}
+
+/* normal_: (self, mean, std, generator) */
+static tb_status kernel_normal(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("normal_", args, count, "Tffr");
+  if (status != TB_OK) return status;
+  if (!emu_is_floating(args[0].as.tensor->dtype)) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: normal_: floating tensors only");
+  }
+  random_state state = {NORMAL,
+                        args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i,
+                        args[2].kind == TB_VALUE_DOUBLE ? args[2].as.f : (double)args[2].as.i};
+  if (state.b < 0) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: normal_: std must be >= 0, got %g", state.b);
+  }
+  return emu_launch("normal_", stream, args, count, run_random, sizeof state, &state);
+}
+
+EMU_KERNEL(k_bernoulli, "bernoulli_.float", kernel_bernoulli, EMU_ALL_TYPES);
+EMU_KERNEL(k_uniform, "uniform_", kernel_uniform, EMU_FLOATS);
+EMU_KERNEL(k_normal, "normal_", kernel_normal, EMU_FLOATS);
+
+const tb_kernel *const emu_random_kernels[] = {&k_bernoulli, &k_uniform, &k_normal, NULL};

@@ -1,0 +1,33 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * emu's kernel table: every kernel file's list, flattened once.
+ */
+#include <pthread.h>
+
+#include "kernel.h"
+
+#define EMU_MAX_KERNELS 256
+
+static const tb_kernel *g_kernels[EMU_MAX_KERNELS];
+static tb_kernel_api g_api;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void build(void) {
+  const tb_kernel *const *lists[] = {
+      emu_elementwise_kernels, emu_reduce_kernels, emu_softmax_kernels, emu_blas_kernels,
+      emu_index_kernels,       emu_norm_kernels,   emu_loss_kernels,    emu_random_kernels,
+      emu_optim_kernels,       emu_copy_kernels};
+  int64_t count = 0;
+  for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+    for (const tb_kernel *const *k = lists[l]; *k != NULL && count < EMU_MAX_KERNELS; k++) {
+      g_kernels[count++] = *k;
+    }
+  }
+  g_api = (tb_kernel_api){sizeof(tb_kernel_api), count, g_kernels};
+}
+
+const tb_kernel_api *emu_kernel_api(void) {
+  pthread_once(&g_once, build);
+  return &g_api;
+}

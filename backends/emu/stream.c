@@ -1,0 +1,571 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * emu's streams and events.  Every stream is a worker thread running a FIFO of tasks; events
+ * are markers those workers complete (and timestamp) when they reach them; waits are tasks
+ * that block their worker until an event completes.
+ *
+ * Lifetime: streams and events are reference counted.  The user's handle holds one reference,
+ * queued tasks that touch an object hold one each, and device synchronisation holds one while
+ * it waits, so destroying a busy stream or event returns at once and the object goes away when
+ * its work is done (vendor.h's "destroying a busy stream/event" rule).
+ *
+ * Global state: g_devices (the live streams of each device, for device synchronisation),
+ * guarded by g_devices_mutex.
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "emu.h"
+
+#define STREAM_MAGIC 0x656d7573u /* "emus" */
+#define EVENT_MAGIC 0x656d7565u  /* "emue" */
+
+struct tb_stream_impl {
+  uint32_t magic;
+  int32_t device;
+  int32_t priority;
+  _Atomic int refs;
+  pthread_mutex_t mutex;
+  pthread_cond_t work;     /* signalled when tasks arrive (worker sleeps on it) */
+  pthread_cond_t progress; /* signalled when tasks complete (synchronizers sleep on it) */
+  emu_task *head, *tail;
+  uint64_t enqueued;          /* tasks enqueued so far (guarded by mutex) */
+  _Atomic uint64_t completed; /* tasks completed so far */
+  _Atomic bool destroyed;     /* the user's handle is gone: exit once idle */
+  bool worker_sleeping;
+  int waiters;     /* threads sleeping on `progress` */
+  char error[512]; /* first failure since the last report, "" if none */
+  pthread_t thread;
+};
+
+/* One record of an event: complete once its stream reaches it.  The event points at its
+ * latest record; waits hold the record they saw, so a later record does not release them. */
+typedef struct emu_record {
+  _Atomic int refs;
+  bool done;             /* guarded by the event's mutex */
+  uint64_t timestamp_ns; /* when the stream reached it */
+} emu_record;
+
+struct tb_event_impl {
+  uint32_t magic;
+  int32_t device;
+  uint32_t flags;
+  _Atomic int refs;
+  pthread_mutex_t mutex;
+  pthread_cond_t done; /* broadcast when any record of this event completes */
+  emu_record *latest;  /* NULL: never recorded (complete) */
+};
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void cpu_relax(void) { __asm__ __volatile__("pause" ::: "memory"); }
+
+/* ---- the live streams of each device ---- */
+
+typedef struct device_streams {
+  emu_stream **streams;
+  size_t count, capacity;
+} device_streams;
+
+static pthread_mutex_t g_devices_mutex = PTHREAD_MUTEX_INITIALIZER;
+static device_streams g_devices[EMU_MAX_DEVICES];
+
+static int device_add(emu_stream *s) {
+  pthread_mutex_lock(&g_devices_mutex);
+  device_streams *d = &g_devices[s->device];
+  if (d->count == d->capacity) {
+    size_t capacity = d->capacity ? 2 * d->capacity : 16;
+    emu_stream **grown = realloc(d->streams, capacity * sizeof *grown);
+    if (grown == NULL) {
+      pthread_mutex_unlock(&g_devices_mutex);
+      return -1;
+    }
+    d->streams = grown;
+    d->capacity = capacity;
+  }
+  d->streams[d->count++] = s;
+  pthread_mutex_unlock(&g_devices_mutex);
+  return 0;
+}
+
+static void device_remove(emu_stream *s) {
+  pthread_mutex_lock(&g_devices_mutex);
+  device_streams *d = &g_devices[s->device];
+  for (size_t i = 0; i < d->count; i++) {
+    if (d->streams[i] == s) {
+      d->streams[i] = d->streams[--d->count];
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_devices_mutex);
+}
+
+/* ---- reference counting ---- */
+
+static void stream_release(emu_stream *s) {
+  if (atomic_fetch_sub(&s->refs, 1) != 1) return;
+  pthread_mutex_destroy(&s->mutex);
+  pthread_cond_destroy(&s->work);
+  pthread_cond_destroy(&s->progress);
+  s->magic = 0;
+  free(s);
+}
+
+static void record_release(emu_record *r) {
+  if (r != NULL && atomic_fetch_sub(&r->refs, 1) == 1) free(r);
+}
+
+static void event_release(tb_event e) {
+  if (atomic_fetch_sub(&e->refs, 1) != 1) return;
+  record_release(e->latest);
+  pthread_mutex_destroy(&e->mutex);
+  pthread_cond_destroy(&e->done);
+  e->magic = 0;
+  free(e);
+}
+
+/* ---- tasks ---- */
+
+emu_task *emu_task_new(emu_task_fn fn, size_t payload_size) {
+  /* malloc's alignment (16 bytes on the platforms emu targets) suits the payload. */
+  emu_task *task = malloc(sizeof(emu_task) + payload_size);
+  if (task == NULL) return NULL;
+  task->next = NULL;
+  task->fn = fn;
+  task->finish = NULL;
+  task->name = "task";
+  task->stream = NULL;
+  task->payload_size = payload_size;
+  return task;
+}
+
+void emu_task_fail(emu_task *task, const char *format, ...) {
+  emu_stream *s = task->stream;
+  pthread_mutex_lock(&s->mutex);
+  if (s->error[0] == '\0') {
+    va_list args;
+    va_start(args, format);
+    vsnprintf(s->error, sizeof s->error, format, args);
+    va_end(args);
+  }
+  pthread_mutex_unlock(&s->mutex);
+}
+
+tb_status emu_check_stream(tb_stream stream, const char *call) {
+  if (stream == NULL || stream->magic != STREAM_MAGIC || stream->destroyed) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %p is not a live stream", call,
+                    (void *)stream);
+  }
+  return TB_OK;
+}
+
+int32_t emu_stream_device(tb_stream stream) { return stream->device; }
+
+tb_status emu_stream_enqueue(tb_stream s, emu_task *task) {
+  task->stream = s;
+  task->next = NULL;
+  pthread_mutex_lock(&s->mutex);
+  if (s->tail != NULL) {
+    s->tail->next = task;
+  } else {
+    s->head = task;
+  }
+  s->tail = task;
+  s->enqueued++;
+  bool wake = s->worker_sleeping;
+  pthread_mutex_unlock(&s->mutex);
+  if (wake) pthread_cond_signal(&s->work);
+  return TB_OK;
+}
+
+/* The worker: run tasks in order; spin briefly when idle, then sleep. */
+static void *worker_main(void *arg) {
+  emu_stream *s = arg;
+  const int spin_us = emu_get_config()->spin_us;
+  const bool profile = emu_get_config()->profile;
+  pthread_mutex_lock(&s->mutex);
+  for (;;) {
+    if (s->head == NULL) {
+      if (s->destroyed) break;
+      /* Spin without the lock for a short while: small kernels arrive back to back. */
+      pthread_mutex_unlock(&s->mutex);
+      uint64_t deadline = now_ns() + (uint64_t)spin_us * 1000u;
+      while (now_ns() < deadline) {
+        for (int i = 0; i < 64; i++) cpu_relax();
+        if (__atomic_load_n(&s->head, __ATOMIC_ACQUIRE) != NULL) break;
+      }
+      pthread_mutex_lock(&s->mutex);
+      while (s->head == NULL && !s->destroyed) {
+        s->worker_sleeping = true;
+        pthread_cond_wait(&s->work, &s->mutex);
+        s->worker_sleeping = false;
+      }
+      continue;
+    }
+    emu_task *task = s->head;
+    s->head = task->next;
+    if (s->head == NULL) s->tail = NULL;
+    pthread_mutex_unlock(&s->mutex);
+    if (task->fn != NULL) {
+      if (profile) {
+        uint64_t start = now_ns();
+        task->fn(task);
+        emu_profile_record(task->name, now_ns() - start);
+      } else {
+        task->fn(task);
+      }
+    }
+    pthread_mutex_lock(&s->mutex);
+    if (task->finish != NULL) task->finish(task);
+    free(task);
+    atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
+    if (s->waiters > 0) pthread_cond_broadcast(&s->progress);
+  }
+  pthread_mutex_unlock(&s->mutex);
+  device_remove(s);
+  stream_release(s); /* the worker's reference */
+  return NULL;
+}
+
+/* Waits until `target` tasks of `s` have completed; spins first, then sleeps.  Returns and
+ * clears the stream's failure message, if any. */
+static tb_status wait_for(emu_stream *s, uint64_t target, const char *call) {
+  const int spin_us = emu_get_config()->spin_us;
+  if (atomic_load_explicit(&s->completed, memory_order_acquire) < target) {
+    uint64_t deadline = now_ns() + (uint64_t)spin_us * 1000u;
+    while (atomic_load_explicit(&s->completed, memory_order_acquire) < target &&
+           now_ns() < deadline) {
+      for (int i = 0; i < 64; i++) cpu_relax();
+    }
+  }
+  pthread_mutex_lock(&s->mutex);
+  while (atomic_load_explicit(&s->completed, memory_order_acquire) < target) {
+    s->waiters++;
+    pthread_cond_wait(&s->progress, &s->mutex);
+    s->waiters--;
+  }
+  tb_status status = TB_OK;
+  if (s->error[0] != '\0') {
+    status = emu_fail(TB_ERROR_INTERNAL, "emu: %s: %s", call, s->error);
+    s->error[0] = '\0';
+  }
+  pthread_mutex_unlock(&s->mutex);
+  return status;
+}
+
+/* ---- the stream API ---- */
+
+tb_status emu_stream_priority_range(int32_t device, int32_t *least, int32_t *greatest) {
+  tb_status status = emu_check_device(device, "stream priority_range");
+  if (status != TB_OK) return status;
+  if (least == NULL || greatest == NULL) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: priority_range: NULL output pointer");
+  }
+  *least = 0;
+  *greatest = -1;
+  return TB_OK;
+}
+
+tb_status emu_stream_create(int32_t device, int32_t priority, tb_stream *stream) {
+  tb_status status = emu_check_device(device, "stream create");
+  if (status != TB_OK) return status;
+  if (stream == NULL) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: stream create: stream is NULL");
+  }
+  emu_stream *s = calloc(1, sizeof *s);
+  if (s == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: stream create: out of memory");
+  s->magic = STREAM_MAGIC;
+  s->device = device;
+  s->priority = priority < -1 ? -1 : (priority > 0 ? 0 : priority);
+  atomic_init(&s->refs, 2); /* the handle and the worker */
+  atomic_init(&s->completed, 0);
+  pthread_mutex_init(&s->mutex, NULL);
+  pthread_cond_init(&s->work, NULL);
+  pthread_cond_init(&s->progress, NULL);
+  if (device_add(s) != 0) {
+    free(s);
+    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: stream create: out of memory");
+  }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&s->thread, &attr, worker_main, s);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    device_remove(s);
+    free(s);
+    return emu_fail(TB_ERROR_INTERNAL, "emu: stream create: cannot start a worker thread: %s",
+                    strerror(rc));
+  }
+  *stream = s;
+  return TB_OK;
+}
+
+tb_status emu_stream_destroy(tb_stream s) {
+  tb_status status = emu_check_stream(s, "stream destroy");
+  if (status != TB_OK) return status;
+  pthread_mutex_lock(&s->mutex);
+  s->destroyed = true;
+  pthread_mutex_unlock(&s->mutex);
+  pthread_cond_signal(&s->work);
+  stream_release(s); /* the handle's reference; the worker drains the queue, then exits */
+  return TB_OK;
+}
+
+tb_status emu_stream_query(tb_stream s) {
+  tb_status status = emu_check_stream(s, "stream query");
+  if (status != TB_OK) return status;
+  pthread_mutex_lock(&s->mutex);
+  bool idle = atomic_load(&s->completed) >= s->enqueued;
+  if (idle && s->error[0] != '\0') {
+    status = emu_fail(TB_ERROR_INTERNAL, "emu: stream query: %s", s->error);
+    s->error[0] = '\0';
+  }
+  pthread_mutex_unlock(&s->mutex);
+  if (status != TB_OK) return status;
+  return idle ? TB_OK : TB_ERROR_NOT_READY;
+}
+
+tb_status emu_stream_synchronize(tb_stream s) {
+  tb_status status = emu_check_stream(s, "stream synchronize");
+  if (status != TB_OK) return status;
+  pthread_mutex_lock(&s->mutex);
+  uint64_t target = s->enqueued;
+  pthread_mutex_unlock(&s->mutex);
+  return wait_for(s, target, "stream synchronize");
+}
+
+tb_status emu_device_synchronize(int32_t device) {
+  tb_status status = emu_check_device(device, "device synchronize");
+  if (status != TB_OK) return status;
+  /* Snapshot the device's streams (with references) and their targets, then wait on each. */
+  pthread_mutex_lock(&g_devices_mutex);
+  size_t count = g_devices[device].count;
+  emu_stream **streams = count ? malloc(count * sizeof *streams) : NULL;
+  if (count && streams == NULL) {
+    pthread_mutex_unlock(&g_devices_mutex);
+    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: device synchronize: out of memory");
+  }
+  for (size_t i = 0; i < count; i++) {
+    streams[i] = g_devices[device].streams[i];
+    atomic_fetch_add(&streams[i]->refs, 1);
+  }
+  pthread_mutex_unlock(&g_devices_mutex);
+  for (size_t i = 0; i < count; i++) {
+    pthread_mutex_lock(&streams[i]->mutex);
+    uint64_t target = streams[i]->enqueued;
+    pthread_mutex_unlock(&streams[i]->mutex);
+    tb_status one = wait_for(streams[i], target, "device synchronize");
+    if (status == TB_OK) status = one;
+    stream_release(streams[i]);
+  }
+  free(streams);
+  return status;
+}
+
+/* ---- events ---- */
+
+static tb_status check_event(tb_event e, const char *call) {
+  if (e == NULL || e->magic != EVENT_MAGIC) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %p is not a live event", call, (void *)e);
+  }
+  return TB_OK;
+}
+
+tb_status emu_event_create(int32_t device, uint32_t flags, tb_event *event) {
+  tb_status status = emu_check_device(device, "event create");
+  if (status != TB_OK) return status;
+  if (event == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: event create: event is NULL");
+  if ((flags & ~TB_EVENT_FLAG_TIMING) != 0) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: event create: unknown flags 0x%x",
+                    (unsigned)flags);
+  }
+  tb_event e = calloc(1, sizeof *e);
+  if (e == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: event create: out of memory");
+  e->magic = EVENT_MAGIC;
+  e->device = device;
+  e->flags = flags;
+  atomic_init(&e->refs, 1);
+  pthread_mutex_init(&e->mutex, NULL);
+  pthread_cond_init(&e->done, NULL);
+  *event = e;
+  return TB_OK;
+}
+
+tb_status emu_event_destroy(tb_event e) {
+  tb_status status = check_event(e, "event destroy");
+  if (status != TB_OK) return status;
+  e->magic = 0; /* the handle is invalid from now on; queued markers keep the object */
+  event_release(e);
+  return TB_OK;
+}
+
+typedef struct marker {
+  tb_event event;
+  emu_record *record;
+} marker;
+
+static void marker_release(marker *m) {
+  record_release(m->record);
+  event_release(m->event);
+}
+
+/* A task's `finish`: runs under the stream's lock (lock order: stream, then event). */
+static void finish_marker(emu_task *task) {
+  marker *m = (marker *)task->payload;
+  tb_event e = m->event;
+  pthread_mutex_lock(&e->mutex);
+  m->record->timestamp_ns = now_ns();
+  m->record->done = true;
+  pthread_cond_broadcast(&e->done);
+  pthread_mutex_unlock(&e->mutex);
+  marker_release(m);
+}
+
+tb_status emu_event_record(tb_event e, tb_stream s) {
+  tb_status status = check_event(e, "event record");
+  if (status == TB_OK) status = emu_check_stream(s, "event record");
+  if (status != TB_OK) return status;
+  if (s->device != e->device) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "emu: event record: the event belongs to device %d, the stream to device %d",
+                    (int)e->device, (int)s->device);
+  }
+  emu_task *task = emu_task_new(NULL, sizeof(marker));
+  emu_record *r = calloc(1, sizeof *r);
+  if (task == NULL || r == NULL) {
+    free(task);
+    free(r);
+    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: event record: out of memory");
+  }
+  task->name = "event record";
+  task->finish = finish_marker;
+  atomic_init(&r->refs, 2); /* the event's `latest` and the marker */
+  pthread_mutex_lock(&e->mutex);
+  emu_record *previous = e->latest;
+  e->latest = r;
+  pthread_mutex_unlock(&e->mutex);
+  record_release(previous);
+  atomic_fetch_add(&e->refs, 1);
+  *(marker *)task->payload = (marker){e, r};
+  return emu_stream_enqueue(s, task);
+}
+
+/* The latest record with a reference for the caller, or NULL when it is complete (or there is
+ * none): nothing to wait for. */
+static emu_record *pending_record(tb_event e) {
+  pthread_mutex_lock(&e->mutex);
+  emu_record *r = e->latest;
+  if (r != NULL && r->done) r = NULL;
+  if (r != NULL) atomic_fetch_add(&r->refs, 1);
+  pthread_mutex_unlock(&e->mutex);
+  return r;
+}
+
+static bool record_done(tb_event e, const emu_record *r) {
+  pthread_mutex_lock(&e->mutex);
+  bool done = r->done;
+  pthread_mutex_unlock(&e->mutex);
+  return done;
+}
+
+tb_status emu_event_query(tb_event e) {
+  tb_status status = check_event(e, "event query");
+  if (status != TB_OK) return status;
+  emu_record *r = pending_record(e);
+  record_release(r);
+  return r == NULL ? TB_OK : TB_ERROR_NOT_READY;
+}
+
+static void wait_record(tb_event e, const emu_record *r) {
+  const int spin_us = emu_get_config()->spin_us;
+  uint64_t deadline = now_ns() + (uint64_t)spin_us * 1000u;
+  while (!record_done(e, r) && now_ns() < deadline) {
+    for (int i = 0; i < 64; i++) cpu_relax();
+  }
+  pthread_mutex_lock(&e->mutex);
+  while (!r->done) pthread_cond_wait(&e->done, &e->mutex);
+  pthread_mutex_unlock(&e->mutex);
+}
+
+tb_status emu_event_synchronize(tb_event e) {
+  tb_status status = check_event(e, "event synchronize");
+  if (status != TB_OK) return status;
+  emu_record *r = pending_record(e);
+  if (r != NULL) wait_record(e, r);
+  record_release(r);
+  return TB_OK;
+}
+
+static void run_wait(emu_task *task) {
+  marker *m = (marker *)task->payload;
+  wait_record(m->event, m->record);
+  marker_release(m);
+}
+
+tb_status emu_stream_wait_event(tb_stream s, tb_event e) {
+  tb_status status = emu_check_stream(s, "stream wait_event");
+  if (status == TB_OK) status = check_event(e, "stream wait_event");
+  if (status != TB_OK) return status;
+  emu_record *r = pending_record(e);
+  if (r == NULL) return TB_OK; /* never recorded, or already complete: nothing to wait for */
+  emu_task *task = emu_task_new(run_wait, sizeof(marker));
+  if (task == NULL) {
+    record_release(r);
+    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: wait_event: out of memory");
+  }
+  task->name = "stream wait_event";
+  atomic_fetch_add(&e->refs, 1);
+  *(marker *)task->payload = (marker){e, r};
+  return emu_stream_enqueue(s, task);
+}
+
+tb_status emu_event_elapsed_time(tb_event start, tb_event end, float *ms) {
+  tb_status status = check_event(start, "elapsed_time (start)");
+  if (status == TB_OK) status = check_event(end, "elapsed_time (end)");
+  if (status != TB_OK) return status;
+  if (ms == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: elapsed_time: ms is NULL");
+  if (!(start->flags & TB_EVENT_FLAG_TIMING) || !(end->flags & TB_EVENT_FLAG_TIMING)) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED,
+                    "emu: elapsed_time: the %s event was created without TB_EVENT_FLAG_TIMING",
+                    (start->flags & TB_EVENT_FLAG_TIMING) ? "end" : "start");
+  }
+  if (start->device != end->device) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: elapsed_time: events of devices %d and %d",
+                    (int)start->device, (int)end->device);
+  }
+  uint64_t t0 = 0, t1 = 0;
+  bool r0, r1, d0 = false, d1 = false;
+  pthread_mutex_lock(&start->mutex);
+  r0 = start->latest != NULL;
+  if (r0) {
+    d0 = start->latest->done;
+    t0 = start->latest->timestamp_ns;
+  }
+  pthread_mutex_unlock(&start->mutex);
+  pthread_mutex_lock(&end->mutex);
+  r1 = end->latest != NULL;
+  if (r1) {
+    d1 = end->latest->done;
+    t1 = end->latest->timestamp_ns;
+  }
+  pthread_mutex_unlock(&end->mutex);
+  if (!r0 || !r1) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: elapsed_time: the %s event was never recorded",
+                    !r0 ? "start" : "end");
+  }
+  if (!d0 || !d1) return TB_ERROR_NOT_READY;
+  *ms = (float)((double)(int64_t)(t1 - t0) / 1e6);
+  return TB_OK;
+}
