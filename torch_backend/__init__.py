@@ -49,6 +49,7 @@ __all__ = [
     "fallback_mode",
     "include_dir",
     "library_dir",
+    "op_coverage",
     "reset_fallback_counts",
     "set_fallback_mode",
     "vendor_info",
@@ -134,3 +135,15 @@ def autocast_policies() -> dict[str, list[str]]:
     for op, policy in zip(ops, policies, strict=True):
         table.setdefault(policy, []).append(op)
     return table
+
+
+def op_coverage(ops: list[str] | None = None) -> dict[str, str]:
+    """How each operator runs on this device: ``"native"`` (a device kernel: the vendor's, or
+    one torch_backend builds on the vendor's memory and copy calls), ``"fallback"`` (the CPU
+    fallback runs it) or ``"unsupported"`` (no kernel anywhere).
+
+    With no argument, every operator torch_backend knows: those ``codegen/ops.yaml`` lists,
+    whose native kernels the vendor may publish, and the built-in ones.  Otherwise the named
+    ATen operators, with their overload (``["add.out", "aten::lgamma.out"]``)."""
+    names, states = _ops._op_coverage(list(ops or []))
+    return dict(zip(names, states, strict=True))

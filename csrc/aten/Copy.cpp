@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "aten/KernelCall.h"
 #include "runtime/DeviceAllocator.h"
 #include "runtime/Event.h"
 #include "runtime/HostAllocator.h"
@@ -69,9 +70,17 @@ at::Tensor read_span(const at::Tensor& src) {
   return buffer.as_strided(src.sizes(), src.strides(), 0);
 }
 
+// The vendor's copy_ kernel (strided, converting dtypes, across devices), when it has one.
+bool device_copy_kernel(const at::Tensor& dst, const at::Tensor& src) {
+  const tb_kernel* kernel = find_kernel("copy_");
+  return kernel != nullptr && KernelCall(kernel).tensor(dst).tensor(src).boolean(false).launch();
+}
+
 void copy_device_to_device(const at::Tensor& src, const at::Tensor& dst) {
   if (!same_dense_layout(src, dst)) {
-    write_from_cpu(dst, read_to_cpu(src));
+    if (src.device() != dst.device() || !device_copy_kernel(dst, src)) {
+      write_from_cpu(dst, read_to_cpu(src));
+    }
     return;
   }
   c10::DeviceIndex src_device = src.device().index(), dst_device = dst.device().index();
@@ -96,6 +105,13 @@ void copy_device_to_device(const at::Tensor& src, const at::Tensor& dst) {
 
 void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
   if (!same_dense_layout(src, dst)) {
+    // Rearrange on the device into dst's layout and dtype, then one dense copy.
+    at::Tensor staged =
+        at::empty_strided(dst.sizes(), dst.strides(), src.options().dtype(dst.scalar_type()));
+    if (dst.is_non_overlapping_and_dense() && device_copy_kernel(staged, src)) {
+      copy_device_to_host(staged, dst, non_blocking);
+      return;
+    }
     dst.copy_(read_to_cpu(src));
     return;
   }

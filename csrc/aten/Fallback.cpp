@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 
+#include "aten/KernelCall.h"
 #include "runtime/Device.h"
 #include "runtime/Generator.h"
 #include "runtime/Vendor.h"
@@ -125,6 +126,10 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 }
 
 }  // namespace
+
+void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  fallback(op, stack);
+}
 
 std::vector<std::pair<std::string, int64_t>> fallback_counts() {
   std::lock_guard<std::mutex> lock(g_mutex);

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "aten/Copy.h"
+#include "aten/KernelCall.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceAllocator.h"
 #include "runtime/Stream.h"
@@ -133,10 +134,15 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   return read_to_cpu(self).item();
 }
 
-// Fills with one value: a vendor memset when every byte of the value is the same, a staged
-// copy otherwise.
+// Fills with one value: a vendor memset when every byte of the value is the same, else the
+// vendor's fill_ kernel, else a staged copy.
 at::Tensor& fill(at::Tensor& self, const at::Scalar& value) {
   if (self.numel() == 0) return self;
+  if (const tb_kernel* kernel = find_kernel("fill_.Scalar");
+      kernel != nullptr && !self.is_non_overlapping_and_dense() &&
+      KernelCall(kernel).tensor(self).scalar(value).launch()) {
+    return self;
+  }
   at::Tensor element = at::empty({}, self.options().device(at::kCPU)).fill_(value);
   const auto* bytes = static_cast<const unsigned char*>(element.data_ptr());
   bool uniform = true;
@@ -146,6 +152,10 @@ at::Tensor& fill(at::Tensor& self, const at::Scalar& value) {
     TB_VENDOR_CALL(memory, memset_async, vendor_stream(stream), self.data_ptr(),
                    static_cast<int>(bytes[0]),
                    static_cast<size_t>(self.numel()) * self.element_size());
+    return self;
+  }
+  if (const tb_kernel* kernel = find_kernel("fill_.Scalar");
+      kernel != nullptr && KernelCall(kernel).tensor(self).scalar(value).launch()) {
     return self;
   }
   write_from_cpu(self, element);

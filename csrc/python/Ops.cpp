@@ -11,6 +11,7 @@
 
 #include "aten/Autocast.h"
 #include "aten/Fallback.h"
+#include "aten/KernelCall.h"
 #include "runtime/Device.h"
 #include "runtime/Generator.h"
 #include "runtime/Stream.h"
@@ -27,6 +28,7 @@ using Info =
 Info load() {
   const Vendor& vendor = Vendor::Get();
   (void)fallback_mode();  // rejects a bad TORCH_BACKEND_FALLBACK now, at import
+  register_vendor_kernels();
   const tb_vendor_handle& t = vendor.table();
   return {t.device_type, t.vendor_name, t.vendor_version,     t.library_path,
           t.abi_major,   t.abi_minor,   vendor.device_count()};
@@ -79,6 +81,16 @@ std::string get_fallback_mode() { return fallback_mode_name(fallback_mode()); }
 
 void set_mode(const std::string& mode) { set_fallback_mode(parse_fallback_mode(mode, "mode")); }
 
+std::tuple<std::vector<std::string>, std::vector<std::string>> get_op_coverage(
+    std::vector<std::string> names) {
+  std::vector<std::string> ops, states;
+  for (auto& [op, state] : op_coverage(names)) {
+    ops.push_back(op);
+    states.push_back(state);
+  }
+  return {ops, states};
+}
+
 std::tuple<std::vector<std::string>, std::vector<std::string>> get_autocast_policies() {
   std::vector<std::string> ops, policies;
   for (const auto& [op, policy] : autocast_policies()) {
@@ -102,6 +114,7 @@ TORCH_LIBRARY(torch_backend, m) {
   m.def("_fallback_mode() -> str", &get_fallback_mode);
   m.def("_set_fallback_mode(str mode) -> ()", &set_mode);
   m.def("_autocast_policies() -> (str[], str[])", &get_autocast_policies);
+  m.def("_op_coverage(str[] ops) -> (str[], str[])", &get_op_coverage);
 }
 
 }  // namespace

@@ -127,6 +127,13 @@ tb_stream vendor_stream(c10::Stream stream) {
   return handle;
 }
 
+tb_stream current_vendor_stream(c10::DeviceIndex device) {
+  c10::StreamId id = current_id(device);
+  tb_stream handle = all_devices()[device]->slots[id].load(std::memory_order_acquire);
+  if (C10_LIKELY(handle != nullptr)) return handle;
+  return vendor_stream(make_stream(device, id));
+}
+
 int stream_priority(c10::Stream stream) {
   check_stream(stream);
   return device_streams(stream.device_index()).least - class_of(stream.id());

@@ -38,6 +38,10 @@ c10::Stream stream_from_pool(c10::DeviceIndex device, bool high_priority);
 // The vendor handle behind `stream`, created on first use.
 tb_stream vendor_stream(c10::Stream stream);
 
+// The vendor handle of the calling thread's current stream on `device`, which the caller
+// knows to be valid (it comes from a tensor): the kernel-launch fast path.
+tb_stream current_vendor_stream(c10::DeviceIndex device);
+
 // The torch-style priority of `stream` (the vendor's number: 0 = default, negative = higher).
 int stream_priority(c10::Stream stream);
 

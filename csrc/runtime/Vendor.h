@@ -18,7 +18,7 @@ namespace torch_backend {
 // Environment variable naming the vendor: a bundled name ("emu", "fake") or a library path.
 constexpr const char* kVendorEnv = "TORCH_BACKEND_VENDOR";
 // The vendor used when kVendorEnv is unset.
-constexpr const char* kDefaultVendor = "fake";
+constexpr const char* kDefaultVendor = "emu";
 
 class Vendor {
  public:

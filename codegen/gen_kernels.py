@@ -1,0 +1,531 @@
+"""Generate torch_backend's PrivateUse1 operator wrappers for the operators in ops.yaml.
+
+Each listed operator becomes one or more C++ wrappers, registered for PrivateUse1 only when the
+loaded vendor publishes a kernel for it (decided once at load, in csrc/aten/Kernels.cpp).  A
+wrapper takes output shapes, dtypes and strides from ATen itself:
+
+- structured operators (listed by their out variant, e.g. ``add.out``): the structured meta
+  class ``at::meta::structured_*`` runs the operator's meta function; functional, in-place and
+  out variants get ATen's usual set_output behaviour (allocate / check / resize);
+- other operators: the operator's Meta kernel runs on meta copies of the arguments.
+
+It then packs the arguments into ``tb_value`` descriptors (KernelCall) and enqueues the vendor
+kernel on the current stream.  A kernel that declines a call sends it to the CPU fallback.
+
+Schemas come from the ``native_functions.yaml`` shipped with torchgen (the installed torch's
+own), so the wrappers always match the ATen they are compiled against.
+
+Usage: python gen_kernels.py --ops ops.yaml --output DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import pathlib
+import sys
+from collections.abc import Iterable, Sequence
+
+import torchgen
+import yaml
+from torchgen import local
+from torchgen.api import meta as meta_api
+from torchgen.api import structured
+from torchgen.api.translate import translate
+from torchgen.api.types import DispatcherSignature
+from torchgen.gen import get_grouped_native_functions, parse_native_yaml
+from torchgen.model import (
+    Argument,
+    BaseTy,
+    BaseType,
+    ListType,
+    NativeFunction,
+    NativeFunctionsGroup,
+    OptionalType,
+    SchemaKind,
+    Type,
+)
+
+
+@dataclasses.dataclass
+class Entry:
+    """One line of ops.yaml."""
+
+    op: str
+    promote: list[str] | None = None  # non-structured elementwise: inputs cast to the output dtype
+
+
+@dataclasses.dataclass
+class Wrapper:
+    registered: str  # operator name registered for PrivateUse1, e.g. "add.Tensor"
+    kernel: int  # index into the kernel table
+    name: str  # C++ function name
+    code: str
+
+
+class Generator:
+    def __init__(self, functions: Sequence[NativeFunction]) -> None:
+        self.by_name = {str(f.func.name): f for f in functions}
+        self.group_of: dict[str, NativeFunctionsGroup] = {}
+        for g in get_grouped_native_functions(functions):
+            if isinstance(g, NativeFunctionsGroup):
+                for f in g.functions():
+                    self.group_of[str(f.func.name)] = g
+        self.kernels: list[str] = []
+        self.wrappers: list[Wrapper] = []
+        self.includes: set[str] = set()
+
+    # ------------------------------------------------------------------------------------------
+    # helpers
+
+    def kernel_index(self, name: str) -> int:
+        if name not in self.kernels:
+            self.kernels.append(name)
+        return self.kernels.index(name)
+
+    def include_ops(self, f: NativeFunction) -> None:
+        self.includes.add(f"ATen/ops/{f.root_name}_ops.h")
+
+    @staticmethod
+    def cname(f: NativeFunction) -> str:
+        return "wrapper_" + f.func.name.unambiguous_name()
+
+    @staticmethod
+    def signature(f: NativeFunction) -> DispatcherSignature:
+        return DispatcherSignature.from_schema(f.func)
+
+    def fallback(self, f: NativeFunction) -> str:
+        sig = self.signature(f)
+        args = ", ".join(a.name for a in sig.arguments())
+        return (
+            "at::native::call_fallback_fn_symint<&cpu_fallback_boxed, "
+            f"at::_ops::{f.func.name.unambiguous_name()}>::call({args})"
+        )
+
+    @staticmethod
+    def pack(arg: Argument, expression: str) -> str:
+        """The KernelCall method that passes `arg` (named `expression` in the wrapper)."""
+        t: Type = arg.type
+        if isinstance(t, OptionalType):
+            inner = t.elem
+            if isinstance(inner, BaseType) and inner.name == BaseTy.Generator:
+                return f".generator({expression})"
+            t = inner
+        if isinstance(t, BaseType):
+            method = {
+                BaseTy.Tensor: "tensor",
+                BaseTy.Scalar: "scalar",
+                BaseTy.int: "integer",
+                BaseTy.SymInt: "integer",
+                BaseTy.float: "real",
+                BaseTy.bool: "boolean",
+                BaseTy.str: "string",
+                BaseTy.ScalarType: "dtype",
+            }.get(t.name)
+            if method is not None:
+                return f".{method}({expression})"
+        if isinstance(t, ListType):
+            elem = t.elem
+            if isinstance(elem, OptionalType):
+                elem = elem.elem
+            if isinstance(elem, BaseType):
+                if elem.name == BaseTy.Tensor:
+                    return f".tensors({expression})"
+                if elem.name in (BaseTy.int, BaseTy.SymInt):
+                    return f".ints({expression})"
+                if elem.name == BaseTy.bool:
+                    return f".bools({expression})"
+        raise SystemExit(f"gen_kernels: no descriptor for argument '{arg.name}' of type {arg.type}")
+
+    @staticmethod
+    def is_tensor(arg: Argument) -> bool:
+        return isinstance(arg.type, BaseType) and arg.type.name == BaseTy.Tensor
+
+    def tensor_params(self, f: NativeFunction) -> list[str]:
+        return [a.name for a in f.func.arguments.flat_all if self.is_tensor(a)]
+
+    # ------------------------------------------------------------------------------------------
+    # structured groups: functional, inplace and out variants over one meta class
+
+    def structured(self, g: NativeFunctionsGroup) -> None:
+        kernel_f = g.out
+        kernel = self.kernel_index(str(kernel_f.func.name))
+        meta_class = f"at::meta::structured_{meta_api.name(g)}"
+        self.includes.add(f"ATen/ops/{g.functional.root_name}_meta.h")
+        elementwise = kernel_f.structured_inherits == "TensorIteratorBase"
+        out_args = list(kernel_f.func.arguments.out)
+        for f in g.functions():
+            kind = f.func.kind()
+            if kind not in (SchemaKind.functional, SchemaKind.inplace, SchemaKind.out):
+                continue
+            self.include_ops(f)
+            sig = self.signature(f)
+            # The meta function's parameter types differ from the dispatcher's (for example
+            # OptionalScalarRef for Scalar?): torchgen's translate bridges them.
+            meta_args = ", ".join(
+                e.expr for e in translate(sig.arguments(), structured.meta_arguments(g))
+            )
+            n = len(out_args)
+            klass = f"Meta_{f.func.name.unambiguous_name()}"
+            if kind is SchemaKind.functional:
+                storage = f"std::array<at::Tensor, {n}> outputs_;"
+                body = "outputs_[i] = create_out(sizes, strides, options);"
+                getter = "return outputs_[i];"
+                ctor = ""
+                init = f"{klass} op;"
+            else:
+                if kind is SchemaKind.inplace:
+                    targets = ["self"] * n
+                    body = "check_inplace(outputs_[i], sizes, options);"
+                else:
+                    targets = [a.name for a in f.func.arguments.out]
+                    body = "resize_out(outputs_[i], sizes, strides, options);"
+                storage = f"std::array<std::reference_wrapper<const at::Tensor>, {n}> outputs_;"
+                getter = "return outputs_[i].get();"
+                params = ", ".join(f"const at::Tensor& o{i}" for i in range(n))
+                refs = ", ".join(f"std::cref(o{i})" for i in range(n))
+                ctor = f"explicit {klass}({params}) : outputs_{{{{{refs}}}}} {{}}"
+                init = f"{klass} op({', '.join(targets)});"
+            base_call = (
+                f"{meta_class}::set_output_raw_strided(i, sizes, strides, options);"
+                if elementwise
+                else ""
+            )
+            set_output = f"""
+    {body}
+    {base_call}"""
+            out_exprs = [
+                f"op.outputs_[{i}]" + ("" if kind is SchemaKind.functional else ".get()")
+                for i in range(n)
+            ]
+            launch = self.structured_launch(kernel_f, f, kind, elementwise, out_exprs)
+            if kind is SchemaKind.functional:
+                if n == 1:
+                    ret = "return std::move(op.outputs_[0]);"
+                else:
+                    ret = (
+                        "return std::make_tuple("
+                        + ", ".join(f"std::move(op.outputs_[{i}])" for i in range(n))
+                        + ");"
+                    )
+            elif kind is SchemaKind.inplace:
+                ret = "return self;"
+            else:
+                names = [a.name for a in f.func.arguments.out]
+                ret = (
+                    f"return {names[0]};"
+                    if n == 1
+                    else (f"return std::forward_as_tuple({', '.join(names)});")
+                )
+            code = f"""
+struct {klass} final : {meta_class} {{
+  {ctor}
+  void set_output_strided(int64_t i, at::IntArrayRef sizes,
+                          [[maybe_unused]] at::IntArrayRef strides,
+                          at::TensorOptions options) override {{{set_output}
+  }}
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes,
+                              [[maybe_unused]] at::IntArrayRef strides,
+                              at::TensorOptions options) override {{{set_output}
+  }}
+  const at::Tensor& maybe_get_output(int64_t i) override {{ {getter} }}
+  {storage}
+}};
+
+{sig.decl(name=self.cname(f))} {{
+  {init}
+  op.meta({meta_args});
+{launch}
+  {ret}
+}}
+"""
+            self.wrappers.append(Wrapper(str(f.func.name), kernel, self.cname(f), code))
+
+    def structured_launch(
+        self,
+        kernel_f: NativeFunction,
+        f: NativeFunction,
+        kind: SchemaKind,
+        elementwise: bool,
+        out_exprs: list[str],
+    ) -> str:
+        out_names = [a.name for a in kernel_f.func.arguments.out]
+        inputs = [a for a in kernel_f.func.arguments.flat_non_out]
+        # Map the kernel's (out variant's) arguments onto this variant's names.
+        chain: list[str] = []
+        lines: list[str] = []
+        if elementwise:
+            lines.append(
+                f"  const at::Tensor& out_ = {out_exprs[0]};\n"
+                "  const at::ScalarType common =\n"
+                "      op.maybe_common_dtype().value_or(op.input_dtype(0));\n"
+                "  const bool converted = out_.scalar_type() != common && "
+                "out_.scalar_type() != at::kBool;\n"
+                "  at::Tensor result = converted ? create_out(out_.sizes(), {}, "
+                "out_.options().dtype(common)) : out_;"
+            )
+        for a in inputs:
+            if elementwise and self.is_tensor(a):
+                chain.append(f".operand({a.name}, common, result.sizes())")
+            else:
+                chain.append(self.pack(a, a.name))
+        for i, name in enumerate(out_names):
+            del name
+            chain.append(".tensor(result)" if elementwise else f".tensor({out_exprs[i]})")
+        call = "".join(chain)
+        lines.append(
+            f"  if (!KernelCall(g_kernels[{self.kernels.index(str(kernel_f.func.name))}])"
+            f"{call}.launch()) {{\n"
+            f"    return {self.fallback(f)};\n  }}"
+        )
+        if elementwise:
+            lines.append("  if (converted) out_.copy_(result);")
+        del kind
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------------------------------
+    # other operators: shapes from the Meta kernel
+
+    def cached_meta(self, f: NativeFunction) -> str:
+        """Code binding `meta_` to `f`'s outputs' metadata: its Meta kernel's result, memoized
+        by the arguments' metadata (MetaCache)."""
+        sig = self.signature(f)
+        args = ", ".join(f"to_meta({a.name})" for a in sig.arguments())
+        keys = "".join(f"  key_.add({a.name});\n" for a in sig.arguments())
+        return (
+            "  static MetaCache cache_;\n"
+            "  MetaKey key_;\n"
+            f"{keys}"
+            "  const MetaCache::Outputs meta_ = cache_.get(key_, [&] {\n"
+            f"    return at::_ops::{f.func.name.unambiguous_name()}::redispatch("
+            f"c10::DispatchKeySet(c10::DispatchKey::Meta), {args});\n"
+            "  });\n"
+        )
+
+    def meta_outputs(self, f: NativeFunction, device_expr: str) -> tuple[str, list[str]]:
+        """Code running `f`'s meta function and allocating real outputs; returns (code, names)."""
+        n = len(f.func.returns)
+        code = self.cached_meta(f)
+        names = [f"output{i}_" for i in range(n)]
+        for i, name in enumerate(names):
+            code += f"  at::Tensor {name} = (*meta_)[{i}].allocate({device_expr});\n"
+        return code, names
+
+    def device_expression(self, f: NativeFunction) -> str:
+        tensors = self.tensor_params(f)
+        if not tensors:
+            return "make_device(current_device())"
+        return "device_of_arguments({" + ", ".join(f"&{t}" for t in tensors) + "})"
+
+    def elementwise_chain(
+        self, f: NativeFunction, promote: list[str], shape: str, dtype: str
+    ) -> list[str]:
+        chain = []
+        for a in f.func.arguments.flat_non_out:
+            if self.is_tensor(a):
+                target = dtype if a.name in promote else f"{a.name}.scalar_type()"
+                chain.append(f".operand({a.name}, {target}, {shape})")
+            else:
+                chain.append(self.pack(a, a.name))
+        return chain
+
+    def functional(
+        self, f: NativeFunction, entry: Entry, kernel_f: NativeFunction | None = None
+    ) -> None:
+        """A functional operator: outputs from its Meta kernel.  With `kernel_f` (its out
+        variant), calls that kernel with the outputs as out arguments."""
+        kernel_f = kernel_f or f
+        kernel = self.kernel_index(str(kernel_f.func.name))
+        self.include_ops(f)
+        sig = self.signature(f)
+        code, outputs = self.meta_outputs(f, self.device_expression(f))
+        if entry.promote is not None:
+            chain = self.elementwise_chain(
+                kernel_f, entry.promote, f"{outputs[0]}.sizes()", f"{outputs[0]}.scalar_type()"
+            )
+        else:
+            chain = [self.pack(a, a.name) for a in kernel_f.func.arguments.flat_non_out]
+        chain += [f".tensor({o})" for o in outputs]
+        ret = (
+            f"return {outputs[0]};"
+            if len(outputs) == 1
+            else "return std::make_tuple(" + ", ".join(outputs) + ");"
+        )
+        body = f"""
+{sig.decl(name=self.cname(f))} {{
+{code}  if (!KernelCall(g_kernels[{kernel}]){"".join(chain)}.launch()) {{
+    return {self.fallback(f)};
+  }}
+  {ret}
+}}
+"""
+        self.wrappers.append(Wrapper(str(f.func.name), kernel, self.cname(f), body))
+
+    def out_variant(self, f: NativeFunction, entry: Entry) -> None:
+        """A non-structured out variant: shape from the functional variant's Meta kernel."""
+        g = self.group_of.get(str(f.func.name))
+        if g is None:
+            raise SystemExit(
+                f"gen_kernels: {f.func.name} has no functional variant to take shapes from"
+            )
+        kernel = self.kernel_index(str(f.func.name))
+        self.include_ops(f)
+        self.include_ops(g.functional)
+        sig = self.signature(f)
+        outs = [a.name for a in f.func.arguments.out]
+        n = len(outs)
+        lines = [self.cached_meta(g.functional)]
+        for i, out in enumerate(outs):
+            lines.append(
+                f"  if ({out}.scalar_type() != (*meta_)[{i}].dtype) {{\n"
+                f"    return {self.fallback(f)};\n  }}\n"
+                f"  at::native::resize_output({out}, (*meta_)[{i}].sizes);"
+            )
+        if entry.promote is not None:
+            chain = self.elementwise_chain(
+                f, entry.promote, f"{outs[0]}.sizes()", f"{outs[0]}.scalar_type()"
+            )
+        else:
+            chain = [self.pack(a, a.name) for a in f.func.arguments.flat_non_out]
+        chain += [f".tensor({o})" for o in outs]
+        ret = (
+            f"return {outs[0]};" if n == 1 else f"return std::forward_as_tuple({', '.join(outs)});"
+        )
+        body = f"""
+{sig.decl(name=self.cname(f))} {{
+{chr(10).join(lines)}
+  if (!KernelCall(g_kernels[{kernel}]){"".join(chain)}.launch()) {{
+    return {self.fallback(f)};
+  }}
+  {ret}
+}}
+"""
+        self.wrappers.append(Wrapper(str(f.func.name), kernel, self.cname(f), body))
+        self.functional(g.functional, entry, kernel_f=f)
+
+    def direct(self, f: NativeFunction) -> None:
+        """In-place and mutating operators: no outputs to allocate."""
+        kernel = self.kernel_index(str(f.func.name))
+        self.include_ops(f)
+        sig = self.signature(f)
+        chain = "".join(self.pack(a, a.name) for a in f.func.arguments.flat_all)
+        returns = f.func.returns
+        if not returns:
+            ret, declined = "return;", f"{self.fallback(f)};\n    return;"
+        else:
+            ret, declined = "return self;", f"return {self.fallback(f)};"
+        body = f"""
+{sig.decl(name=self.cname(f))} {{
+  if (!KernelCall(g_kernels[{kernel}]){chain}.launch()) {{
+    {declined}
+  }}
+  {ret}
+}}
+"""
+        self.wrappers.append(Wrapper(str(f.func.name), kernel, self.cname(f), body))
+
+    # ------------------------------------------------------------------------------------------
+
+    def add(self, entry: Entry) -> None:
+        """Generate the wrappers of one ops.yaml entry."""
+        f = self.by_name.get(entry.op)
+        if f is None:
+            raise SystemExit(f"gen_kernels: no ATen operator named '{entry.op}'")
+        # The C++ types of a function's dispatcher signature depend on its group (tensor lists
+        # are ITensorListRef in structured groups): generate under the same settings as ATen.
+        with local.parametrize(
+            use_const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
+            use_ilistref_for_tensor_lists=f.part_of_structured_group,
+        ):
+            self.dispatch(entry, f)
+
+    def dispatch(self, entry: Entry, f: NativeFunction) -> None:
+        if f is None:
+            raise SystemExit(f"gen_kernels: no ATen operator named '{entry.op}'")
+        kind = f.func.kind()
+        if f.structured:
+            self.structured(self.group_of[entry.op])
+        elif kind is SchemaKind.out:
+            self.out_variant(f, entry)
+        elif kind is SchemaKind.functional:
+            self.functional(f, entry)
+        elif kind in (SchemaKind.inplace, SchemaKind.mutable):
+            self.direct(f)
+        else:
+            raise SystemExit(f"gen_kernels: cannot generate a wrapper for {entry.op} ({kind})")
+
+    def render(self, source: str) -> str:
+        includes = "\n".join(f"#include <{h}>" for h in sorted(self.includes))
+        names = ",\n    ".join(f'"{k}"' for k in self.kernels)
+        wrappers = "".join(w.code for w in self.wrappers)
+        entries = ",\n    ".join(
+            f'{{"{w.registered}", {w.kernel}, [](torch::Library& m) {{ '
+            f'm.impl("{w.registered}", TORCH_FN({w.name})); }}}}'
+            for w in self.wrappers
+        )
+        return f"""// @generated by codegen/gen_kernels.py from {source}: do not edit.
+// PrivateUse1 wrappers that run ATen's meta functions, then the vendor's kernels.
+#include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
+{includes}
+
+#include "aten/GeneratedKernels.h"
+#include "aten/KernelCall.h"
+#include "runtime/Device.h"
+
+namespace torch_backend::generated {{
+
+const char* const kKernelNames[] = {{
+    {names}}};
+const int kNumKernels = {len(self.kernels)};
+const tb_kernel* g_kernels[{len(self.kernels)}] = {{}};
+
+namespace {{
+{wrappers}
+}}  // namespace
+
+const OpEntry kOps[] = {{
+    {entries}}};
+const int kNumOps = {len(self.wrappers)};
+
+}}  // namespace torch_backend::generated
+"""
+
+
+def load_entries(path: pathlib.Path) -> list[Entry]:
+    raw = yaml.safe_load(path.read_text())
+    entries = []
+    for item in raw:
+        if isinstance(item, str):
+            entries.append(Entry(op=item))
+        else:
+            entries.append(Entry(**item))
+    return entries
+
+
+def main(argv: Iterable[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", type=pathlib.Path, required=True)
+    parser.add_argument("--output", type=pathlib.Path, required=True)
+    args = parser.parse_args(None if argv is None else list(argv))
+    packaged = pathlib.Path(torchgen.__file__).parent / "packaged" / "ATen" / "native"
+    parsed = parse_native_yaml(str(packaged / "native_functions.yaml"), str(packaged / "tags.yaml"))
+    generator = Generator(parsed.native_functions)
+    with local.parametrize(
+        use_const_ref_for_mutable_tensors=False, use_ilistref_for_tensor_lists=False
+    ):
+        for entry in load_entries(args.ops):
+            generator.add(entry)
+        text = generator.render(args.ops.name)
+    args.output.mkdir(parents=True, exist_ok=True)
+    target = args.output / "RegisterKernels.cpp"
+    if not target.exists() or target.read_text() != text:
+        target.write_text(text)
+    print(
+        f"gen_kernels: {len(generator.wrappers)} wrappers over {len(generator.kernels)} kernels",
+        file=sys.stderr,
+    )
+
+
+if __name__ == "__main__":
+    main()

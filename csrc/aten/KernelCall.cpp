@@ -1,0 +1,514 @@
+// Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+#include "aten/KernelCall.h"
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/empty_strided.h>
+
+#include <mutex>
+#include <unordered_map>
+
+#include "runtime/Device.h"
+#include "runtime/DeviceAllocator.h"
+#include "runtime/Generator.h"
+#include "runtime/Stream.h"
+#include "runtime/Vendor.h"
+
+namespace torch_backend {
+
+// ---------------------------------------------------------------------------------------------
+// dtype mapping
+
+static tb_dtype to_tb_dtype(at::ScalarType type, bool* ok) {
+  *ok = true;
+  switch (type) {
+    case at::kBool:
+      return TB_DTYPE_BOOL;
+    case at::kByte:
+      return TB_DTYPE_UINT8;
+    case at::kChar:
+      return TB_DTYPE_INT8;
+    case at::kShort:
+      return TB_DTYPE_INT16;
+    case at::kInt:
+      return TB_DTYPE_INT32;
+    case at::kLong:
+      return TB_DTYPE_INT64;
+    case at::kHalf:
+      return TB_DTYPE_FLOAT16;
+    case at::kBFloat16:
+      return TB_DTYPE_BFLOAT16;
+    case at::kFloat:
+      return TB_DTYPE_FLOAT32;
+    case at::kDouble:
+      return TB_DTYPE_FLOAT64;
+    default:
+      *ok = false;
+      return TB_DTYPE_COUNT;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// KernelCall
+
+namespace {
+constexpr int64_t kPendingList = -1;  // tensors.count placeholder resolved in launch()
+}
+
+void KernelCall::add_tensor(at::Tensor tensor) {
+  tb_tensor t{};
+  t.struct_size = sizeof(tb_tensor);
+  tensors_.push_back(t);
+  sources_.push_back(std::move(tensor));
+}
+
+KernelCall& KernelCall::tensor(const at::Tensor& tensor) {
+  if (!tensor.defined()) return none();
+  if (tensor.device().is_cpu() && tensor.dim() == 0) {
+    // A CPU scalar tensor (a "wrapped number"): its value.
+    at::Scalar value = tensor.item();
+    return scalar(value);
+  }
+  tb_value value{};
+  value.kind = TB_VALUE_TENSOR;
+  value.as.i = static_cast<int64_t>(tensors_.size());
+  add_tensor(tensor);
+  values_.push_back(value);
+  return *this;
+}
+
+KernelCall& KernelCall::tensor(const std::optional<at::Tensor>& tensor) {
+  return tensor.has_value() ? this->tensor(*tensor) : none();
+}
+
+KernelCall& KernelCall::tensors(at::ITensorListRef list) {
+  tb_value value{};
+  value.kind = TB_VALUE_TENSOR_LIST;
+  value.as.tensors.items = reinterpret_cast<const tb_tensor*>(tensors_.size());
+  int64_t count = 0;
+  for (const at::Tensor& t : list) {
+    add_tensor(t);
+    count++;
+  }
+  value.as.tensors.count = count;
+  values_.push_back(value);
+  return *this;
+}
+
+KernelCall& KernelCall::tensors(const c10::List<std::optional<at::Tensor>>& list) {
+  tb_value value{};
+  value.kind = TB_VALUE_TENSOR_LIST;
+  value.as.tensors.items = reinterpret_cast<const tb_tensor*>(tensors_.size());
+  int64_t count = 0;
+  for (size_t i = 0; i < list.size(); i++) {
+    std::optional<at::Tensor> element = list.get(i);
+    add_tensor(element.has_value() ? *element : at::Tensor());
+    count++;
+  }
+  value.as.tensors.count = count;
+  values_.push_back(value);
+  return *this;
+}
+
+KernelCall& KernelCall::operand(const at::Tensor& tensor, at::ScalarType common,
+                                at::IntArrayRef shape) {
+  if (tensor.device().is_cpu() && tensor.dim() == 0) {
+    at::Scalar value = tensor.item();
+    if (at::isFloatingType(common)) return real(value.toDouble());
+    if (common == at::kBool) return boolean(value.toBool());
+    return integer(value.toLong());
+  }
+  at::Tensor prepared = tensor;
+  if (prepared.scalar_type() != common) prepared = prepared.to(common);
+  if (prepared.sizes() != shape) prepared = prepared.expand(shape);
+  return this->tensor(prepared);
+}
+
+KernelCall& KernelCall::scalar(const at::Scalar& value) {
+  if (value.isBoolean()) return boolean(value.toBool());
+  if (value.isIntegral(false)) return integer(value.toLong());
+  if (value.isFloatingPoint()) return real(value.toDouble());
+  // Complex or symbolic: no descriptor for it.
+  tb_value invalid{};
+  invalid.kind = static_cast<tb_value_kind>(-1);
+  values_.push_back(invalid);
+  return *this;
+}
+
+KernelCall& KernelCall::scalar(const std::optional<at::Scalar>& value) {
+  return value.has_value() ? scalar(*value) : none();
+}
+
+KernelCall& KernelCall::integer(int64_t number) {
+  tb_value value{};
+  value.kind = TB_VALUE_INT;
+  value.as.i = number;
+  values_.push_back(value);
+  return *this;
+}
+
+KernelCall& KernelCall::integer(const std::optional<int64_t>& number) {
+  return number.has_value() ? integer(*number) : none();
+}
+
+KernelCall& KernelCall::integer(const c10::SymInt& number) {
+  return integer(number.guard_int(__FILE__, __LINE__));
+}
+
+KernelCall& KernelCall::real(double number) {
+  tb_value value{};
+  value.kind = TB_VALUE_DOUBLE;
+  value.as.f = number;
+  values_.push_back(value);
+  return *this;
+}
+
+KernelCall& KernelCall::real(const std::optional<double>& number) {
+  return number.has_value() ? real(*number) : none();
+}
+
+KernelCall& KernelCall::boolean(bool flag) {
+  tb_value value{};
+  value.kind = TB_VALUE_BOOL;
+  value.as.b = flag ? 1 : 0;
+  values_.push_back(value);
+  return *this;
+}
+
+KernelCall& KernelCall::boolean(const std::optional<bool>& flag) {
+  return flag.has_value() ? boolean(*flag) : none();
+}
+
+KernelCall& KernelCall::ints(at::IntArrayRef numbers) {
+  tb_value value{};
+  value.kind = TB_VALUE_INT_LIST;
+  value.as.ints.items = numbers.data();
+  value.as.ints.count = static_cast<int64_t>(numbers.size());
+  values_.push_back(value);
+  return *this;
+}
+
+KernelCall& KernelCall::ints(c10::SymIntArrayRef numbers) {
+  return ints(C10_AS_INTARRAYREF_SLOW(numbers));
+}
+
+KernelCall& KernelCall::ints(at::OptionalIntArrayRef numbers) {
+  return numbers.has_value() ? ints(*numbers) : none();
+}
+
+KernelCall& KernelCall::ints(at::OptionalSymIntArrayRef numbers) {
+  return numbers.has_value() ? ints(*numbers) : none();
+}
+
+KernelCall& KernelCall::bool_list(const bool* flags, size_t count) {
+  bool_storage_.emplace_back(flags, flags + count);
+  tb_value value{};
+  value.kind = TB_VALUE_BOOL_LIST;
+  value.as.bools.items = bool_storage_.back().data();
+  value.as.bools.count = static_cast<int64_t>(count);
+  values_.push_back(value);
+  return *this;
+}
+
+KernelCall& KernelCall::string(std::string_view text) {
+  string_storage_.emplace_back(text);
+  tb_value value{};
+  value.kind = TB_VALUE_STRING;
+  value.as.string = string_storage_.back().c_str();
+  values_.push_back(value);
+  return *this;
+}
+
+KernelCall& KernelCall::string(const std::optional<std::string_view>& text) {
+  return text.has_value() ? string(*text) : none();
+}
+
+KernelCall& KernelCall::dtype(at::ScalarType type) {
+  bool ok = false;
+  tb_value value{};
+  value.kind = TB_VALUE_DTYPE;
+  value.as.dtype = to_tb_dtype(type, &ok);
+  if (!ok) value.kind = static_cast<tb_value_kind>(-1);
+  values_.push_back(value);
+  return *this;
+}
+
+KernelCall& KernelCall::dtype(const std::optional<at::ScalarType>& type) {
+  return type.has_value() ? dtype(*type) : none();
+}
+
+KernelCall& KernelCall::generator(const std::optional<at::Generator>& generator) {
+  tb_value value{};
+  value.kind = TB_VALUE_RNG;
+  philox_slots_.push_back(static_cast<int64_t>(values_.size()));
+  generators_.push_back(generator);
+  values_.push_back(value);
+  return *this;
+}
+
+KernelCall& KernelCall::none() {
+  tb_value value{};
+  value.kind = TB_VALUE_NONE;
+  values_.push_back(value);
+  return *this;
+}
+
+const at::Tensor* KernelCall::first_tensor() const {
+  for (const at::Tensor& t : sources_) {
+    if (t.defined()) return &t;
+  }
+  return nullptr;
+}
+
+bool KernelCall::launch() {
+  for (const tb_value& v : values_) {
+    if (static_cast<int>(v.kind) < 0) return false;  // an argument without a descriptor
+  }
+  const at::Tensor* first = first_tensor();
+  TORCH_INTERNAL_ASSERT(first != nullptr, "torch_backend: a kernel call without tensors");
+  bool ok = false;
+  tb_dtype first_dtype = to_tb_dtype(first->scalar_type(), &ok);
+  if (!ok || (kernel_->dtypes != 0 && !(kernel_->dtypes & TB_DTYPE_BIT(first_dtype)))) {
+    return false;
+  }
+  // Fill the tensor descriptors (addresses are stable now that all arguments are in).
+  for (size_t i = 0; i < tensors_.size(); i++) {
+    const at::Tensor& t = sources_[i];
+    tb_tensor& d = tensors_[i];
+    if (!t.defined()) {
+      d.data = nullptr;
+      d.ndim = -1;
+      continue;
+    }
+    TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, Vendor::Get().device_type(),
+                ": kernel ", kernel_->name, " got a tensor on ", t.device());
+    d.dtype = to_tb_dtype(t.scalar_type(), &ok);
+    if (!ok) return false;
+    d.data = t.numel() == 0 ? nullptr : const_cast<void*>(t.const_data_ptr());
+    d.device = t.device().index();
+    d.ndim = static_cast<int32_t>(t.dim());
+    d.sizes = t.sizes().data();
+    d.strides = t.strides().data();
+  }
+  for (tb_value& v : values_) {
+    if (v.kind == TB_VALUE_TENSOR) {
+      v.as.tensor = &tensors_[static_cast<size_t>(v.as.i)];
+    } else if (v.kind == TB_VALUE_TENSOR_LIST) {
+      v.as.tensors.items = tensors_.data() + reinterpret_cast<uintptr_t>(v.as.tensors.items);
+    }
+  }
+  c10::DeviceIndex device = first->device().index();
+  for (size_t i = 0; i < philox_slots_.size(); i++) {
+    const std::optional<at::Generator>& requested = generators_[i];
+    at::Generator generator =
+        requested.has_value() && requested->defined() ? *requested : default_generator(device);
+    TORCH_CHECK(generator.device().type() == c10::DeviceType::PrivateUse1,
+                Vendor::Get().device_type(), ": expected a generator of the device, got one of ",
+                generator.device());
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    auto [seed, offset] = generator.get<PhiloxGenerator>()->philox_inputs(
+        4 * static_cast<uint64_t>(std::max<int64_t>(first->numel(), 1)));
+    tb_value& v = values_[static_cast<size_t>(philox_slots_[i])];
+    v.as.rng.seed = seed;
+    v.as.rng.offset = offset;
+  }
+  const Vendor& vendor = Vendor::Use(kernel_->name);
+  tb_status status = kernel_->fn(current_vendor_stream(device), values_.data(),
+                                 static_cast<int32_t>(values_.size()));
+  if (status == TB_OK) return true;
+  if (status == TB_ERROR_NOT_SUPPORTED) return false;
+  vendor.Fail(kernel_->name, status, c10::str(values_.size(), " arguments"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structured-kernel helpers
+
+at::Tensor create_out(at::IntArrayRef sizes, at::IntArrayRef strides,
+                      const at::TensorOptions& options) {
+  // The allocator allocates on the current device: switch only when it differs.
+  c10::OptionalDeviceGuard guard;
+  if (options.device().index() != current_device()) guard.reset_device(options.device());
+  if (strides.empty()) {
+    return at::detail::empty_generic(sizes, device_allocator(),
+                                     c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                     options.dtype().toScalarType(), options.memory_format_opt());
+  }
+  return at::detail::empty_strided_generic(sizes, strides, device_allocator(),
+                                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                           options.dtype().toScalarType());
+}
+
+void resize_out(const at::Tensor& out, at::IntArrayRef sizes, at::IntArrayRef strides,
+                const at::TensorOptions& options) {
+  TORCH_CHECK(options.dtype() == out.dtype(), "Expected out tensor to have dtype ", options.dtype(),
+              ", but got ", out.dtype(), " instead");
+  TORCH_CHECK(options.device() == out.device(), "Expected out tensor to have device ",
+              options.device(), ", but got ", out.device(), " instead");
+  const bool resized = at::native::resize_output(out, sizes);
+  if (resized) {
+    if (!strides.empty()) {
+      TORCH_INTERNAL_ASSERT(!options.memory_format_opt().has_value());
+      at::native::as_strided__symint(out, c10::fromIntArrayRefSlow(sizes),
+                                     c10::fromIntArrayRefSlow(strides));
+    } else if (options.memory_format_opt().has_value()) {
+      out.unsafeGetTensorImpl()->empty_tensor_restride(*options.memory_format_opt());
+    }
+  }
+}
+
+void check_inplace(const at::Tensor& self, at::IntArrayRef sizes,
+                   const at::TensorOptions& options) {
+  TORCH_CHECK(options.dtype() == self.dtype(), "Bad in-place call: input tensor dtype ",
+              self.dtype(), " and output tensor dtype ", options.dtype(), " should match");
+  TORCH_CHECK(options.device() == self.device(), "Bad in-place call: input tensor device ",
+              self.device(), " and output tensor device ", options.device(), " should match");
+  TORCH_CHECK(sizes == self.sizes(), "Bad in-place call: input tensor size ", self.sizes(),
+              " and output tensor size ", sizes, " should match");
+}
+
+at::Tensor to_meta(const at::Tensor& tensor) {
+  if (!tensor.defined()) return tensor;
+  return at::empty_strided(tensor.sizes(), tensor.strides(),
+                           tensor.options().device(c10::DeviceType::Meta));
+}
+
+std::optional<at::Tensor> to_meta(const std::optional<at::Tensor>& tensor) {
+  if (!tensor.has_value()) return std::nullopt;
+  return to_meta(*tensor);
+}
+
+std::vector<at::Tensor> to_meta(at::ITensorListRef tensors) {
+  std::vector<at::Tensor> metas;
+  for (const at::Tensor& t : tensors) metas.push_back(to_meta(t));
+  return metas;
+}
+
+c10::List<std::optional<at::Tensor>> to_meta(const c10::List<std::optional<at::Tensor>>& tensors) {
+  c10::List<std::optional<at::Tensor>> metas;
+  for (size_t i = 0; i < tensors.size(); i++) metas.push_back(to_meta(tensors.get(i)));
+  return metas;
+}
+
+at::Tensor empty_like_meta(const at::Tensor& meta, c10::Device device) {
+  if (!meta.defined()) return meta;
+  return create_out(meta.sizes(), meta.strides(), meta.options().device(device));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Meta cache
+
+void MetaKey::add(const at::Tensor& tensor) {
+  if (!tensor.defined()) {
+    word(-1);
+    return;
+  }
+  word(tensor.dim());
+  word(static_cast<int64_t>(tensor.scalar_type()));
+  word(static_cast<int64_t>(tensor.device().type()));
+  for (int64_t size : tensor.sizes()) word(size);
+  for (int64_t stride : tensor.strides()) word(stride);
+}
+
+void MetaKey::add(const std::optional<at::Tensor>& tensor) {
+  if (tensor.has_value()) {
+    add(*tensor);
+  } else {
+    word(-2);
+  }
+}
+
+void MetaKey::add(at::ITensorListRef tensors) {
+  word(static_cast<int64_t>(tensors.size()));
+  for (const at::Tensor& t : tensors) add(t);
+}
+
+void MetaKey::add(const c10::List<std::optional<at::Tensor>>& tensors) {
+  word(static_cast<int64_t>(tensors.size()));
+  for (size_t i = 0; i < tensors.size(); i++) add(tensors.get(i));
+}
+
+void MetaKey::add(const at::Scalar& value) {
+  word(static_cast<int64_t>(value.type()));
+  if (value.isFloatingPoint()) {
+    add(value.toDouble());
+  } else if (value.isIntegral(true)) {
+    word(value.toLong());
+  }
+}
+
+void MetaKey::add(const std::optional<at::Scalar>& value) {
+  word(value.has_value() ? 1 : 0);
+  if (value.has_value()) add(*value);
+}
+
+void MetaKey::add(c10::SymIntArrayRef values) { add(C10_AS_INTARRAYREF_SLOW(values)); }
+
+void MetaKey::add(at::IntArrayRef values) {
+  word(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) word(v);
+}
+
+void MetaKey::add(at::OptionalIntArrayRef values) {
+  word(values.has_value() ? 1 : 0);
+  if (values.has_value()) add(*values);
+}
+
+void MetaKey::add(at::OptionalSymIntArrayRef values) {
+  word(values.has_value() ? 1 : 0);
+  if (values.has_value()) add(*values);
+}
+
+void MetaKey::add(std::string_view value) {
+  word(static_cast<int64_t>(value.size()));
+  bytes_.append(value.data(), value.size());
+}
+
+void MetaKey::add(const std::optional<std::string_view>& value) {
+  word(value.has_value() ? 1 : 0);
+  if (value.has_value()) add(*value);
+}
+
+void MetaKey::add(const std::optional<at::Generator>& /*generator*/) {}  // never shapes outputs
+
+void MetaKey::add(const c10::SymInt& value) { word(value.guard_int(__FILE__, __LINE__)); }
+
+at::Tensor OutputMeta::allocate(c10::Device device) const {
+  if (!defined) return at::Tensor();
+  return create_out(sizes, strides, at::TensorOptions().dtype(dtype).device(device));
+}
+
+std::vector<OutputMeta> MetaCache::record(const at::Tensor& output) {
+  OutputMeta meta;
+  if (output.defined()) {
+    meta.defined = true;
+    meta.sizes = output.sizes().vec();
+    meta.strides = output.strides().vec();
+    meta.dtype = output.scalar_type();
+  }
+  return {std::move(meta)};
+}
+
+MetaCache::Outputs MetaCache::find(const MetaKey& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.find(key.bytes());
+  return it == entries_.end() ? nullptr : it->second;
+}
+
+MetaCache::Outputs MetaCache::insert(const MetaKey& key, std::vector<OutputMeta> outputs) {
+  constexpr size_t kCapacity = 512;  // shapes a program cycles through; beyond it, start over
+  auto entry = std::make_shared<const std::vector<OutputMeta>>(std::move(outputs));
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (entries_.size() >= kCapacity) entries_.clear();  // callers hold their own references
+  entries_.emplace(key.bytes(), entry);
+  return entry;
+}
+
+c10::Device device_of_arguments(std::initializer_list<const at::Tensor*> tensors) {
+  for (const at::Tensor* t : tensors) {
+    if (t->defined() && t->device().type() == c10::DeviceType::PrivateUse1) return t->device();
+  }
+  return make_device(current_device());
+}
+
+}  // namespace torch_backend

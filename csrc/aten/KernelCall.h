@@ -1,0 +1,216 @@
+// Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+//
+// Calling vendor kernels (vendor.h, ABI 1.1): the kernel table resolved once at load, the
+// argument packing from ATen values to tb_value descriptors, and the helpers the generated
+// operator wrappers (codegen/) share: output allocation for structured kernels' meta classes,
+// elementwise operand preparation, and the route to the CPU fallback.
+#pragma once
+
+#include <ATen/core/Generator.h>
+#include <ATen/core/List.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/util/SmallVector.h>
+#include <torch/library.h>
+#include <torch_backend/vendor.h>
+
+#include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+namespace torch_backend {
+
+// ---------------------------------------------------------------------------------------------
+// The kernel table.
+
+// Index of `name` in the vendor's kernel table, or -1.  Valid after register_vendor_kernels().
+const tb_kernel* find_kernel(std::string_view name);
+
+// Resolves the vendor's kernels and registers a PrivateUse1 implementation for every operator
+// (generated or built in) whose kernel the vendor provides.  Called once, when the vendor is
+// loaded; later calls do nothing.
+void register_vendor_kernels();
+
+// Per operator: "native" (a PrivateUse1 kernel: vendor kernel or built in), "fallback" (runs
+// through the CPU fallback) or "unsupported" (no kernel and no CPU implementation).  With no
+// names, every operator torch_backend knows (codegen/ops.yaml and the built-in ones).
+std::vector<std::pair<std::string, std::string>> op_coverage(const std::vector<std::string>& ops);
+
+// The boxed CPU fallback (aten/Fallback.cpp), for wrappers whose kernel declined a call.
+void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+// ---------------------------------------------------------------------------------------------
+// Packing and launching.
+
+class KernelCall {
+ public:
+  explicit KernelCall(const tb_kernel* kernel) : kernel_(kernel) {}
+
+  KernelCall& tensor(const at::Tensor& tensor);
+  KernelCall& tensor(const std::optional<at::Tensor>& tensor);
+  KernelCall& tensors(at::ITensorListRef tensors);
+  KernelCall& tensors(const c10::List<std::optional<at::Tensor>>& tensors);
+  // An elementwise operand: a CPU scalar becomes a scalar value in `common`'s kind; a device
+  // tensor is cast to `common` and broadcast to `shape`.
+  KernelCall& operand(const at::Tensor& tensor, at::ScalarType common, at::IntArrayRef shape);
+  KernelCall& scalar(const at::Scalar& value);
+  KernelCall& scalar(const std::optional<at::Scalar>& value);
+  KernelCall& integer(int64_t value);
+  KernelCall& integer(const std::optional<int64_t>& value);
+  KernelCall& integer(const c10::SymInt& value);
+  KernelCall& real(double value);
+  KernelCall& real(const std::optional<double>& value);
+  KernelCall& boolean(bool value);
+  KernelCall& boolean(const std::optional<bool>& value);
+  KernelCall& ints(at::IntArrayRef values);
+  KernelCall& ints(c10::SymIntArrayRef values);
+  KernelCall& ints(at::OptionalIntArrayRef values);
+  KernelCall& ints(at::OptionalSymIntArrayRef values);
+  template <size_t N>
+  KernelCall& bools(std::array<bool, N> values) {
+    return bool_list(values.data(), N);
+  }
+  KernelCall& string(std::string_view value);
+  KernelCall& string(const std::optional<std::string_view>& value);
+  KernelCall& dtype(at::ScalarType value);
+  KernelCall& dtype(const std::optional<at::ScalarType>& value);
+  // A Generator? argument: reserves 4 * numel(first tensor argument) counter values.
+  KernelCall& generator(const std::optional<at::Generator>& generator);
+  KernelCall& none();
+
+  // Enqueues the kernel on the current stream of the first tensor argument's device.  Returns
+  // false when the kernel declines (dtype outside its mask, or TB_ERROR_NOT_SUPPORTED), in
+  // which case nothing was enqueued; throws for any other failure.
+  bool launch();
+
+ private:
+  KernelCall& bool_list(const bool* values, size_t count);
+  const at::Tensor* first_tensor() const;
+  void add_tensor(at::Tensor tensor);
+
+  const tb_kernel* kernel_;
+  c10::SmallVector<tb_value, 12> values_;
+  c10::SmallVector<tb_tensor, 8> tensors_;   // values of kind TENSOR(_LIST) index into this
+  c10::SmallVector<at::Tensor, 8> sources_;  // the tensor behind each tensors_ entry (held)
+  std::list<std::vector<int>> bool_storage_;
+  std::list<std::string> string_storage_;
+  c10::SmallVector<int64_t, 8> philox_slots_;  // values_ indices of RNG arguments to resolve
+  std::vector<std::optional<at::Generator>> generators_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Helpers for generated structured-kernel wrappers (the set_output functions of meta classes,
+// as ATen's own generated code has them).
+
+// A new device tensor for a functional variant's output (the guard follows `options`).
+at::Tensor create_out(at::IntArrayRef sizes, at::IntArrayRef strides,
+                      const at::TensorOptions& options);
+// Checks and resizes an out= argument.
+void resize_out(const at::Tensor& out, at::IntArrayRef sizes, at::IntArrayRef strides,
+                const at::TensorOptions& options);
+// Checks that an in-place variant's self can hold the result.
+void check_inplace(const at::Tensor& self, at::IntArrayRef sizes, const at::TensorOptions& options);
+// Meta copies of arguments, to run ATen's meta functions for shapes.
+at::Tensor to_meta(const at::Tensor& tensor);
+std::optional<at::Tensor> to_meta(const std::optional<at::Tensor>& tensor);
+std::vector<at::Tensor> to_meta(at::ITensorListRef tensors);
+c10::List<std::optional<at::Tensor>> to_meta(const c10::List<std::optional<at::Tensor>>& tensors);
+template <typename T>
+const T& to_meta(const T& value) {
+  return value;
+}
+// A device tensor shaped like meta tensor `meta` (undefined stays undefined).
+at::Tensor empty_like_meta(const at::Tensor& meta, c10::Device device);
+
+// Memoized meta functions.  Operators without a structured meta class get their output
+// shapes from their Meta kernel, often a Python decomposition costing tens of microseconds;
+// training repeats the same shapes, so each wrapper caches the outputs' metadata by the
+// arguments' metadata (tensor sizes, strides, dtypes; every other argument's value).
+class MetaKey {
+ public:
+  void add(const at::Tensor& tensor);
+  void add(const std::optional<at::Tensor>& tensor);
+  void add(at::ITensorListRef tensors);
+  void add(const c10::List<std::optional<at::Tensor>>& tensors);
+  void add(const at::Scalar& value);
+  void add(const std::optional<at::Scalar>& value);
+  void add(c10::SymIntArrayRef values);
+  void add(at::IntArrayRef values);
+  void add(at::OptionalIntArrayRef values);
+  void add(at::OptionalSymIntArrayRef values);
+  void add(std::string_view value);
+  void add(const std::optional<std::string_view>& value);
+  void add(const std::optional<at::Generator>& generator);
+  void add(const c10::SymInt& value);
+  template <size_t N>
+  void add(std::array<bool, N> values) {
+    for (bool v : values) word(v ? 1 : 0);
+  }
+  template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T> || std::is_enum_v<T>>>
+  void add(T value) {
+    if constexpr (std::is_floating_point_v<T>) {
+      double real = static_cast<double>(value);
+      int64_t bits = 0;
+      std::memcpy(&bits, &real, sizeof bits);
+      word(bits);
+    } else {
+      word(static_cast<int64_t>(value));
+    }
+  }
+  template <typename T>
+  void add(const std::optional<T>& value) {
+    word(value.has_value() ? 1 : 0);
+    if (value.has_value()) add(*value);
+  }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  void word(int64_t value) { bytes_.append(reinterpret_cast<const char*>(&value), sizeof value); }
+  std::string bytes_;
+};
+
+// The metadata of one output of a meta function.
+struct OutputMeta {
+  bool defined = false;
+  std::vector<int64_t> sizes, strides;
+  at::ScalarType dtype = at::ScalarType::Undefined;
+  at::Tensor allocate(c10::Device device) const;  // undefined when !defined
+};
+
+class MetaCache {
+ public:
+  using Outputs = std::shared_ptr<const std::vector<OutputMeta>>;
+
+  // The outputs recorded for `key`, computing them with `compute` (which returns the meta
+  // outputs) on a miss.
+  template <typename Compute>
+  Outputs get(const MetaKey& key, Compute&& compute) {
+    if (Outputs hit = find(key)) return hit;
+    return insert(key, record(compute()));
+  }
+
+ private:
+  static std::vector<OutputMeta> record(const at::Tensor& output);
+  template <typename... Ts>
+  static std::vector<OutputMeta> record(const std::tuple<Ts...>& outputs) {
+    std::vector<OutputMeta> metas;
+    std::apply([&](const auto&... o) { (metas.push_back(record(o).front()), ...); }, outputs);
+    return metas;
+  }
+  Outputs find(const MetaKey& key);
+  Outputs insert(const MetaKey& key, std::vector<OutputMeta> outputs);
+
+  std::mutex mutex_;
+  std::unordered_map<std::string, Outputs> entries_;
+};
+// The device of the first device tensor among the arguments.
+c10::Device device_of_arguments(std::initializer_list<const at::Tensor*> tensors);
+
+}  // namespace torch_backend
