@@ -44,6 +44,27 @@ def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     return run([sys.executable, "-c", textwrap.dedent(code)], env=environment, timeout=300)
 
 
+# Unary operators no bundled vendor implements, with the name the fallback counts them under.
+_FALLBACK_CANDIDATES = [
+    ("lgamma", "aten::lgamma.out"),
+    ("digamma", "aten::digamma.out"),
+    ("erfinv", "aten::erfinv.out"),
+    ("atan", "aten::atan.out"),
+    ("asinh", "aten::asinh.out"),
+]
+
+
+def fallback_ops(count: int) -> list[tuple[str, str]]:
+    """``count`` unary operators (torch function name, operator name) that run through the CPU
+    fallback on this vendor, as :func:`torch_backend.op_coverage` reports; skips the test when
+    the vendor implements too many of them."""
+    coverage = torch_backend.op_coverage([op for _, op in _FALLBACK_CANDIDATES])
+    found = [(fn, op) for fn, op in _FALLBACK_CANDIDATES if coverage[op] == "fallback"]
+    if len(found) < count:
+        pytest.skip(f"needs {count} operators that fall back, the vendor implements {coverage}")
+    return found[:count]
+
+
 def synchronize_all() -> None:
     for i in range(MODULE.device_count()):
         MODULE.synchronize(i)

@@ -33,8 +33,22 @@ def test_copy_on_non_default_streams():
     s0, s1 = MODULE.Stream(device=0), MODULE.Stream(device=1)
     with MODULE.stream(s0):
         a = x.to(f"{DEV}:0") * 2
+        with MODULE.stream(s1):
+            # As on CUDA: the copy waits for both devices' current streams (s0 and s1).
+            b = a.to(f"{DEV}:1")
+    s1.synchronize()
+    torch.testing.assert_close(b.cpu(), x * 2)
+    a.record_stream(s1)
+
+
+def test_cross_device_wait_stream():
+    x = torch.randn(1 << 18)
+    s0, s1 = MODULE.Stream(device=0), MODULE.Stream(device=1)
+    with MODULE.stream(s0):
+        a = x.to(f"{DEV}:0") * 2
+    s1.wait_stream(s0)  # without it the copy below could read `a` before s0 wrote it
     with MODULE.stream(s1):
-        b = a.to(f"{DEV}:1")  # must wait for s0's multiply
+        b = a.to(f"{DEV}:1")
     s1.synchronize()
     torch.testing.assert_close(b.cpu(), x * 2)
     a.record_stream(s1)
