@@ -558,8 +558,10 @@ void emu_copy_tensor(const emu_tensor *dst, const emu_tensor *src) {
 }
 
 const char *emu_contiguous(const emu_tensor *t, void **scratch) {
+  static const char no_elements[1];
   *scratch = NULL;
-  if (emu_is_contiguous(t) || t->numel == 0) return t->data;
+  if (t->numel == 0) return no_elements; /* never read; NULL would mean out of memory */
+  if (emu_is_contiguous(t)) return t->data;
   size_t size = (size_t)t->numel * emu_itemsize(t->dtype);
   char *buffer = malloc(size);
   if (buffer == NULL) return NULL;

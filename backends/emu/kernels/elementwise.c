@@ -283,8 +283,12 @@ NUMERIC_OP(UNARY_LOOP, clamp,
                : x)
 
 /* binary */
-NUMERIC_OP(BINARY_LOOP, add, x + PARAM(0) * y)
-NUMERIC_OP(BINARY_LOOP, sub, x - PARAM(0) * y)
+/* x + alpha * y rounded once, as PyTorch's CPU kernels do with a fused multiply-add (computed
+ * in double, which holds the product of two floats exactly); float64 and integers directly. */
+#define MULADD(x, a, y) \
+  (IS_FLOAT && sizeof(T) == 4 ? (T)((double)(x) + (double)(a) * (double)(y)) : (x) + (a) * (y))
+NUMERIC_OP(BINARY_LOOP, add, PARAM(0) == (T)1 ? x + y : MULADD(x, PARAM(0), y))
+NUMERIC_OP(BINARY_LOOP, sub, PARAM(0) == (T)1 ? x - y : MULADD(x, -PARAM(0), y))
 ALL_OP(BINARY_LOOP, mul, x *y)
 FLOAT_OP(BINARY_LOOP, div, x / y)
 NUMERIC_OP(BINARY_LOOP, maximum, MAXIMUM(x, y))

@@ -189,7 +189,8 @@ void emu_store_int(char *p, tb_dtype d, int64_t v);
 /* True when the tensor's elements are contiguous in row-major order. */
 bool emu_is_contiguous(const emu_tensor *t);
 /* The tensor's elements in row-major order: its own data when contiguous, else a fresh
- * malloc'd copy stored in *scratch (free it; NULL when not needed). */
+ * malloc'd copy stored in *scratch (free it; NULL when not needed).  NULL only when out of
+ * host memory (an empty tensor gives a non-NULL pointer that must not be read). */
 const char *emu_contiguous(const emu_tensor *t, void **scratch);
 /* Copies `count` contiguous elements of t's dtype from `src` into t's strided layout. */
 void emu_scatter(const emu_tensor *t, const char *src);

@@ -82,6 +82,14 @@ static void run_forward(emu_task *task) {
   job.mean = a[6].as.tensor;
   job.rstd = a[7].as.tensor;
   void *scratch[4] = {NULL, NULL, NULL, NULL};
+  if (n == 0) { /* empty rows: mean 0 and rstd NaN, as on the CPU */
+    for (int64_t r = 0; r < job.mean->numel; r++) {
+      emu_store_double(stat_address(job.mean, r), job.mean->dtype, 0.0);
+      emu_store_double(stat_address(job.rstd, r), job.rstd->dtype, NAN);
+    }
+    return;
+  }
+  if (input->numel == 0) return;
   job.x = emu_contiguous(input, &scratch[0]);
   if (a[2].kind == TB_VALUE_TENSOR && a[2].as.tensor->data) {
     job.wt = a[2].as.tensor;
@@ -202,20 +210,26 @@ static void run_backward(emu_task *task) {
       }
     }
     if (dw != NULL && dw->data != NULL) {
-      char *buffer = malloc((size_t)n * emu_itemsize(dw->dtype));
-      if (buffer != NULL) {
-        for (int64_t i = 0; i < n; i++) put(buffer, dw->dtype, i, sums[i]);
-        emu_scatter(dw, buffer);
-        free(buffer);
+      char *buffer = malloc((size_t)(n > 0 ? n : 1) * emu_itemsize(dw->dtype));
+      if (buffer == NULL) {
+        free(sums);
+        emu_task_fail(task, "native_layer_norm_backward: out of host memory");
+        goto done;
       }
+      for (int64_t i = 0; i < n; i++) put(buffer, dw->dtype, i, sums[i]);
+      emu_scatter(dw, buffer);
+      free(buffer);
     }
     if (db != NULL && db->data != NULL) {
-      char *buffer = malloc((size_t)n * emu_itemsize(db->dtype));
-      if (buffer != NULL) {
-        for (int64_t i = 0; i < n; i++) put(buffer, db->dtype, i, sums[n + i]);
-        emu_scatter(db, buffer);
-        free(buffer);
+      char *buffer = malloc((size_t)(n > 0 ? n : 1) * emu_itemsize(db->dtype));
+      if (buffer == NULL) {
+        free(sums);
+        emu_task_fail(task, "native_layer_norm_backward: out of host memory");
+        goto done;
       }
+      for (int64_t i = 0; i < n; i++) put(buffer, db->dtype, i, sums[n + i]);
+      emu_scatter(db, buffer);
+      free(buffer);
     }
     free(sums);
   }

@@ -36,7 +36,7 @@ typedef struct reduce_plan {
 /* Walks one output's reduction space; calls the accumulation for each element pointer. */
 typedef struct accumulator {
   double sum, best;
-  int64_t isum;
+  int64_t isum, ibest; /* integer inputs: exact sums and extremes */
   int64_t best_index;
   int64_t count;
   bool nan;
@@ -72,12 +72,25 @@ static void accumulate_run(const reduce_plan *plan, accumulator *acc, const char
     }
     return;
   }
+  if (op == VAR || op == STD) {
+    for (int64_t i = 0; i < n; i++) acc->sum += emu_load_double(p + i * stride, dt); /* mean */
+    return;
+  }
+  if (!emu_is_floating(dt)) { /* exact int64 comparisons: doubles lose bits above 2^53 */
+    for (int64_t i = 0; i < n; i++) {
+      int64_t v = emu_load_int(p + i * stride, dt);
+      bool better = acc->count == 0 || ((op == AMAX || op == ARGMAX) ? v > acc->ibest
+                                                                     : v < acc->ibest);
+      if (better) {
+        acc->ibest = v;
+        acc->best_index = index + i;
+      }
+      acc->count++;
+    }
+    return;
+  }
   for (int64_t i = 0; i < n; i++) {
     double v = emu_load_double(p + i * stride, dt);
-    if (op == VAR || op == STD) {
-      acc->sum += v; /* first pass: the mean */
-      continue;
-    }
     bool better;
     if (acc->nan) {
       better = false;
@@ -155,7 +168,11 @@ static void store_result(const reduce_plan *plan, char *out, accumulator *acc) {
       break;
     case AMAX:
     case AMIN:
-      emu_store_double(out, od, acc->best);
+      if (emu_is_floating(plan->in->dtype)) {
+        emu_store_double(out, od, acc->best);
+      } else {
+        emu_store_int(out, od, acc->ibest);
+      }
       break;
     case ARGMAX:
     case ARGMIN:
