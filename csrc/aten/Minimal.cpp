@@ -6,6 +6,8 @@
 // vendor kernels are needed.  Every other operator goes to the CPU fallback (Fallback.cpp).
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/_conj.h>
+#include <ATen/ops/_neg_view.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty.h>
@@ -119,13 +121,47 @@ const at::Tensor& resize(const at::Tensor& self, at::IntArrayRef size,
   return self;
 }
 
+// The stored values of `t`: a view with its conjugate and negative bits cleared.
+at::Tensor stored_values(const at::Tensor& t) {
+  at::Tensor plain = t.is_conj() ? at::_conj(t) : t;
+  return plain.is_neg() ? at::_neg_view(plain) : plain;
+}
+
+// `t`'s values with the bits `like` carries applied physically (conj and neg are their own
+// inverses): what must be stored under a view with those bits to show `t`.  CPU tensors only.
+at::Tensor apply_bits(at::Tensor t, const at::Tensor& like) {
+  if (like.is_conj()) t = t.conj_physical();
+  if (like.is_neg()) t = t.neg();
+  return t;
+}
+
+// Copies with conjugate / negative views on either side (registered as a fallthrough for the
+// Conjugate and Negative keys: their generic fallback would materialise the view by cloning,
+// which copies, which lands here again).  The bits are resolved on the CPU side of the copy;
+// device-to-device copies of conjugate views go through the CPU.
 at::Tensor copy_from_kernel(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
-  return copy_from(self, dst, non_blocking);
+  if (self.is_conj() == dst.is_conj() && self.is_neg() == dst.is_neg()) {
+    return copy_from(self, dst, non_blocking);
+  }
+  if (self.device().is_cpu()) {  // host to device: store the source's values as dst's bits need
+    at::Tensor values = apply_bits(self.resolve_conj().resolve_neg(), dst);
+    copy_from(values, stored_values(dst), false);
+  } else if (dst.device().is_cpu()) {  // device to host: copy what is stored, fix it up on the host
+    at::Tensor plain = stored_values(dst);
+    copy_from(stored_values(self), plain, false);
+    if (self.is_conj() != dst.is_conj()) plain.conj_physical_();
+    if (self.is_neg() != dst.is_neg()) plain.neg_();
+  } else {
+    at::Tensor host = at::empty(self.sizes(), self.options().device(at::kCPU));
+    copy_from_kernel(self, host, false);
+    copy_from_kernel(host, dst, false);
+  }
+  return dst;
 }
 
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   dst.resize_(self.sizes());
-  return copy_from(self, dst, false);
+  return copy_from_kernel(self, dst, false);
 }
 
 at::Scalar local_scalar_dense(const at::Tensor& self) {
@@ -184,6 +220,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Scalar", TORCH_FN(fill));
   m.impl("zero_", TORCH_FN(zero));
   m.impl("record_stream", TORCH_FN(record_stream_kernel));
+}
+
+// Copies handle conjugate and negative views themselves (copy_from_kernel).
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace

@@ -79,6 +79,24 @@ def test_copies_between_device_tensors():
     assert torch.equal(a.double().cpu(), x.double())
 
 
+def test_copies_of_conjugate_and_negative_views():
+    x = torch.randn(6, dtype=torch.complex64)
+    r = torch.randn(6)
+    # host -> device, device -> host and device -> device, with the bit on either side
+    assert torch.equal(x.conj().to(DEV).cpu(), x.conj().resolve_conj())
+    assert torch.equal(x.to(DEV).conj().cpu().resolve_conj(), x.conj().resolve_conj())
+    target = torch.empty(6, dtype=torch.complex64, device=DEV)
+    target.copy_(x.to(DEV).conj())
+    assert torch.equal(target.cpu(), x.conj().resolve_conj())
+    assert torch.equal(torch._neg_view(r).to(DEV).cpu(), -r)
+    negated = torch.empty(6, device=DEV)
+    negated.copy_(torch._neg_view(r.to(DEV)))
+    assert torch.equal(negated.cpu(), -r)
+    into_view = torch.zeros(6, dtype=torch.complex64, device=DEV)
+    into_view.conj().copy_(x)  # writes conj(x) into the storage
+    assert torch.equal(into_view.cpu(), x.conj().resolve_conj())
+
+
 def test_scalars_fills_and_resize():
     x = torch.zeros(4, 5, device=DEV)
     assert x.sum().item() == 0.0
