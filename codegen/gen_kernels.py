@@ -274,7 +274,8 @@ struct {klass} final : {meta_class} {{
             chain.append(".tensor(result)" if elementwise else f".tensor({out_exprs[i]})")
         call = "".join(chain)
         lines.append(
-            f"  if (!KernelCall(g_kernels[{self.kernels.index(str(kernel_f.func.name))}])"
+            f"  if (!KernelCall(g_kernels[{self.kernels.index(str(kernel_f.func.name))}], "
+            f"&g_kernel_calls[{self.kernels.index(str(kernel_f.func.name))}])"
             f"{call}.launch()) {{\n"
             f"    return {self.fallback(f)};\n  }}"
         )
@@ -353,7 +354,7 @@ struct {klass} final : {meta_class} {{
         )
         body = f"""
 {sig.decl(name=self.cname(f))} {{
-{code}  if (!KernelCall(g_kernels[{kernel}]){"".join(chain)}.launch()) {{
+{code}  if (!KernelCall(g_kernels[{kernel}], &g_kernel_calls[{kernel}]){"".join(chain)}.launch()) {{
     return {self.fallback(f)};
   }}
   {ret}
@@ -394,7 +395,7 @@ struct {klass} final : {meta_class} {{
         body = f"""
 {sig.decl(name=self.cname(f))} {{
 {chr(10).join(lines)}
-  if (!KernelCall(g_kernels[{kernel}]){"".join(chain)}.launch()) {{
+  if (!KernelCall(g_kernels[{kernel}], &g_kernel_calls[{kernel}]){"".join(chain)}.launch()) {{
     return {self.fallback(f)};
   }}
   {ret}
@@ -416,7 +417,7 @@ struct {klass} final : {meta_class} {{
             ret, declined = "return self;", f"return {self.fallback(f)};"
         body = f"""
 {sig.decl(name=self.cname(f))} {{
-  if (!KernelCall(g_kernels[{kernel}]){chain}.launch()) {{
+  if (!KernelCall(g_kernels[{kernel}], &g_kernel_calls[{kernel}]){chain}.launch()) {{
     {declined}
   }}
   {ret}
@@ -479,6 +480,7 @@ const char* const kKernelNames[] = {{
     {names}}};
 const int kNumKernels = {len(self.kernels)};
 const tb_kernel* g_kernels[{len(self.kernels)}] = {{}};
+std::atomic<uint64_t> g_kernel_calls[{len(self.kernels)}] = {{}};
 
 namespace {{
 {wrappers}

@@ -48,8 +48,10 @@ __all__ = [
     "fallback_counts",
     "fallback_mode",
     "include_dir",
+    "kernel_counts",
     "library_dir",
     "op_coverage",
+    "reset_kernel_counts",
     "reset_fallback_counts",
     "set_fallback_mode",
     "vendor_info",
@@ -113,6 +115,19 @@ def fallback_counts() -> dict[str, int]:
 def reset_fallback_counts() -> None:
     """Zero the counters of :func:`fallback_counts` (and re-arm ``warn`` mode's warnings)."""
     _ops._reset_fallback_counts()
+
+
+def kernel_counts() -> dict[str, int]:
+    """How many times each vendor kernel was launched since the last reset, keyed by kernel
+    name (``"add.out"``): the counterpart of :func:`fallback_counts` for what ran natively.
+    Kernels that torch_backend's own copies and fills use are not counted."""
+    names, counts = _ops._kernel_counts()
+    return dict(zip(names, counts, strict=True))
+
+
+def reset_kernel_counts() -> None:
+    """Zero the counters of :func:`kernel_counts`."""
+    _ops._reset_kernel_counts()
 
 
 def fallback_mode() -> str:

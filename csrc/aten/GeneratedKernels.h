@@ -5,6 +5,9 @@
 #pragma once
 
 #include <torch/library.h>
+
+#include <atomic>
+#include <cstdint>
 #include <torch_backend/vendor.h>
 
 namespace torch_backend::generated {
@@ -14,6 +17,8 @@ namespace torch_backend::generated {
 extern const char* const kKernelNames[];
 extern const int kNumKernels;
 extern const tb_kernel* g_kernels[];
+// Successful launches of kernel i (torch_backend.kernel_counts()).
+extern std::atomic<uint64_t> g_kernel_calls[];
 
 // One registered operator: its name, the kernel it calls, and how to register it.
 struct OpEntry {

@@ -316,7 +316,10 @@ bool KernelCall::launch() {
   const Vendor& vendor = Vendor::Use(kernel_->name);
   tb_status status = kernel_->fn(current_vendor_stream(device), values_.data(),
                                  static_cast<int32_t>(values_.size()));
-  if (status == TB_OK) return true;
+  if (status == TB_OK) {
+    if (calls_ != nullptr) calls_->fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
   if (status == TB_ERROR_NOT_SUPPORTED) return false;
   vendor.Fail(kernel_->name, status, c10::str(values_.size(), " arguments"));
 }

@@ -14,6 +14,8 @@
 #include <torch/library.h>
 #include <torch_backend/vendor.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <list>
 #include <memory>
@@ -43,6 +45,14 @@ void register_vendor_kernels();
 // names, every operator torch_backend knows (codegen/ops.yaml and the built-in ones).
 std::vector<std::pair<std::string, std::string>> op_coverage(const std::vector<std::string>& ops);
 
+// Successful launches per vendor kernel since the last reset, for kernels launched at least once.
+std::vector<std::pair<std::string, int64_t>> kernel_counts();
+void reset_kernel_counts();
+
+// Per generated operator wrapper: the operator ("add.Tensor") and the vendor kernel it calls
+// ("add.out"), whether or not the vendor provides it.
+std::vector<std::pair<std::string, std::string>> op_kernels();
+
 // The boxed CPU fallback (aten/Fallback.cpp), for wrappers whose kernel declined a call.
 void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
@@ -51,7 +61,9 @@ void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack)
 
 class KernelCall {
  public:
-  explicit KernelCall(const tb_kernel* kernel) : kernel_(kernel) {}
+  // `calls`, when given, counts the call's successful launches.
+  explicit KernelCall(const tb_kernel* kernel, std::atomic<uint64_t>* calls = nullptr)
+      : kernel_(kernel), calls_(calls) {}
 
   KernelCall& tensor(const at::Tensor& tensor);
   KernelCall& tensor(const std::optional<at::Tensor>& tensor);
@@ -96,6 +108,7 @@ class KernelCall {
   void add_tensor(at::Tensor tensor);
 
   const tb_kernel* kernel_;
+  std::atomic<uint64_t>* calls_;
   c10::SmallVector<tb_value, 12> values_;
   c10::SmallVector<tb_tensor, 8> tensors_;   // values of kind TENSOR(_LIST) index into this
   c10::SmallVector<at::Tensor, 8> sources_;  // the tensor behind each tensors_ entry (held)

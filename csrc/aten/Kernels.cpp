@@ -77,6 +77,29 @@ const tb_kernel* find_kernel(std::string_view name) {
   return it == g_by_name->end() ? nullptr : it->second;
 }
 
+std::vector<std::pair<std::string, int64_t>> kernel_counts() {
+  std::vector<std::pair<std::string, int64_t>> counts;
+  for (int i = 0; i < generated::kNumKernels; i++) {
+    uint64_t calls = generated::g_kernel_calls[i].load(std::memory_order_relaxed);
+    if (calls > 0) counts.emplace_back(generated::kKernelNames[i], static_cast<int64_t>(calls));
+  }
+  return counts;
+}
+
+void reset_kernel_counts() {
+  for (int i = 0; i < generated::kNumKernels; i++) {
+    generated::g_kernel_calls[i].store(0, std::memory_order_relaxed);
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> op_kernels() {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (int i = 0; i < generated::kNumOps; i++) {
+    pairs.emplace_back(generated::kOps[i].op, generated::kKernelNames[generated::kOps[i].kernel]);
+  }
+  return pairs;
+}
+
 std::vector<std::pair<std::string, std::string>> op_coverage(const std::vector<std::string>& ops) {
   register_vendor_kernels();
   std::vector<std::pair<std::string, std::string>> coverage;

@@ -91,6 +91,25 @@ std::tuple<std::vector<std::string>, std::vector<std::string>> get_op_coverage(
   return {ops, states};
 }
 
+std::tuple<std::vector<std::string>, std::vector<int64_t>> get_kernel_counts() {
+  std::vector<std::string> names;
+  std::vector<int64_t> counts;
+  for (auto& [name, count] : kernel_counts()) {
+    names.push_back(name);
+    counts.push_back(count);
+  }
+  return {names, counts};
+}
+
+std::tuple<std::vector<std::string>, std::vector<std::string>> get_op_kernels() {
+  std::vector<std::string> ops, kernels;
+  for (auto& [op, kernel] : op_kernels()) {
+    ops.push_back(op);
+    kernels.push_back(kernel);
+  }
+  return {ops, kernels};
+}
+
 std::tuple<std::vector<std::string>, std::vector<std::string>> get_autocast_policies() {
   std::vector<std::string> ops, policies;
   for (const auto& [op, policy] : autocast_policies()) {
@@ -115,6 +134,9 @@ TORCH_LIBRARY(torch_backend, m) {
   m.def("_set_fallback_mode(str mode) -> ()", &set_mode);
   m.def("_autocast_policies() -> (str[], str[])", &get_autocast_policies);
   m.def("_op_coverage(str[] ops) -> (str[], str[])", &get_op_coverage);
+  m.def("_op_kernels() -> (str[], str[])", &get_op_kernels);
+  m.def("_kernel_counts() -> (str[], int[])", &get_kernel_counts);
+  m.def("_reset_kernel_counts() -> ()", &reset_kernel_counts);
 }
 
 }  // namespace

@@ -35,6 +35,18 @@ def test_state_agrees_with_what_runs(op, call):
     assert fell_back == (state == "fallback"), torch_backend.fallback_counts()
 
 
+def test_kernel_counts():
+    state = torch_backend.op_coverage(["add.Tensor"])["add.Tensor"]
+    torch_backend.reset_kernel_counts()
+    x = torch.ones(3, device=DEV)
+    x + x
+    torch.add(x, x, out=torch.empty_like(x))
+    expected = {"add.out": 2} if state == "native" else {}
+    assert torch_backend.kernel_counts() == expected
+    torch_backend.reset_kernel_counts()
+    assert torch_backend.kernel_counts() == {}
+
+
 def test_named_operators():
     coverage = torch_backend.op_coverage(["aten::lgamma.out", "add.Tensor", "_cudnn_rnn"])
     assert coverage["aten::lgamma.out"] in {"native", "fallback"}
