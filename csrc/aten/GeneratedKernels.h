@@ -6,9 +6,9 @@
 
 #include <torch/library.h>
 
+#include <torch_backend/vendor.h>
 #include <atomic>
 #include <cstdint>
-#include <torch_backend/vendor.h>
 
 namespace torch_backend::generated {
 

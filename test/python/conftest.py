@@ -87,3 +87,13 @@ def no_leaks():
 def two_devices():
     if MODULE.device_count() < 2:
         pytest.skip(f"needs two devices, the vendor has {MODULE.device_count()}")
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Prints the OpInfo conformance summary (test_opinfo.py) when that suite ran."""
+    module = sys.modules.get("test_opinfo")
+    summary = getattr(module, "SUMMARY", None)
+    if summary is not None and summary.samples:
+        terminalreporter.section("OpInfo conformance")
+        for line in summary.lines():
+            terminalreporter.write_line(line)

@@ -79,8 +79,8 @@ static void accumulate_run(const reduce_plan *plan, accumulator *acc, const char
   if (!emu_is_floating(dt)) { /* exact int64 comparisons: doubles lose bits above 2^53 */
     for (int64_t i = 0; i < n; i++) {
       int64_t v = emu_load_int(p + i * stride, dt);
-      bool better = acc->count == 0 || ((op == AMAX || op == ARGMAX) ? v > acc->ibest
-                                                                     : v < acc->ibest);
+      bool better =
+          acc->count == 0 || ((op == AMAX || op == ARGMAX) ? v > acc->ibest : v < acc->ibest);
       if (better) {
         acc->ibest = v;
         acc->best_index = index + i;

@@ -1,0 +1,139 @@
+"""Operators the OpInfo suite cannot judge against the CPU: random sampling (checked by its
+distribution), fused optimizer steps and embedding backward (OpInfo skips or lacks them), and
+in-place activations.  Vendor-agnostic: with or without native kernels the results must hold;
+``kernel_counts`` shows which kernels the device ran."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+import torch
+from conftest import DEV
+
+import torch_backend
+
+N = 1 << 18
+
+
+def test_uniform_distribution():
+    x = torch.empty(N, device=DEV).uniform_(-2.0, 3.0).cpu()
+    assert x.min() >= -2.0 and x.max() < 3.0
+    # mean 0.5, variance 25/12: five standard errors
+    assert abs(x.mean().item() - 0.5) < 5 * math.sqrt(25 / 12 / N)
+    assert abs(x.var().item() - 25 / 12) < 0.02
+    assert torch.histc(x, bins=10, min=-2, max=3).min() > 0.09 * N
+
+
+def test_normal_distribution():
+    x = torch.empty(N, device=DEV).normal_(1.5, 2.0).cpu()
+    assert abs(x.mean().item() - 1.5) < 5 * 2.0 / math.sqrt(N)
+    assert abs(x.std().item() - 2.0) < 0.02
+    inside = ((x - 1.5).abs() < 2.0).float().mean().item()
+    assert abs(inside - 0.6827) < 0.005  # one standard deviation
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
+def test_bernoulli_and_dropout(p):
+    draws = torch.empty(N, device=DEV).bernoulli_(p).cpu()
+    assert set(draws.unique().tolist()) <= {0.0, 1.0}
+    assert abs(draws.mean().item() - p) < 5 * math.sqrt(p * (1 - p) / N)
+    x = torch.randn(N, device=DEV)
+    y = torch.nn.functional.dropout(x, p=p, training=True)
+    kept = y != 0
+    assert abs(kept.float().mean().item() - (1 - p)) < 5 * math.sqrt(p * (1 - p) / N)
+    torch.testing.assert_close(y[kept], x[kept] / (1 - p))
+
+
+def test_random_streams_do_not_repeat():
+    torch.manual_seed(7)
+    a = torch.empty(1000, device=DEV).uniform_()
+    b = torch.empty(1000, device=DEV).uniform_()
+    assert not torch.equal(a, b)
+    torch.manual_seed(7)
+    assert torch.equal(torch.empty(1000, device=DEV).uniform_(), a)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_random_reduced_precision(dtype):
+    x = torch.empty(N, device=DEV, dtype=dtype).normal_()
+    assert x.dtype == dtype
+    assert abs(x.float().mean().item()) < 0.02
+    assert abs(x.float().std().item() - 1.0) < 0.02
+
+
+def _train(optimizer_class, device, steps=3, **options):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+    model = copy.deepcopy(model).to(device)
+    optimizer = optimizer_class(model.parameters(), **options)
+    generator = torch.Generator().manual_seed(1)
+    for _ in range(steps):
+        x = torch.randn(32, 8, generator=generator).to(device)
+        loss = model(x).square().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return [p.detach().cpu() for p in model.parameters()]
+
+
+@pytest.mark.parametrize(
+    ("optimizer_class", "options"),
+    [
+        (torch.optim.SGD, {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01}),
+        (torch.optim.SGD, {"lr": 0.1, "momentum": 0.9, "nesterov": True, "maximize": True}),
+        (torch.optim.Adam, {"lr": 0.01, "weight_decay": 0.01}),
+        (torch.optim.Adam, {"lr": 0.01, "amsgrad": True}),
+        (torch.optim.AdamW, {"lr": 0.01, "weight_decay": 0.1}),
+        (torch.optim.AdamW, {"lr": 0.01, "amsgrad": True, "maximize": True}),
+    ],
+    ids=lambda value: value.__name__ if isinstance(value, type) else "-".join(value),
+)
+@pytest.mark.parametrize("implementation", ["fused", "foreach", "for-loop"])
+def test_optimizer_steps_match_cpu(optimizer_class, options, implementation):
+    flags = {"fused": {"fused": True}, "foreach": {"foreach": True}, "for-loop": {"foreach": False}}
+    options = {**options, **flags[implementation]}
+    expected = _train(optimizer_class, "cpu", **options)
+    torch_backend.reset_kernel_counts()
+    actual = _train(optimizer_class, DEV, **options)
+    for a, e in zip(actual, expected, strict=True):
+        torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-5)
+    fused = f"_fused_{optimizer_class.__name__.lower()}_"
+    if implementation == "fused" and torch_backend.op_coverage([fused])[fused] == "native":
+        assert torch_backend.kernel_counts().get(fused) == 3  # one launch per step
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"padding_idx": 2},
+        {"scale_grad_by_freq": True},
+        {"padding_idx": 0, "scale_grad_by_freq": True},
+    ],
+    ids=["plain", "padding_idx", "scale_grad_by_freq", "both"],
+)
+def test_embedding_backward_matches_cpu(options):
+    weight = torch.randn(10, 6)
+    indices = torch.tensor([[0, 2, 4, 5], [4, 3, 2, 9], [2, 2, 2, 1]])
+    grad = torch.randn(3, 4, 6)
+    results = []
+    for device in ("cpu", DEV):
+        w = weight.to(device, copy=True).requires_grad_()
+        out = torch.nn.functional.embedding(indices.to(device), w, **options)
+        out.backward(grad.to(device))
+        results.append((out.detach().cpu(), w.grad.cpu()))
+    torch.testing.assert_close(results[1], results[0])
+
+
+def test_in_place_activations_match_cpu():
+    x = torch.randn(5, 7)
+    for name in ("relu_", "sigmoid_", "tanh_", "exp_", "neg_"):
+        device_tensor = x.to(DEV)
+        result = getattr(device_tensor, name)()
+        assert result.data_ptr() == device_tensor.data_ptr()
+        torch.testing.assert_close(device_tensor.cpu(), getattr(x.clone(), name)())
+    strided = x.to(DEV).t()
+    strided.relu_()
+    torch.testing.assert_close(strided.cpu(), x.t().relu())
