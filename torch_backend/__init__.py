@@ -51,8 +51,8 @@ __all__ = [
     "kernel_counts",
     "library_dir",
     "op_coverage",
-    "reset_kernel_counts",
     "reset_fallback_counts",
+    "reset_kernel_counts",
     "set_fallback_mode",
     "vendor_info",
 ]
