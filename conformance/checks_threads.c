@@ -2,7 +2,7 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * Checks that the vendor is thread-safe as vendor.h promises: many threads allocating,
- * copying and using their own streams at once.
+ * copying and using their own streams, or one stream they share, at once.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -20,7 +20,8 @@ typedef struct worker {
   int index;
   int32_t device;
   int use_stream;
-  char error[512]; /* empty on success */
+  tb_stream shared; /* non-NULL: enqueue on this stream, shared by all threads */
+  char error[512];  /* empty on success */
 } worker;
 
 static void *alloc_free_worker(void *arg) {
@@ -33,7 +34,15 @@ static void *alloc_free_worker(void *arg) {
     snprintf(w->error, sizeof w->error, "thread %d: host allocation failed", w->index);
     goto done;
   }
-  if (w->use_stream) {
+  tb_event done_event = NULL;
+  if (w->shared != NULL) {
+    tb_status status = v->event.create(w->device, 0, &done_event);
+    if (status != TB_OK) {
+      snprintf(w->error, sizeof w->error, "thread %d: event.create returned %s: %s", w->index,
+               tb_status_name(status), v->last_error());
+      goto done;
+    }
+  } else if (w->use_stream) {
     tb_status status = v->stream.create(w->device, 0, &stream);
     if (status != TB_OK) {
       snprintf(w->error, sizeof w->error, "thread %d: stream.create returned %s: %s", w->index,
@@ -51,7 +60,16 @@ static void *alloc_free_worker(void *arg) {
       goto done;
     }
     tbc_fill(in, size, (uint32_t)(w->index * 1000 + i));
-    if (stream != NULL) {
+    if (w->shared != NULL) { /* this thread's copies keep their order among the others' */
+      status = v->memory.copy_h2d_async(w->shared, dev, in, size);
+      if (status == TB_OK) status = v->memory.copy_d2h_async(w->shared, out, dev, size);
+      if (status == TB_OK && i % 2 == 0) {
+        status = v->event.record(done_event, w->shared);
+        if (status == TB_OK) status = v->event.synchronize(done_event);
+      } else if (status == TB_OK) {
+        status = v->stream.synchronize(w->shared);
+      }
+    } else if (stream != NULL) {
       status = v->memory.copy_h2d_async(stream, dev, in, size);
       if (status == TB_OK) status = v->memory.copy_d2h_async(stream, out, dev, size);
       if (status == TB_OK) status = v->stream.synchronize(stream);
@@ -75,26 +93,31 @@ static void *alloc_free_worker(void *arg) {
     }
   }
 done:
+  if (done_event != NULL) v->event.destroy(done_event);
   if (stream != NULL) v->stream.destroy(stream);
   free(in);
   free(out);
   return NULL;
 }
 
+/* use_stream: 0 synchronous copies, 1 a stream per thread, 2 one stream for all threads. */
 static tb_check_outcome run_workers(tb_check_context *ctx, int use_stream) {
   tb_check_outcome outcome = TB_CHECK_FAIL;
   worker workers[THREADS];
   pthread_t threads[THREADS];
   int started = 0;
+  tb_stream shared = NULL;
   int32_t count = tbc_device_count(ctx);
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
+  if (use_stream == 2) EXPECT_OK(ctx->vendor->stream.create(0, 0, &shared));
   for (started = 0; started < THREADS; started++) {
     memset(&workers[started], 0, sizeof workers[started]);
     workers[started].vendor = ctx->vendor;
     workers[started].index = started;
-    workers[started].device = started % count;
+    workers[started].device = shared != NULL ? 0 : started % count;
     workers[started].use_stream = use_stream;
+    workers[started].shared = shared;
     if (pthread_create(&threads[started], NULL, alloc_free_worker, &workers[started]) != 0) {
       tbc_fail(ctx, "could not start thread %d", started);
       break;
@@ -106,12 +129,15 @@ static tb_check_outcome run_workers(tb_check_context *ctx, int use_stream) {
     EXPECT_TRUE(workers[i].error[0] == '\0', "%s", workers[i].error);
   outcome = TB_CHECK_PASS;
 done:
+  if (shared != NULL) ctx->vendor->stream.destroy(shared);
   return outcome;
 }
 
 static tb_check_outcome check_alloc_free(tb_check_context *ctx) { return run_workers(ctx, 0); }
 
 static tb_check_outcome check_streams(tb_check_context *ctx) { return run_workers(ctx, 1); }
+
+static tb_check_outcome check_shared_stream(tb_check_context *ctx) { return run_workers(ctx, 2); }
 
 const tb_check tbc_thread_checks[] = {
     {"threads", "alloc_free",
@@ -120,5 +146,9 @@ const tb_check tbc_thread_checks[] = {
      check_alloc_free},
     {"threads", "streams", "8 threads each drive their own stream with asynchronous copies at once",
      check_streams},
+    {"threads", "shared_stream",
+     "8 threads enqueue copies, records and synchronizes on one stream at once; each thread's "
+     "work keeps its order",
+     check_shared_stream},
 };
 const size_t tbc_thread_check_count = sizeof tbc_thread_checks / sizeof tbc_thread_checks[0];
