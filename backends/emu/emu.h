@@ -64,11 +64,11 @@ struct tb_stream_impl;
 
 /* A unit of stream work.  `fn` runs on the stream's worker; `payload` holds its arguments
  * (allocated with the task, `payload_size` bytes, 16-byte aligned).  A task whose work fails
- * sets an error with emu_task_fail.  `finish`, when set, runs after `fn` under the stream's
- * lock, in the same step that counts the task complete: what it publishes (an event record)
- * and the stream's progress become visible together. */
+ * sets an error with emu_task_fail.  `finish`, when set, runs after `fn` and must call
+ * emu_stream_count_completion itself, under the lock that guards what it publishes (an event
+ * record), so that the stream's progress and the publication become visible together. */
 struct emu_task {
-  emu_task *next;
+  _Atomic(emu_task *) next;
   emu_task_fn fn;
   emu_task_fn finish;
   const char *name; /* static string naming the work (kernel name), for profiles */
@@ -83,6 +83,8 @@ emu_task *emu_task_new(emu_task_fn fn, size_t payload_size);
 /* Enqueues `task` on `stream` (which takes ownership). */
 tb_status emu_stream_enqueue(tb_stream stream, emu_task *task);
 int32_t emu_stream_device(tb_stream stream);
+/* Counts one task of `stream` complete: only emu_task::finish calls it. */
+void emu_stream_count_completion(tb_stream stream);
 tb_status emu_check_stream(tb_stream stream, const char *call);
 /* Called by a running task to report that its work failed; reported by the next
  * synchronize/query of its stream. */
@@ -97,6 +99,8 @@ void emu_profile_record(const char *name, uint64_t ns);
 
 typedef void (*emu_range_fn)(void *context, int64_t begin, int64_t end);
 void emu_parallel_for(int64_t n, int64_t grain, emu_range_fn fn, void *context);
+/* Threads emu_parallel_for uses at most (helpers and the caller). */
+int emu_parallel_threads(void);
 
 /* ----------------------------------------------------------------------------------------- */
 /* Kernels (kernels/).                                                                        */

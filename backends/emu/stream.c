@@ -27,21 +27,30 @@
 #define STREAM_MAGIC 0x656d7573u /* "emus" */
 #define EVENT_MAGIC 0x656d7565u  /* "emue" */
 
+/* The task queue: a multi-producer, single-consumer intrusive queue (Vyukov's): enqueue is one
+ * atomic exchange, so callers never contend on a lock with the worker.  `stub` keeps it
+ * non-empty; `head` is the consumer's, `tail` the producers'. */
+typedef struct task_queue {
+  emu_task *head;
+  _Atomic(emu_task *) tail;
+  emu_task stub;
+} task_queue;
+
 struct tb_stream_impl {
   uint32_t magic;
   int32_t device;
   int32_t priority;
   _Atomic int refs;
-  pthread_mutex_t mutex;
-  pthread_cond_t work;     /* signalled when tasks arrive (worker sleeps on it) */
-  pthread_cond_t progress; /* signalled when tasks complete (synchronizers sleep on it) */
-  emu_task *head, *tail;
-  uint64_t enqueued;          /* tasks enqueued so far (guarded by mutex) */
+  pthread_mutex_t mutex;   /* guards `error` and the sleeping protocol of the conditions */
+  pthread_cond_t work;     /* signalled when tasks arrive and the worker sleeps */
+  pthread_cond_t progress; /* signalled when tasks complete and synchronizers sleep */
+  task_queue queue;
+  _Atomic uint64_t enqueued;  /* tasks enqueued so far */
   _Atomic uint64_t completed; /* tasks completed so far */
   _Atomic bool destroyed;     /* the user's handle is gone: exit once idle */
-  bool worker_sleeping;
-  int waiters;     /* threads sleeping on `progress` */
-  char error[512]; /* first failure since the last report, "" if none */
+  _Atomic bool worker_sleeping;
+  _Atomic int waiters; /* threads sleeping (or about to) on `progress` */
+  char error[512];     /* first failure since the last report, "" if none */
   pthread_t thread;
 };
 
@@ -141,7 +150,7 @@ emu_task *emu_task_new(emu_task_fn fn, size_t payload_size) {
   /* malloc's alignment (16 bytes on the platforms emu targets) suits the payload. */
   emu_task *task = malloc(sizeof(emu_task) + payload_size);
   if (task == NULL) return NULL;
-  task->next = NULL;
+  atomic_init(&task->next, NULL);
   task->fn = fn;
   task->finish = NULL;
   task->name = "task";
@@ -172,21 +181,70 @@ tb_status emu_check_stream(tb_stream stream, const char *call) {
 
 int32_t emu_stream_device(tb_stream stream) { return stream->device; }
 
+static void queue_init(task_queue *q) {
+  atomic_init(&q->stub.next, NULL);
+  q->head = &q->stub;
+  atomic_init(&q->tail, &q->stub);
+}
+
+static void queue_push(task_queue *q, emu_task *task) {
+  atomic_store_explicit(&task->next, NULL, memory_order_relaxed);
+  emu_task *previous = atomic_exchange_explicit(&q->tail, task, memory_order_seq_cst);
+  atomic_store_explicit(&previous->next, task, memory_order_release);
+}
+
+/* The oldest task, or NULL when the queue is empty or a producer is midway through a push. */
+static emu_task *queue_pop(task_queue *q) {
+  emu_task *head = q->head;
+  emu_task *next = atomic_load_explicit(&head->next, memory_order_acquire);
+  if (head == &q->stub) {
+    if (next == NULL) return NULL;
+    q->head = head = next;
+    next = atomic_load_explicit(&head->next, memory_order_acquire);
+  }
+  if (next != NULL) {
+    q->head = next;
+    return head;
+  }
+  if (head != atomic_load_explicit(&q->tail, memory_order_seq_cst)) return NULL;
+  queue_push(q, &q->stub);
+  next = atomic_load_explicit(&head->next, memory_order_acquire);
+  if (next == NULL) return NULL;
+  q->head = next;
+  return head;
+}
+
+/* False only when the queue is certainly empty (no task, no push under way). */
+static bool queue_busy(task_queue *q) {
+  return q->head != &q->stub || atomic_load(&q->stub.next) != NULL ||
+         atomic_load(&q->tail) != &q->stub;
+}
+
 tb_status emu_stream_enqueue(tb_stream s, emu_task *task) {
   task->stream = s;
-  task->next = NULL;
-  pthread_mutex_lock(&s->mutex);
-  if (s->tail != NULL) {
-    s->tail->next = task;
-  } else {
-    s->head = task;
+  atomic_fetch_add_explicit(&s->enqueued, 1, memory_order_seq_cst);
+  queue_push(&s->queue, task);
+  /* Pairs with the worker's store of worker_sleeping before its last look at the queue: one of
+   * the two sees the other. */
+  if (atomic_load_explicit(&s->worker_sleeping, memory_order_seq_cst)) {
+    pthread_mutex_lock(&s->mutex);
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->mutex);
   }
-  s->tail = task;
-  s->enqueued++;
-  bool wake = s->worker_sleeping;
-  pthread_mutex_unlock(&s->mutex);
-  if (wake) pthread_cond_signal(&s->work);
   return TB_OK;
+}
+
+void emu_stream_count_completion(tb_stream s) {
+  atomic_fetch_add_explicit(&s->completed, 1, memory_order_seq_cst);
+}
+
+/* Pairs with wait_for's increment of `waiters` before its last look at `completed`. */
+static void wake_synchronizers(emu_stream *s) {
+  if (atomic_load_explicit(&s->waiters, memory_order_seq_cst) > 0) {
+    pthread_mutex_lock(&s->mutex);
+    pthread_cond_broadcast(&s->progress);
+    pthread_mutex_unlock(&s->mutex);
+  }
 }
 
 /* The worker: run tasks in order; spin briefly when idle, then sleep. */
@@ -194,29 +252,25 @@ static void *worker_main(void *arg) {
   emu_stream *s = arg;
   const int spin_us = emu_get_config()->spin_us;
   const bool profile = emu_get_config()->profile;
-  pthread_mutex_lock(&s->mutex);
   for (;;) {
-    if (s->head == NULL) {
-      if (s->destroyed) break;
-      /* Spin without the lock for a short while: small kernels arrive back to back. */
-      pthread_mutex_unlock(&s->mutex);
+    emu_task *task = queue_pop(&s->queue);
+    if (task == NULL) {
+      if (atomic_load(&s->destroyed) && !queue_busy(&s->queue)) break;
+      /* Spin for a short while: small kernels arrive back to back. */
       uint64_t deadline = now_ns() + (uint64_t)spin_us * 1000u;
-      while (now_ns() < deadline) {
+      while (!queue_busy(&s->queue) && now_ns() < deadline) {
         for (int i = 0; i < 64; i++) cpu_relax();
-        if (__atomic_load_n(&s->head, __ATOMIC_ACQUIRE) != NULL) break;
       }
+      if (queue_busy(&s->queue)) continue;
       pthread_mutex_lock(&s->mutex);
-      while (s->head == NULL && !s->destroyed) {
-        s->worker_sleeping = true;
+      atomic_store_explicit(&s->worker_sleeping, true, memory_order_seq_cst);
+      while (!queue_busy(&s->queue) && !atomic_load(&s->destroyed)) {
         pthread_cond_wait(&s->work, &s->mutex);
-        s->worker_sleeping = false;
       }
+      atomic_store_explicit(&s->worker_sleeping, false, memory_order_relaxed);
+      pthread_mutex_unlock(&s->mutex);
       continue;
     }
-    emu_task *task = s->head;
-    s->head = task->next;
-    if (s->head == NULL) s->tail = NULL;
-    pthread_mutex_unlock(&s->mutex);
     if (task->fn != NULL) {
       if (profile) {
         uint64_t start = now_ns();
@@ -226,13 +280,14 @@ static void *worker_main(void *arg) {
         task->fn(task);
       }
     }
-    pthread_mutex_lock(&s->mutex);
-    if (task->finish != NULL) task->finish(task);
+    if (task->finish != NULL) {
+      task->finish(task); /* counts the completion itself */
+    } else {
+      emu_stream_count_completion(s);
+    }
     free(task);
-    atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
-    if (s->waiters > 0) pthread_cond_broadcast(&s->progress);
+    wake_synchronizers(s);
   }
-  pthread_mutex_unlock(&s->mutex);
   device_remove(s);
   stream_release(s); /* the worker's reference */
   return NULL;
@@ -250,11 +305,12 @@ static tb_status wait_for(emu_stream *s, uint64_t target, const char *call) {
     }
   }
   pthread_mutex_lock(&s->mutex);
-  while (atomic_load_explicit(&s->completed, memory_order_acquire) < target) {
-    s->waiters++;
+  /* Pairs with the worker's count, then load of `waiters`: one of the two sees the other. */
+  atomic_fetch_add_explicit(&s->waiters, 1, memory_order_seq_cst);
+  while (atomic_load_explicit(&s->completed, memory_order_seq_cst) < target) {
     pthread_cond_wait(&s->progress, &s->mutex);
-    s->waiters--;
   }
+  atomic_fetch_sub_explicit(&s->waiters, 1, memory_order_relaxed);
   tb_status status = TB_OK;
   if (s->error[0] != '\0') {
     status = emu_fail(TB_ERROR_INTERNAL, "emu: %s: %s", call, s->error);
@@ -289,7 +345,12 @@ tb_status emu_stream_create(int32_t device, int32_t priority, tb_stream *stream)
   s->device = device;
   s->priority = priority < -1 ? -1 : (priority > 0 ? 0 : priority);
   atomic_init(&s->refs, 2); /* the handle and the worker */
+  atomic_init(&s->enqueued, 0);
   atomic_init(&s->completed, 0);
+  atomic_init(&s->destroyed, false);
+  atomic_init(&s->worker_sleeping, false);
+  atomic_init(&s->waiters, 0);
+  queue_init(&s->queue);
   pthread_mutex_init(&s->mutex, NULL);
   pthread_cond_init(&s->work, NULL);
   pthread_cond_init(&s->progress, NULL);
@@ -316,9 +377,9 @@ tb_status emu_stream_destroy(tb_stream s) {
   tb_status status = emu_check_stream(s, "stream destroy");
   if (status != TB_OK) return status;
   pthread_mutex_lock(&s->mutex);
-  s->destroyed = true;
-  pthread_mutex_unlock(&s->mutex);
+  atomic_store(&s->destroyed, true);
   pthread_cond_signal(&s->work);
+  pthread_mutex_unlock(&s->mutex);
   stream_release(s); /* the handle's reference; the worker drains the queue, then exits */
   return TB_OK;
 }
@@ -327,7 +388,7 @@ tb_status emu_stream_query(tb_stream s) {
   tb_status status = emu_check_stream(s, "stream query");
   if (status != TB_OK) return status;
   pthread_mutex_lock(&s->mutex);
-  bool idle = atomic_load(&s->completed) >= s->enqueued;
+  bool idle = atomic_load(&s->completed) >= atomic_load(&s->enqueued);
   if (idle && s->error[0] != '\0') {
     status = emu_fail(TB_ERROR_INTERNAL, "emu: stream query: %s", s->error);
     s->error[0] = '\0';
@@ -340,10 +401,7 @@ tb_status emu_stream_query(tb_stream s) {
 tb_status emu_stream_synchronize(tb_stream s) {
   tb_status status = emu_check_stream(s, "stream synchronize");
   if (status != TB_OK) return status;
-  pthread_mutex_lock(&s->mutex);
-  uint64_t target = s->enqueued;
-  pthread_mutex_unlock(&s->mutex);
-  return wait_for(s, target, "stream synchronize");
+  return wait_for(s, atomic_load(&s->enqueued), "stream synchronize");
 }
 
 tb_status emu_device_synchronize(int32_t device) {
@@ -363,10 +421,7 @@ tb_status emu_device_synchronize(int32_t device) {
   }
   pthread_mutex_unlock(&g_devices_mutex);
   for (size_t i = 0; i < count; i++) {
-    pthread_mutex_lock(&streams[i]->mutex);
-    uint64_t target = streams[i]->enqueued;
-    pthread_mutex_unlock(&streams[i]->mutex);
-    tb_status one = wait_for(streams[i], target, "device synchronize");
+    tb_status one = wait_for(streams[i], atomic_load(&streams[i]->enqueued), "device synchronize");
     if (status == TB_OK) status = one;
     stream_release(streams[i]);
   }
@@ -421,11 +476,14 @@ static void marker_release(marker *m) {
   event_release(m->event);
 }
 
-/* A task's `finish`: runs under the stream's lock (lock order: stream, then event). */
+/* A record's `finish`: counts the task complete and completes the record in one step under
+ * the event's lock, so whoever sees the one (stream query or synchronize, event query) sees
+ * the other. */
 static void finish_marker(emu_task *task) {
   marker *m = (marker *)task->payload;
   tb_event e = m->event;
   pthread_mutex_lock(&e->mutex);
+  emu_stream_count_completion(task->stream);
   m->record->timestamp_ns = now_ns();
   m->record->done = true;
   pthread_cond_broadcast(&e->done);
