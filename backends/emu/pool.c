@@ -87,6 +87,11 @@ static void start_pool(void) {
   }
 }
 
+int emu_parallel_threads(void) {
+  pthread_once(&g_pool.once, start_pool);
+  return g_pool.helpers + 1;
+}
+
 void emu_parallel_for(int64_t n, int64_t grain, emu_range_fn fn, void *context) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;

@@ -135,13 +135,19 @@ static void gemm_tile(const gemm_job *job, const gemm_batch *g, int64_t r0, int6
   }
 }
 
+/* Tiles [begin, end): consecutive tiles of one batch make one BLAS call. */
 static void gemm_tiles(void *context, int64_t begin, int64_t end) {
   const gemm_job *job = context;
-  for (int64_t t = begin; t < end; t++) {
-    const gemm_batch *g = &job->batches[t / job->tiles_per_batch];
+  for (int64_t t = begin; t < end;) {
+    int64_t batch = t / job->tiles_per_batch;
+    int64_t last = (batch + 1) * job->tiles_per_batch; /* first tile of the next batch */
+    if (last > end) last = end;
+    const gemm_batch *g = &job->batches[batch];
     int64_t r0 = (t % job->tiles_per_batch) * job->rows_per_tile;
-    int64_t r1 = r0 + job->rows_per_tile < g->M ? r0 + job->rows_per_tile : g->M;
+    int64_t r1 = (last - batch * job->tiles_per_batch) * job->rows_per_tile;
+    if (r1 > g->M) r1 = g->M;
     if (r0 < r1 && g->N > 0) gemm_tile(job, g, r0, r1);
+    t = last;
   }
 }
 
@@ -202,12 +208,16 @@ static void run_gemm(emu_task *task) {
   if (!ok) {
     emu_task_fail(task, "matmul: out of host memory");
   } else {
-    /* Tiles of rows big enough (about 2^20 multiply-adds) to be worth a thread. */
+    /* Tiles of 32 rows (BLAS kernels want tall blocks), dealt out in one run per thread (each
+     * BLAS call packs the whole right operand: fewer, larger calls) of at least 2^21
+     * multiply-adds; a run within one batch is one BLAS call. */
     const int64_t M = job.batches[0].M, N = job.batches[0].N, K = job.batches[0].K;
-    int64_t per_row = max1(N * max1(K));
-    job.rows_per_tile = max1(M < (1 << 20) / per_row ? M : (1 << 20) / per_row);
+    job.rows_per_tile = M < 32 ? max1(M) : 32;
     job.tiles_per_batch = (max1(M) + job.rows_per_tile - 1) / job.rows_per_tile;
-    emu_parallel_for(batches * job.tiles_per_batch, 1, gemm_tiles, &job);
+    const int64_t tiles = batches * job.tiles_per_batch;
+    const int64_t per_thread = (tiles + emu_parallel_threads() - 1) / emu_parallel_threads();
+    const int64_t min_tiles = max1((1 << 21) / max1(job.rows_per_tile * N * max1(K)));
+    emu_parallel_for(tiles, per_thread > min_tiles ? per_thread : min_tiles, gemm_tiles, &job);
   }
   for (int64_t i = 0; scratch != NULL && i < batches * 3; i++) free(scratch[i]);
   free(scratch);

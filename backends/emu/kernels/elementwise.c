@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <tgmath.h>
 
+#include "fastmath.h"
 #include "kernel.h"
 
 /* ---- element access per dtype: suffix, storage type, compute type, load, store ---- */
@@ -185,8 +186,13 @@
 
 /* ---- helpers used inside expressions ---- */
 
+/* exp and erf in the compute type: the vectorisable single-precision ones (fastmath.h) for
+ * float, float16 and bfloat16; libm's for float64. */
+#define EXP(x) _Generic((x), float : emu_expf, default : exp)(x)
+#define ERF(x) _Generic((x), float : emu_erff, default : erf)(x)
+
 static inline double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
-static inline float sigmoid_f(float x) { return 1.0f / (1.0f + expf(-x)); }
+static inline float sigmoid_f(float x) { return 1.0f / (1.0f + emu_expf(-x)); }
 #define SIGMOID(x) _Generic((x), float : sigmoid_f, default : sigmoid_d)(x)
 #define MAXIMUM(x, y) (((x) != (x)) ? (x) : ((y) != (y)) ? (y) : ((x) > (y) ? (x) : (y)))
 #define MINIMUM(x, y) (((x) != (x)) ? (x) : ((y) != (y)) ? (y) : ((x) < (y) ? (x) : (y)))
@@ -197,7 +203,7 @@ static inline float gelu_f(float x, int approximate) {
     const float k = 0.7978845608028654f;
     return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
   }
-  return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
+  return 0.5f * x * (1.0f + emu_erff(x * 0.7071067811865476f));
 }
 static inline double gelu_d(double x, int approximate) {
   if (approximate) {
@@ -218,8 +224,8 @@ static inline float gelu_backward_f(float g, float x, int approximate) {
     float right_derivative = left * (1.0f - t * t) * k * (1.0f + 3.0f * c * x * x);
     return g * (left_derivative + right_derivative);
   }
-  float cdf = 0.5f * (1.0f + erff(x * 0.7071067811865476f));
-  float pdf = expf(-0.5f * x * x) * 0.3989422804014327f;
+  float cdf = 0.5f * (1.0f + emu_erff(x * 0.7071067811865476f));
+  float pdf = emu_expf(-0.5f * x * x) * 0.3989422804014327f;
   return g * (cdf + x * pdf);
 }
 static inline double gelu_backward_d(double g, double x, int approximate) {
@@ -248,7 +254,7 @@ static inline double gelu_backward_d(double g, double x, int approximate) {
 /* unary */
 NUMERIC_OP(UNARY_LOOP, neg, -x)
 NUMERIC_OP(UNARY_LOOP, abs_, IS_FLOAT ? (T)fabs((double)x) : (T)ABS_INT(x))
-FLOAT_OP(UNARY_LOOP, exp_, exp(x))
+FLOAT_OP(UNARY_LOOP, exp_, EXP(x))
 FLOAT_OP(UNARY_LOOP, expm1_, expm1(x))
 FLOAT_OP(UNARY_LOOP, log_, log(x))
 FLOAT_OP(UNARY_LOOP, log1p_, log1p(x))
@@ -261,7 +267,7 @@ FLOAT_OP(UNARY_LOOP, tan_, tan(x))
 FLOAT_OP(UNARY_LOOP, tanh_, tanh(x))
 FLOAT_OP(UNARY_LOOP, sigmoid, SIGMOID(x))
 FLOAT_OP(UNARY_LOOP, reciprocal, (T)1 / x)
-FLOAT_OP(UNARY_LOOP, erf_, erf(x))
+FLOAT_OP(UNARY_LOOP, erf_, ERF(x))
 FLOAT_OP(UNARY_LOOP, floor_, floor(x))
 FLOAT_OP(UNARY_LOOP, ceil_, ceil(x))
 FLOAT_OP(UNARY_LOOP, trunc_, trunc(x))

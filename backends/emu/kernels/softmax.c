@@ -3,11 +3,12 @@
  *
  * softmax and log_softmax along one dimension, and their backwards.  The tensor is seen as
  * lines along `dim` (outer x inner of them); lines are split across the pool and computed in
- * double for float64 and float for the others.  The contiguous last-dimension case, the common
- * one (attention, classifier logits), runs on plain pointers.
+ * double for float64 and in float (sums in double) for the others, with the vectorised exp of
+ * fastmath.h.  Each line is staged in a contiguous buffer, so any stride works.
  */
 #include <stdlib.h>
 
+#include "fastmath.h"
 #include "kernel.h"
 
 enum { SOFTMAX, LOG_SOFTMAX, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD };
@@ -40,13 +41,148 @@ static int64_t line_offset(const emu_tensor *t, int64_t dim, int64_t inner, int6
   return offset;
 }
 
+/* Reductions written lane-wise (8 independent accumulators) so that compilers vectorise them
+ * without reassociating floating-point sums. */
+#define LANES 8
+
+static float max_f(const float *x, int64_t n) {
+  float lane[LANES];
+  for (int j = 0; j < LANES; j++) lane[j] = -INFINITY;
+  int64_t i = 0;
+  for (; i + LANES <= n; i += LANES) {
+    for (int j = 0; j < LANES; j++) lane[j] = x[i + j] > lane[j] ? x[i + j] : lane[j];
+  }
+  float max = -INFINITY;
+  for (; i < n; i++) max = x[i] > max ? x[i] : max;
+  for (int j = 0; j < LANES; j++) max = lane[j] > max ? lane[j] : max;
+  return max;
+}
+
+static double sum_f(const float *x, int64_t n) {
+  double lane[LANES] = {0};
+  int64_t i = 0;
+  for (; i + LANES <= n; i += LANES) {
+    for (int j = 0; j < LANES; j++) lane[j] += x[i + j];
+  }
+  double sum = 0;
+  for (; i < n; i++) sum += x[i];
+  for (int j = 0; j < LANES; j++) sum += lane[j];
+  return sum;
+}
+
+static double dot_f(const float *x, const float *y, int64_t n) {
+  double lane[LANES] = {0};
+  int64_t i = 0;
+  for (; i + LANES <= n; i += LANES) {
+    for (int j = 0; j < LANES; j++) lane[j] += (double)x[i + j] * y[i + j];
+  }
+  double sum = 0;
+  for (; i < n; i++) sum += (double)x[i] * y[i];
+  for (int j = 0; j < LANES; j++) sum += lane[j];
+  return sum;
+}
+
+/* Softmax / log_softmax of one line of n floats in place, in `scratch` (n floats) for
+ * log_softmax's exponentials.  NaNs propagate through exp into the sum. */
+static void softmax_line_f(float *row, float *scratch, int64_t n, bool log_softmax) {
+  float max = max_f(row, n);
+  if (max == -INFINITY) max = 0; /* all -inf: exp gives 0 and the result NaN, as on the CPU */
+  float *e = log_softmax ? scratch : row;
+  for (int64_t i = 0; i < n; i++) e[i] = emu_expf(row[i] - max);
+  double sum = sum_f(e, n);
+  if (log_softmax) {
+    float shift = (float)(log(sum) + max);
+    for (int64_t i = 0; i < n; i++) row[i] -= shift;
+  } else {
+    float scale = (float)(1.0 / sum);
+    for (int64_t i = 0; i < n; i++) row[i] *= scale;
+  }
+}
+
+/* The same in double, for float64. */
+static void softmax_line_d(double *row, int64_t n, bool log_softmax) {
+  double max = -INFINITY;
+  for (int64_t i = 0; i < n; i++) max = row[i] > max ? row[i] : max;
+  if (max == -INFINITY) max = 0;
+  double sum = 0;
+  for (int64_t i = 0; i < n; i++) sum += exp(row[i] - max);
+  if (log_softmax) {
+    double shift = log(sum) + max;
+    for (int64_t i = 0; i < n; i++) row[i] -= shift;
+  } else {
+    for (int64_t i = 0; i < n; i++) row[i] = exp(row[i] - max) / sum;
+  }
+}
+
+/* Backward of one line: `row` holds grad_output and becomes grad_input; `out` is the forward
+ * output. */
+static void softmax_backward_line_d(double *row, const double *out, int64_t n, bool log_softmax) {
+  double dot = 0;
+  if (log_softmax) {
+    for (int64_t i = 0; i < n; i++) dot += row[i];
+    for (int64_t i = 0; i < n; i++) row[i] -= exp(out[i]) * dot;
+  } else {
+    for (int64_t i = 0; i < n; i++) dot += row[i] * out[i];
+    for (int64_t i = 0; i < n; i++) row[i] = out[i] * (row[i] - dot);
+  }
+}
+
+static void softmax_backward_line_f(float *row, const float *out, int64_t n, bool log_softmax) {
+  if (log_softmax) {
+    float d = (float)sum_f(row, n);
+    for (int64_t i = 0; i < n; i++) row[i] -= emu_expf(out[i]) * d;
+  } else {
+    float d = (float)dot_f(row, out, n);
+    for (int64_t i = 0; i < n; i++) row[i] = out[i] * (row[i] - d);
+  }
+}
+
+/* Loads line elements into a contiguous buffer of the compute type (float or double). */
+static void load_line(const char *p, int64_t stride, tb_dtype dtype, int64_t n, bool wide,
+                      void *row) {
+  const size_t item = emu_itemsize(dtype);
+  if (wide) {
+    double *d = row;
+    for (int64_t i = 0; i < n; i++) d[i] = emu_load_double(p + i * stride * (int64_t)item, dtype);
+  } else if (dtype == TB_DTYPE_FLOAT32 && stride == 1) {
+    memcpy(row, p, (size_t)n * sizeof(float));
+  } else {
+    float *f = row;
+    for (int64_t i = 0; i < n; i++)
+      f[i] = (float)emu_load_double(p + i * stride * (int64_t)item, dtype);
+  }
+}
+
+static void store_line(char *p, int64_t stride, tb_dtype dtype, int64_t n, bool wide,
+                       const void *row) {
+  const size_t item = emu_itemsize(dtype);
+  if (wide) {
+    const double *d = row;
+    for (int64_t i = 0; i < n; i++) emu_store_double(p + i * stride * (int64_t)item, dtype, d[i]);
+  } else if (dtype == TB_DTYPE_FLOAT32 && stride == 1) {
+    memcpy(p, row, (size_t)n * sizeof(float));
+  } else {
+    const float *f = row;
+    for (int64_t i = 0; i < n; i++) emu_store_double(p + i * stride * (int64_t)item, dtype, f[i]);
+  }
+}
+
 static void softmax_lines(void *context, int64_t begin, int64_t end) {
   const softmax_job *job = context;
   const int64_t n = job->length;
-  double *row = malloc((size_t)n * 2 * sizeof(double));
-  if (row == NULL) return;
-  double *other = row + n;
   const emu_tensor *a = job->a, *b = job->b, *out = job->out;
+  const bool wide = out->dtype == TB_DTYPE_FLOAT64;
+  const size_t compute_item = wide ? sizeof(double) : sizeof(float);
+  const bool backward = job->op == SOFTMAX_BACKWARD || job->op == LOG_SOFTMAX_BACKWARD;
+  const bool log_softmax = job->op == LOG_SOFTMAX || job->op == LOG_SOFTMAX_BACKWARD;
+  /* Two lines of scratch: on the stack when small (the common case), else on the heap. */
+  _Alignas(64) char stack[2 * 4096 * sizeof(double)];
+  char *buffer = stack;
+  if ((size_t)n * 2 * compute_item > sizeof stack) {
+    buffer = malloc((size_t)n * 2 * compute_item);
+    if (buffer == NULL) return;
+  }
+  void *row = buffer, *other = buffer + (size_t)n * compute_item;
   const int64_t sa = a->ndim ? a->strides[job->dim] : 1;
   const int64_t so = out->ndim ? out->strides[job->dim] : 1;
   const int64_t sb = b != NULL && b->ndim ? b->strides[job->dim] : 1;
@@ -54,46 +190,24 @@ static void softmax_lines(void *context, int64_t begin, int64_t end) {
   for (int64_t line = begin; line < end; line++) {
     const char *pa = a->data + line_offset(a, job->dim, job->inner, line) * (int64_t)ia;
     char *po = out->data + line_offset(out, job->dim, job->inner, line) * (int64_t)io;
-    if (a->dtype == TB_DTYPE_FLOAT32 && sa == 1) {
-      const float *f = (const float *)pa;
-      for (int64_t i = 0; i < n; i++) row[i] = f[i];
-    } else {
-      for (int64_t i = 0; i < n; i++) row[i] = emu_load_double(pa + i * sa * (int64_t)ia, a->dtype);
-    }
-    if (job->op == SOFTMAX || job->op == LOG_SOFTMAX) {
-      double max = -INFINITY;
-      for (int64_t i = 0; i < n; i++) max = row[i] > max || row[i] != row[i] ? row[i] : max;
-      double sum = 0;
-      for (int64_t i = 0; i < n; i++) sum += exp(row[i] - max);
-      if (job->op == SOFTMAX) {
-        for (int64_t i = 0; i < n; i++) row[i] = exp(row[i] - max) / sum;
+    load_line(pa, sa, a->dtype, n, wide, row);
+    if (backward) {
+      const char *pb =
+          b->data + line_offset(b, job->dim, job->inner, line) * (int64_t)emu_itemsize(b->dtype);
+      load_line(pb, sb, b->dtype, n, wide, other);
+      if (wide) {
+        softmax_backward_line_d(row, other, n, log_softmax);
       } else {
-        double log_sum = log(sum) + max;
-        for (int64_t i = 0; i < n; i++) row[i] -= log_sum;
+        softmax_backward_line_f(row, other, n, log_softmax);
       }
+    } else if (wide) {
+      softmax_line_d(row, n, log_softmax);
     } else {
-      const size_t ib = emu_itemsize(b->dtype);
-      const char *pb = b->data + line_offset(b, job->dim, job->inner, line) * (int64_t)ib;
-      for (int64_t i = 0; i < n; i++)
-        other[i] = emu_load_double(pb + i * sb * (int64_t)ib, b->dtype);
-      double dot = 0;
-      if (job->op == SOFTMAX_BACKWARD) {
-        for (int64_t i = 0; i < n; i++) dot += row[i] * other[i];
-        for (int64_t i = 0; i < n; i++) row[i] = other[i] * (row[i] - dot);
-      } else {
-        for (int64_t i = 0; i < n; i++) dot += row[i];
-        for (int64_t i = 0; i < n; i++) row[i] = row[i] - exp(other[i]) * dot;
-      }
+      softmax_line_f(row, other, n, log_softmax);
     }
-    if (out->dtype == TB_DTYPE_FLOAT32 && so == 1) {
-      float *f = (float *)po;
-      for (int64_t i = 0; i < n; i++) f[i] = (float)row[i];
-    } else {
-      for (int64_t i = 0; i < n; i++)
-        emu_store_double(po + i * so * (int64_t)io, out->dtype, row[i]);
-    }
+    store_line(po, so, out->dtype, n, wide, row);
   }
-  free(row);
+  if (buffer != stack) free(buffer);
 }
 
 static void run_softmax(emu_task *task) {
