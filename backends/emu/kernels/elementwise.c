@@ -57,7 +57,8 @@
 /* ---- loop templates: NAME_SFX(data, strides, n, params) ---- */
 
 #define UNARY_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                                           \
-  static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, const void *params) {         \
+  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n,                  \
+                                        const void *params) {                                   \
     const ew_params *P = params;                                                                \
     typedef C T __attribute__((unused));                                                        \
     (void)P;                                                                                    \
@@ -82,7 +83,8 @@
 
 /* Binary: `x` from operand 1, `y` from operand 2; OST/OS store the (maybe bool) output. */
 #define BINARY_LOOP_OUT(NAME, SFX, S, C, LD, ST, DT, OS, OST, EXPR)                             \
-  static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, const void *params) {         \
+  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n,                  \
+                                        const void *params) {                                   \
     const ew_params *P = params;                                                                \
     typedef C T __attribute__((unused));                                                        \
     (void)P;                                                                                    \
@@ -117,7 +119,8 @@
 
 /* Ternary: `x`, `y`, `z` from operands 1, 2, 3. */
 #define TERNARY_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                                         \
-  static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, const void *params) {         \
+  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n,                  \
+                                        const void *params) {                                   \
     const ew_params *P = params;                                                                \
     typedef C T __attribute__((unused));                                                        \
     (void)P;                                                                                    \
@@ -141,16 +144,17 @@
   }
 
 /* where(cond, x, y): operand 1 is bool. */
-#define WHERE_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                                   \
-  static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, const void *params) { \
-    (void)params;                                                                       \
-    char *o = d[0];                                                                     \
-    const char *q = d[1], *a = d[2], *b = d[3];                                         \
-    for (int64_t i = 0; i < n; i++) {                                                   \
-      S v = *(const uint8_t *)(q + i * s[1]) ? *(const S *)(a + i * s[2])               \
-                                             : *(const S *)(b + i * s[3]);              \
-      *(S *)(o + i * s[0]) = v;                                                         \
-    }                                                                                   \
+#define WHERE_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                          \
+  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, \
+                                        const void *params) {                  \
+    (void)params;                                                              \
+    char *o = d[0];                                                            \
+    const char *q = d[1], *a = d[2], *b = d[3];                                \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      S v = *(const uint8_t *)(q + i * s[1]) ? *(const S *)(a + i * s[2])      \
+                                             : *(const S *)(b + i * s[3]);     \
+      *(S *)(o + i * s[0]) = v;                                                \
+    }                                                                          \
   }
 
 /* Instantiate a loop for a list of types and its table. */
@@ -190,18 +194,25 @@
  * float, float16 and bfloat16; libm's for float64. */
 #define EXP(x) _Generic((x), float : emu_expf, default : exp)(x)
 #define ERF(x) _Generic((x), float : emu_erff, default : erf)(x)
+#define TANH(x) _Generic((x), float : emu_tanhf, default : tanh)(x)
 
 static inline double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
-static inline float sigmoid_f(float x) { return 1.0f / (1.0f + emu_expf(-x)); }
+__attribute__((always_inline)) static inline float sigmoid_f(float x) {
+  return 1.0f / (1.0f + emu_expf(-x));
+}
 #define SIGMOID(x) _Generic((x), float : sigmoid_f, default : sigmoid_d)(x)
 #define MAXIMUM(x, y) (((x) != (x)) ? (x) : ((y) != (y)) ? (y) : ((x) > (y) ? (x) : (y)))
 #define MINIMUM(x, y) (((x) != (x)) ? (x) : ((y) != (y)) ? (y) : ((x) < (y) ? (x) : (y)))
 #define ABS_INT(x) ((x) < 0 ? -(x) : (x))
 
-static inline float gelu_f(float x, int approximate) {
+/* gelu with approximate='tanh' in float as x * sigmoid(2u), u = k (x + c x^3): the same value
+ * as 0.5 x (1 + tanh(u)) without its cancellation for negative x, and built from emu_expf so
+ * the loop vectorises.  The branch on `approximate` is loop-invariant: the compiler unswitches. */
+__attribute__((always_inline)) static inline float gelu_f(float x, int approximate) {
   if (approximate) {
     const float k = 0.7978845608028654f;
-    return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+    float u = k * (x + 0.044715f * x * x * x);
+    return x / (1.0f + emu_expf(-2.0f * u));
   }
   return 0.5f * x * (1.0f + emu_erff(x * 0.7071067811865476f));
 }
@@ -214,15 +225,15 @@ static inline double gelu_d(double x, int approximate) {
 }
 #define GELU(x, approximate) _Generic((x), float : gelu_f, default : gelu_d)(x, approximate)
 
-static inline float gelu_backward_f(float g, float x, int approximate) {
+__attribute__((always_inline)) static inline float gelu_backward_f(float g, float x,
+                                                                   int approximate) {
   if (approximate) {
+    /* with s = sigmoid(2u): 1 + tanh(u) = 2s and 1 - tanh(u)^2 = 4s(1 - s) */
     const float k = 0.7978845608028654f, c = 0.044715f;
-    float inner = k * (x + c * x * x * x);
-    float t = tanhf(inner);
-    float left = 0.5f * x, right = 1.0f + t;
-    float left_derivative = 0.5f * right;
-    float right_derivative = left * (1.0f - t * t) * k * (1.0f + 3.0f * c * x * x);
-    return g * (left_derivative + right_derivative);
+    float u = k * (x + c * x * x * x);
+    float sg = 1.0f / (1.0f + emu_expf(-2.0f * u));
+    float right_derivative = 2.0f * x * sg * (1.0f - sg) * k * (1.0f + 3.0f * c * x * x);
+    return g * (sg + right_derivative);
   }
   float cdf = 0.5f * (1.0f + emu_erff(x * 0.7071067811865476f));
   float pdf = emu_expf(-0.5f * x * x) * 0.3989422804014327f;
@@ -264,7 +275,7 @@ FLOAT_OP(UNARY_LOOP, rsqrt, (T)1 / sqrt(x))
 FLOAT_OP(UNARY_LOOP, sin_, sin(x))
 FLOAT_OP(UNARY_LOOP, cos_, cos(x))
 FLOAT_OP(UNARY_LOOP, tan_, tan(x))
-FLOAT_OP(UNARY_LOOP, tanh_, tanh(x))
+FLOAT_OP(UNARY_LOOP, tanh_, TANH(x))
 FLOAT_OP(UNARY_LOOP, sigmoid, SIGMOID(x))
 FLOAT_OP(UNARY_LOOP, reciprocal, (T)1 / x)
 FLOAT_OP(UNARY_LOOP, erf_, ERF(x))
@@ -320,15 +331,16 @@ FLOAT_OP(TERNARY_LOOP, lerp_tensor, LERP(x, y, z))
 ALL_OP(WHERE_LOOP, where, 0)
 
 /* native_dropout_backward: grad * mask * scale, mask bool */
-#define DROPOUT_BACKWARD_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                        \
-  static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, const void *params) { \
-    const ew_params *P = params;                                                        \
-    typedef C T __attribute__((unused));                                                \
-    for (int64_t i = 0; i < n; i++) {                                                   \
-      C x = LD(d[1] + i * s[1]);                                                        \
-      C m = *(const uint8_t *)(d[2] + i * s[2]) ? (T)P->f[0] : (T)0;                    \
-      ST(d[0] + i * s[0], x * m);                                                       \
-    }                                                                                   \
+#define DROPOUT_BACKWARD_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)               \
+  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, \
+                                        const void *params) {                  \
+    const ew_params *P = params;                                               \
+    typedef C T __attribute__((unused));                                       \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      C x = LD(d[1] + i * s[1]);                                               \
+      C m = *(const uint8_t *)(d[2] + i * s[2]) ? (T)P->f[0] : (T)0;           \
+      ST(d[0] + i * s[0], x * m);                                              \
+    }                                                                          \
   }
 FLOAT_OP(DROPOUT_BACKWARD_LOOP, dropout_backward, 0)
 

@@ -31,7 +31,7 @@ static inline float emu_bits_to_float(int32_t bits) {
 /* 2^k for integer k in [-126, 127]. */
 static inline float emu_pow2i(int32_t k) { return emu_bits_to_float((k + 127) << 23); }
 
-static inline float emu_expf(float x) {
+__attribute__((always_inline)) static inline float emu_expf(float x) {
   const float log2e = 1.44269504088896341f;
   const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
   const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
@@ -55,7 +55,7 @@ static inline float emu_expf(float x) {
   return x != x ? x : y;
 }
 
-static inline float emu_erff(float x) {
+__attribute__((always_inline)) static inline float emu_erff(float x) {
   float z = fabsf(x);
   /* small: x (c0 + c1 x^2 + ... + c8 x^16), the Maclaurin series of erf, cn = 2/sqrt(pi)
    * (-1)^n / (n! (2n+1)); at |x| = 0.75 the first omitted term is 1e-9 of the result */
@@ -86,6 +86,28 @@ static inline float emu_erff(float x) {
   float large = 1.0f - erfc;
   large = x < 0 ? -large : large;
   float y = z < 0.75f ? small : large;
+  return x != x ? x : y;
+}
+
+__attribute__((always_inline)) static inline float emu_tanhf(float x) {
+  float z = fabsf(x);
+  /* small: the Taylor series of tanh to x^21; at |x| = 0.55 the first omitted term is 2e-10 */
+  float x2 = x * x;
+  float s = 9.691537957e-05f;
+  s = s * x2 - 2.391291142e-04f;
+  s = s * x2 + 5.900274409e-04f;
+  s = s * x2 - 1.455834387e-03f;
+  s = s * x2 + 3.592128037e-03f;
+  s = s * x2 - 8.863235530e-03f;
+  s = s * x2 + 2.186948854e-02f;
+  s = s * x2 - 5.396825397e-02f;
+  s = s * x2 + 1.333333333e-01f;
+  s = s * x2 - 3.333333333e-01f;
+  float small = x + x * x2 * s;
+  /* large: 1 - 2 / (e^2z + 1), which tends to 1 as e^2z overflows */
+  float large = 1.0f - 2.0f / (emu_expf(2.0f * z) + 1.0f);
+  large = x < 0 ? -large : large;
+  float y = z < 0.55f ? small : large;
   return x != x ? x : y;
 }
 

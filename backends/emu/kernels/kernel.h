@@ -20,6 +20,15 @@
 
 #include "../emu.h"
 
+/* Marks a hot loop to be compiled for several x86-64 levels (AVX-512, AVX2, baseline); the
+ * dynamic loader picks the one the machine runs (GNU ifunc).  Elsewhere it does nothing. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+#define EMU_HOT_LOOP __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define EMU_HOT_LOOP
+#endif
+
 #define EMU_MAX_DIMS 12
 
 /* ---- captured arguments ---- */

@@ -58,9 +58,38 @@ typedef struct sgd_job {
   bool nesterov, maximize, first;
 } sgd_job;
 
+EMU_HOT_LOOP static void sgd_range_f32(const sgd_job *j, int64_t begin, int64_t end) {
+  float *restrict p = (float *)j->param->data, *restrict g = (float *)j->grad->data;
+  float *restrict b = j->momentum != 0 ? (float *)j->buffer->data : NULL;
+  const float wd = (float)j->weight_decay, momentum = (float)j->momentum, lr = (float)j->lr;
+  const float dampening = (float)(1 - j->dampening), scale = (float)j->scale;
+  const float sign = j->maximize ? -1.0f : 1.0f;
+  const bool scaled = j->scale != 1.0, first = j->first, nesterov = j->nesterov;
+  for (int64_t i = begin; i < end; i++) {
+    float gi = g[i];
+    if (scaled) {
+      gi /= scale;
+      g[i] = gi;
+    }
+    gi *= sign;
+    float pi = p[i];
+    gi += wd * pi;
+    if (b) {
+      float bi = first ? gi : momentum * b[i] + dampening * gi;
+      b[i] = bi;
+      gi = nesterov ? gi + momentum * bi : bi;
+    }
+    p[i] = pi - lr * gi;
+  }
+}
+
 static void sgd_range(void *context, int64_t begin, int64_t end) {
   const sgd_job *j = context;
   tb_dtype dt = j->param->dtype;
+  if (dt == TB_DTYPE_FLOAT32) {
+    sgd_range_f32(j, begin, end);
+    return;
+  }
   size_t item = emu_itemsize(dt);
   for (int64_t i = begin; i < end; i++) {
     char *pp = j->param->data + i * (int64_t)item, *gp = j->grad->data + i * (int64_t)item;
@@ -122,9 +151,48 @@ typedef struct adam_job {
   bool amsgrad, maximize, decoupled;
 } adam_job;
 
+/* float32, the common case: float arithmetic on typed pointers, a loop the compiler
+ * vectorises (the per-step constants are computed in double, as PyTorch's kernels do). */
+EMU_HOT_LOOP static void adam_range_f32(const adam_job *j, int64_t begin, int64_t end) {
+  float *restrict p = (float *)j->param->data, *restrict g = (float *)j->grad->data;
+  float *restrict m = (float *)j->exp_avg->data, *restrict v = (float *)j->exp_avg_sq->data;
+  float *restrict mx = j->amsgrad ? (float *)j->max_exp_avg_sq->data : NULL;
+  const float beta1 = (float)j->beta1, beta2 = (float)j->beta2, eps = (float)j->eps;
+  const float one_minus_beta1 = (float)(1 - j->beta1), one_minus_beta2 = (float)(1 - j->beta2);
+  const float step_size = (float)j->step_size, bc2 = (float)j->bias_correction2_sqrt;
+  const float wd = (float)j->weight_decay, decay = (float)(1 - j->lr * j->weight_decay);
+  const float scale = (float)j->scale, sign = j->maximize ? -1.0f : 1.0f;
+  const bool scaled = j->scale != 1.0, coupled = wd != 0 && !j->decoupled;
+  const bool decayed = wd != 0 && j->decoupled;
+  for (int64_t i = begin; i < end; i++) {
+    float gi = g[i];
+    if (scaled) {
+      gi /= scale;
+      g[i] = gi;
+    }
+    gi *= sign;
+    float pi = p[i];
+    if (coupled) gi += wd * pi;
+    if (decayed) pi *= decay;
+    float mi = m[i] * beta1 + gi * one_minus_beta1;
+    float vi = v[i] * beta2 + gi * gi * one_minus_beta2;
+    m[i] = mi;
+    v[i] = vi;
+    if (mx) {
+      vi = mx[i] > vi ? mx[i] : vi;
+      mx[i] = vi;
+    }
+    p[i] = pi - step_size * mi / (sqrtf(vi) / bc2 + eps);
+  }
+}
+
 static void adam_range(void *context, int64_t begin, int64_t end) {
   const adam_job *j = context;
   tb_dtype dt = j->param->dtype;
+  if (dt == TB_DTYPE_FLOAT32) {
+    adam_range_f32(j, begin, end);
+    return;
+  }
   int64_t item = (int64_t)emu_itemsize(dt);
   for (int64_t i = begin; i < end; i++) {
     char *pp = j->param->data + i * item, *gp = j->grad->data + i * item;
