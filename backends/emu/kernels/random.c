@@ -49,12 +49,83 @@ typedef struct random_job {
   uint64_t seed, block;
 } random_job;
 
+/* Philox blocks for `n` consecutive counters from `counter`, lane-parallel so the rounds
+ * vectorise: out[k] holds the four words of block counter + k. */
+enum { PHILOX_BATCH = 64 };
+EMU_HOT_LOOP static void philox_batch(uint64_t key, uint64_t counter, int n,
+                                      uint32_t out[4][PHILOX_BATCH]) {
+  uint32_t c0[PHILOX_BATCH], c1[PHILOX_BATCH], c2[PHILOX_BATCH], c3[PHILOX_BATCH];
+  for (int k = 0; k < n; k++) {
+    uint64_t c = counter + (uint64_t)k;
+    c0[k] = (uint32_t)c;
+    c1[k] = (uint32_t)(c >> 32);
+    c2[k] = 0;
+    c3[k] = 0;
+  }
+  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+  for (int round = 0; round < 10; round++) {
+    for (int k = 0; k < n; k++) {
+      uint64_t p0 = (uint64_t)0xD2511F53u * c0[k];
+      uint64_t p1 = (uint64_t)0xCD9E8D57u * c2[k];
+      uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[k] ^ k0;
+      uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3[k] ^ k1;
+      c1[k] = (uint32_t)p1;
+      c3[k] = (uint32_t)p0;
+      c0[k] = n0;
+      c2[k] = n2;
+    }
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  for (int k = 0; k < n; k++) {
+    out[0][k] = c0[k];
+    out[1][k] = c1[k];
+    out[2][k] = c2[k];
+    out[3][k] = c3[k];
+  }
+}
+
+/* Bernoulli into a contiguous float32 tensor: the common case (dropout), without the
+ * per-element dtype switch; the same bits per element as the general path.  out[2k] and
+ * out[2k + 1] are the even and odd elements of block k. */
+EMU_HOT_LOOP static void bernoulli_pairs_f32(float *restrict out, const uint32_t *restrict even,
+                                             const uint32_t *restrict odd, int blocks,
+                                             uint64_t threshold) {
+  for (int k = 0; k < blocks; k++) {
+    out[2 * k] = even[k] < threshold ? 1.0f : 0.0f;
+    out[2 * k + 1] = odd[k] < threshold ? 1.0f : 0.0f;
+  }
+}
+
 static void random_range(void *context, int64_t begin, int64_t end) {
   const random_job *job = context;
   const emu_tensor *t = job->self;
   const random_state *s = job->state;
   size_t item = emu_itemsize(t->dtype);
   bool contiguous = emu_is_contiguous(t);
+  if (contiguous && t->dtype == TB_DTYPE_FLOAT32 && s->kind == BERNOULLI) {
+    uint32_t bits[4][PHILOX_BATCH];
+    float *data = (float *)t->data;
+    /* bits * 2^-32 < p  <=>  bits < ceil(p * 2^32), exactly: the general path's test */
+    const uint64_t threshold = (uint64_t)ceil(s->a * 4294967296.0);
+    int64_t i = begin;
+    if (i & 1) { /* an odd first element: the second half of its block */
+      philox_batch(job->seed, job->block + (uint64_t)i / 2, 1, bits);
+      data[i] = bits[2][0] < threshold ? 1.0f : 0.0f;
+      i++;
+    }
+    while (i + 1 < end) { /* whole blocks, PHILOX_BATCH at a time */
+      int64_t blocks = (end - i) / 2 < PHILOX_BATCH ? (end - i) / 2 : PHILOX_BATCH;
+      philox_batch(job->seed, job->block + (uint64_t)i / 2, (int)blocks, bits);
+      bernoulli_pairs_f32(data + i, bits[0], bits[2], (int)blocks, threshold);
+      i += 2 * blocks;
+    }
+    if (i < end) { /* an even last element: the first half of its block */
+      philox_batch(job->seed, job->block + (uint64_t)i / 2, 1, bits);
+      data[i] = bits[0][0] < threshold ? 1.0f : 0.0f;
+    }
+    return;
+  }
   philox r = {{0, 0, 0, 0}};
   for (int64_t i = begin; i < end; i++) {
     if (i == begin || (i & 1) == 0) r = philox4x32(job->seed, job->block + (uint64_t)i / 2);
