@@ -2,6 +2,7 @@
 #
 #   make demo    the main job
 #   make test    every test (C-only build, full build, CTest, pytest, lint)
+#   make bench   the benchmark table (device vs PyTorch CPU / memcpy), also as build/bench.json
 #
 # Each target installs what this machine lacks (Debian packages with apt, Python packages with
 # pip) and rebuilds only what is stale.  Build trees: build/c (C part alone, no libtorch) and
@@ -30,11 +31,12 @@ BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake include loader 
                   -not -path 'test/python/*' 2>/dev/null)
 C_SOURCES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' '*.cpp' 2>/dev/null)
 
-.PHONY: help deps build demo test test-c test-full lint format clean
+.PHONY: help deps build demo bench test test-c test-full lint format clean
 
 help:
 	@echo "make demo    run the main job (installs and builds what is missing)"
 	@echo "make test    run every test"
+	@echo "make bench   print the benchmark table, write $(BUILD)/bench.json"
 	@echo "make build   install the package in editable mode (build/py)"
 	@echo "make format  apply clang-format and ruff format"
 	@echo "make clean   remove build/"
@@ -76,6 +78,10 @@ demo: $(STAMP)/build
 	  tb-conformance $$vendor | sed -n '1p;/^group  *pass/,$$p'; echo; \
 	done
 	$(PYTHON) examples/demo.py
+
+# A measurement, not a test: figures side by side in one run (benchmarks/bench.py).
+bench: $(STAMP)/build
+	$(PYTHON) benchmarks/bench.py --json $(BUILD)/bench.json
 
 # The C part alone, with no libtorch: proves TORCH_BACKEND_WITH_TORCH=OFF configures and passes.
 test-c: $(STAMP)/apt

@@ -1,0 +1,304 @@
+"""Benchmark: the device against its natural references, measured side by side in one run.
+
+    make bench                       # prints the table, writes build/bench.json
+    python benchmarks/bench.py --json out.json --quick
+
+Figures (each the median of several timed trials after a warm-up):
+
+- per-operator latency on small tensors, device vs PyTorch CPU: the steady-state cost of one
+  call in a loop of calls, the device's asynchronous queue drained at the end of the loop;
+- elementwise throughput on 16M floats (``add`` with ``out=``), device vs CPU vs a plain
+  ``memcpy`` of the same bytes (ctypes.memmove), in GB/s of bytes read and written;
+- ``mm`` at 1024x1024, device vs CPU, in GFLOP/s;
+- one training step of each demo model (examples/models.py), device vs CPU;
+- the caching allocator: allocate and free a small tensor, device vs CPU.
+
+Ratios are device over reference, so below 1 is faster for times and above 1 is faster for
+rates.  The targets are the project's aims, not assertions: this is a measurement, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+import torch_backend
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+import models
+
+DEVICE = torch_backend.vendor_info()["device_type"]
+MODULE = getattr(torch, DEVICE)
+
+
+def sync(device: str) -> None:
+    if device != "cpu":
+        MODULE.synchronize()
+
+
+def timed(fn: Callable[[], object], device: str, calls: int) -> float:
+    """Seconds per call of `calls` back-to-back calls, the device drained at the end."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    sync(device)
+    return (time.perf_counter() - start) / calls
+
+
+def side_by_side(
+    device_fn: Callable[[], object],
+    reference_fn: Callable[[], object],
+    calls: int,
+    trials: int,
+    reference: str = "cpu",
+) -> tuple[float, float]:
+    """Median seconds per call of the device's and the reference's function, measured in
+    alternating trials (so that both see the same machine: this one is a VM whose speed
+    drifts) after a warm-up of each."""
+    for fn, device in ((device_fn, DEVICE), (reference_fn, reference)):
+        timed(fn, device, max(3, calls // 10))
+    samples: dict[str, list[float]] = {"device": [], "reference": []}
+    for trial in range(trials):
+        order = [("device", device_fn, DEVICE), ("reference", reference_fn, reference)]
+        for side, fn, device in order if trial % 2 == 0 else order[::-1]:
+            samples[side].append(timed(fn, device, calls))
+    return statistics.median(samples["device"]), statistics.median(samples["reference"])
+
+
+def small_ops(device: str) -> dict[str, Callable[[], object]]:
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(32, 32, generator=generator).to(device)
+    y = torch.randn(32, 32, generator=generator).to(device)
+    weight, bias = torch.ones(32, device=device), torch.zeros(32, device=device)
+    index = torch.randint(0, 32, (16,), generator=generator).to(device)
+    mask = x > 0
+    return {
+        "add": lambda: x + y,
+        "mul (scalar)": lambda: x * 2.0,
+        "relu": lambda: torch.relu(x),
+        "exp": lambda: torch.exp(x),
+        "sum(dim=1)": lambda: x.sum(1),
+        "softmax": lambda: torch.softmax(x, -1),
+        "layer_norm": lambda: torch.nn.functional.layer_norm(x, (32,), weight, bias),
+        "mm 32x32": lambda: x @ y,
+        "index_select": lambda: x.index_select(0, index),
+        "where": lambda: torch.where(mask, x, y),
+        "cat": lambda: torch.cat([x, y]),
+        "clone": lambda: x.clone(),
+    }
+
+
+def bench_small_ops(quick: bool) -> list[dict]:
+    rows = []
+    device_ops, cpu_ops = small_ops(DEVICE), small_ops("cpu")
+    calls, trials = (300, 5) if quick else (2000, 15)
+    for name in device_ops:
+        d, c = side_by_side(device_ops[name], cpu_ops[name], calls, trials)
+        rows.append(row("latency", f"{name} [32x32]", d * 1e6, c * 1e6, "us", "<= 1.5x"))
+    return rows
+
+
+def bench_elementwise(quick: bool) -> list[dict]:
+    n = 1 << 24
+    trials = 3 if quick else 9
+    a, b = torch.randn(n), torch.randn(n)
+    x, y = a.to(DEVICE), b.to(DEVICE)
+    out_device, out_cpu = torch.empty_like(x), torch.empty_like(a)
+    d, c = side_by_side(
+        lambda: torch.add(x, y, out=out_device), lambda: torch.add(a, b, out=out_cpu), 10, trials
+    )
+    src, dst = torch.randn(n), torch.empty(n)
+    _, memcpy = side_by_side(
+        lambda: torch.add(x, y, out=out_device),
+        lambda: ctypes.memmove(dst.data_ptr(), src.data_ptr(), 4 * n),
+        10,
+        trials,
+    )
+    add_bytes, copy_bytes = 3 * 4 * n, 2 * 4 * n  # read two, write one / read one, write one
+    return [
+        row(
+            "throughput",
+            "add 16M float32",
+            add_bytes / d / 1e9,
+            add_bytes / c / 1e9,
+            "GB/s",
+            ">= 0.9x",
+        ),
+        row(
+            "throughput",
+            "add 16M float32 vs memcpy",
+            add_bytes / d / 1e9,
+            copy_bytes / memcpy / 1e9,
+            "GB/s",
+            "",
+            "memcpy",
+        ),
+    ]
+
+
+def bench_mm(quick: bool) -> list[dict]:
+    n = 1024
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    x, y = a.to(DEVICE), b.to(DEVICE)
+    out_device, out_cpu = torch.empty(n, n, device=DEVICE), torch.empty(n, n)
+    d, c = side_by_side(
+        lambda: torch.mm(x, y, out=out_device),
+        lambda: torch.mm(a, b, out=out_cpu),
+        5,
+        3 if quick else 9,
+    )
+    flops = 2 * n**3
+    return [
+        row("throughput", "mm 1024 float32", flops / d / 1e9, flops / c / 1e9, "GFLOP/s", ">= 0.9x")
+    ]
+
+
+def training_step(model: str, device: str) -> Callable[[], None]:
+    """One training step of a demo model on `device`, cycling through four fixed batches."""
+    network = models.build(model, device)
+    if model == "mlp":
+        optimizer = torch.optim.SGD(network.parameters(), lr=0.05, momentum=0.9, fused=True)
+    else:
+        optimizer = torch.optim.AdamW(network.parameters(), lr=3e-3, fused=True)
+    data = [(x.to(device), y.to(device)) for x, y in models.batches(model, 4)]
+    step = 0
+
+    def run() -> None:
+        nonlocal step
+        x, y = data[step % len(data)]
+        step += 1
+        models.train_step(network, optimizer, x, y)
+
+    return run
+
+
+def bench_training(quick: bool) -> list[dict]:
+    rows = []
+    names = {"mlp": "MLP, SGD fused", "encoder": "encoder block, AdamW fused, dropout 0.1"}
+    for model, name in names.items():
+        d, c = side_by_side(
+            training_step(model, DEVICE),
+            training_step(model, "cpu"),
+            10 if quick else 30,
+            3 if quick else 9,
+        )
+        rows.append(row("training step", name, d * 1e3, c * 1e3, "ms", "<= 1.3x"))
+    return rows
+
+
+def bench_allocator(quick: bool) -> list[dict]:
+    calls, trials = (2000, 3) if quick else (20000, 9)
+    d, c = side_by_side(
+        lambda: torch.empty(256, device=DEVICE), lambda: torch.empty(256), calls, trials
+    )
+    return [row("allocator", "empty(256) + free", d * 1e6, c * 1e6, "us", "")]
+
+
+def row(
+    group: str,
+    name: str,
+    device: float,
+    reference: float,
+    unit: str,
+    target: str,
+    reference_name: str = "cpu",
+) -> dict:
+    return {
+        "group": group,
+        "name": name,
+        "device": device,
+        "reference": reference,
+        "reference_name": reference_name,
+        "unit": unit,
+        "ratio": device / reference,
+        "target": target,
+    }
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """The rows as a Markdown table (what the closing notes quote)."""
+    header = ["benchmark", DEVICE, "reference", "unit", f"{DEVICE} / reference", "aim", "met"]
+    cells = [
+        [
+            f"{r['group']}: {r['name']}",
+            f"{r['device']:.2f}",
+            f"{r['reference_name']} {r['reference']:.2f}",
+            r["unit"],
+            f"{r['ratio']:.2f}x",
+            r["target"],
+            met(r),
+        ]
+        for r in rows
+    ]
+    widths = [max(len(line[i]) for line in [header, *cells]) for i in range(len(header))]
+    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |"]
+    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for line in cells:
+        lines.append(
+            "| " + " | ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) + " |"
+        )
+    return "\n".join(lines)
+
+
+def met(r: dict) -> str:
+    if not r["target"]:
+        return ""
+    bound = float(r["target"].split()[1].rstrip("x"))
+    ok = r["ratio"] <= bound if r["target"].startswith("<=") else r["ratio"] >= bound
+    return "yes" if ok else "no"
+
+
+def machine() -> dict:
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "vendor": torch_backend.vendor_info(),
+        "python": platform.python_version(),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, help="also write the figures here as JSON")
+    parser.add_argument("--quick", action="store_true", help="fewer calls and trials")
+    arguments = parser.parse_args()
+
+    info = machine()
+    print(
+        f"device '{DEVICE}' ({info['vendor']['vendor']}) vs PyTorch {info['torch']} CPU "
+        f"({info['torch_threads']} threads) on {info['cpu']}, {info['cores']} cores"
+    )
+    rows = []
+    for bench in (bench_small_ops, bench_elementwise, bench_mm, bench_training, bench_allocator):
+        rows += bench(arguments.quick)
+
+    print(markdown_table(rows))
+    if arguments.json:
+        arguments.json.parent.mkdir(parents=True, exist_ok=True)
+        arguments.json.write_text(json.dumps({"machine": info, "rows": rows}, indent=2) + "\n")
+        print(f"wrote {arguments.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
