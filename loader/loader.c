@@ -463,6 +463,11 @@ tb_status tb_loader_open(const char *name_or_path, tb_vendor_handle **out, char 
     dlclose(library);
     return status;
   }
+  /* A loaded vendor is never unmapped: its worker threads may still be finishing work that a
+   * destroyed stream left behind when tb_loader_close runs, and unmapping their code under
+   * them crashes the process.  Pin it (RTLD_NODELETE) and drop the extra reference. */
+  void *pinned = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD | RTLD_NODELETE);
+  if (pinned != NULL) dlclose(pinned);
   handle->dl_handle = library;
   *out = handle;
   return TB_OK;

@@ -98,8 +98,11 @@ tb_status tb_loader_open(const char *name_or_path, tb_vendor_handle **out, char 
 tb_status tb_loader_open_entry(tb_vendor_get_fn entry, tb_vendor_handle **out, char *error,
                                size_t error_size);
 
-/** Releases @p handle and unloads its library (if it was loaded by the loader).  NULL is a
- *  no-op.  The caller must have destroyed every stream, event and allocation first. */
+/** Releases @p handle.  NULL is a no-op.  The caller must have destroyed every stream, event
+ *  and allocation first.  The vendor library of a successful tb_loader_open() stays mapped
+ *  until the process exits (it is opened with `RTLD_NODELETE`): a vendor's worker threads may
+ *  still be finishing work of destroyed streams, and unmapping code that threads run crashes
+ *  the process.  Libraries that fail validation are unloaded at once. */
 void tb_loader_close(tb_vendor_handle *handle);
 
 /**

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <torch_backend/loader.h>
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -55,6 +57,31 @@ TEST(Loader, LoadsLinkedInVendor) {
   EXPECT_EQ(handle->dl_handle, nullptr);
   EXPECT_TRUE(Contains(handle->library_path, "tb_loader_tests"));
   tb_loader_close(handle);
+}
+
+// A vendor's stream workers may still be finishing a destroyed stream's work after close:
+// its code must stay mapped (an unmapped worker crashed the process at exit).  Libraries that
+// fail validation, which never ran, are unloaded.
+TEST(Loader, LoadedVendorStaysMappedAfterClose) {
+  std::string path;
+  {
+    Loaded fake;
+    Open("fake", &fake);
+    ASSERT_EQ(fake.status, TB_OK) << fake.error;
+    path = fake.handle->library_path;
+  }
+  void* still = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(still, nullptr) << path << " was unmapped by tb_loader_close";
+  if (still != nullptr) dlclose(still);
+
+  {
+    Loaded bad;
+    Open(BadLib("wrong_major"), &bad);
+    ASSERT_NE(bad.status, TB_OK);
+  }
+  void* gone = dlopen(BadLib("wrong_major").c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_EQ(gone, nullptr) << "a library that failed validation stayed loaded";
+  if (gone != nullptr) dlclose(gone);
 }
 
 TEST(Loader, UnknownNameListsWhatExists) {
