@@ -583,6 +583,9 @@ static const tb_event_api g_event_api = {
     .elapsed_time = tbv_event_elapsed_time,
 };
 
+/* No kernels: every operator beyond the minimal set runs on the CPU fallback. */
+TB_WEAK const tb_kernel_api *tbv_kernels(void) { return NULL; }
+
 static tb_vendor g_vendor;
 static pthread_once_t g_vendor_once = PTHREAD_ONCE_INIT;
 
@@ -599,6 +602,7 @@ static void build_vendor(void) {
       .memory = &g_memory_api,
       .stream = &g_stream_api,
       .event = &g_event_api,
+      .kernels = tbv_kernels(),
   };
 }
 

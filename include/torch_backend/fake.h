@@ -117,6 +117,10 @@ tb_status tbv_event_synchronize(tb_event event);
 /** Slot tb_event_api::elapsed_time. */
 tb_status tbv_event_elapsed_time(tb_event start, tb_event end, float *ms);
 
+/** Slot tb_vendor::kernels (ABI 1.1): the vendor's kernel table, read once when the table is
+ *  built.  fake: NULL, no kernels.  A vendor that brings kernels returns a static table. */
+const tb_kernel_api *tbv_kernels(void);
+
 /** @} */
 
 /**

@@ -1,13 +1,16 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * The "acme" vendor: fake's defaults with its own identity and device description, the way a
- * port begins.  Replacing the rest happens one slot at a time.
+ * The "acme" vendor, the porting guide's example (docs/porting.rst includes this file): fake's
+ * defaults with its own identity, device description and one kernel, the way a port begins.
+ * Replacing the rest happens one slot at a time, with tb-conformance run after each step.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <torch_backend/fake.h>
 
+/* porting guide: identity */
 const char *tbv_device_type(void) { return "acme"; }
 const char *tbv_vendor_name(void) { return "ACME Accelerators"; }
 const char *tbv_vendor_version(void) { return "0.1.0"; }
@@ -35,3 +38,61 @@ tb_status tbv_device_get_properties(int32_t device, tb_device_properties *proper
   }
   return TB_OK;
 }
+
+/* porting guide: kernel */
+/*
+ * A first kernel: add.out in float32 over contiguous operands (ABI 1.1).  Arguments follow the
+ * ATen schema "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)", with
+ * every operand already broadcast to the output's shape and of one dtype.  Anything else
+ * (a broadcast operand, a transposed view) is declined with TB_ERROR_NOT_SUPPORTED and runs
+ * on the CPU fallback.  fake's streams are synchronous, so the kernel computes at once; a
+ * vendor with asynchronous streams would enqueue the work on `stream` instead.
+ */
+static bool is_contiguous(const tb_tensor *t) {
+  int64_t expected = 1;
+  for (int32_t d = t->ndim - 1; d >= 0; d--) {
+    if (t->sizes[d] != 1 && t->strides[d] != expected) return false;
+    expected *= t->sizes[d];
+  }
+  return true;
+}
+
+static int64_t numel(const tb_tensor *t) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < t->ndim; d++) n *= t->sizes[d];
+  return n;
+}
+
+static tb_status add_out(tb_stream stream, const tb_value *args, int32_t num_args) {
+  (void)stream;
+  if (num_args != 4 || args[0].kind != TB_VALUE_TENSOR || args[1].kind != TB_VALUE_TENSOR ||
+      args[3].kind != TB_VALUE_TENSOR) {
+    return tb_fake_set_error(TB_ERROR_INVALID_ARGUMENT, "acme: add.out: unexpected arguments");
+  }
+  const tb_tensor *self = args[0].as.tensor, *other = args[1].as.tensor, *out = args[3].as.tensor;
+  double alpha = args[2].kind == TB_VALUE_DOUBLE ? args[2].as.f : (double)args[2].as.i;
+  if (!is_contiguous(self) || !is_contiguous(other) || !is_contiguous(out)) {
+    return tb_fake_set_error(TB_ERROR_NOT_SUPPORTED, "acme: add.out: contiguous operands only");
+  }
+  const float *a = self->data, *b = other->data;
+  float *c = out->data;
+  const float scale = (float)alpha;
+  for (int64_t i = 0, n = numel(out); i < n; i++) c[i] = a[i] + scale * b[i];
+  return TB_OK;
+}
+
+static const tb_kernel k_add_out = {
+    .struct_size = sizeof(tb_kernel),
+    .name = "add.out",
+    .fn = add_out,
+    .dtypes = TB_DTYPE_BIT(TB_DTYPE_FLOAT32), /* other dtypes go to the CPU fallback */
+    .flags = 0,
+};
+static const tb_kernel *const acme_kernels[] = {&k_add_out};
+static const tb_kernel_api acme_kernel_api = {
+    .struct_size = sizeof(tb_kernel_api),
+    .count = sizeof acme_kernels / sizeof acme_kernels[0],
+    .kernels = acme_kernels,
+};
+
+const tb_kernel_api *tbv_kernels(void) { return &acme_kernel_api; }
