@@ -3,6 +3,7 @@
 #   make demo    the main job
 #   make test    every test (C-only build, full build, CTest, pytest, lint)
 #   make bench   the benchmark table (device vs PyTorch CPU / memcpy), also as build/bench.json
+#   make docs    the documentation (Sphinx + Doxygen + Breathe) into build/docs/html
 #
 # Each target installs what this machine lacks (Debian packages with apt, Python packages with
 # pip) and rebuilds only what is stale.  Build trees: build/c (C part alone, no libtorch) and
@@ -21,9 +22,10 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 export PIP_ROOT_USER_ACTION := ignore
 
 # Debian packages: compilers and build tools, googletest, clang-format (style check), binutils
-# (nm/readelf for the ABI checks), OpenBLAS (emu's matrix products).
+# (nm/readelf for the ABI checks), OpenBLAS (emu's matrix products), Doxygen and Graphviz (the
+# docs), Chromium (the docs' browser test).
 APT_PACKAGES := cmake ninja-build gcc g++ make binutils libgtest-dev ccache clang-format \
-                libopenblas-dev
+                libopenblas-dev doxygen graphviz chromium
 
 # Inputs of the full build: a change to any of them reinstalls the package.
 BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake include loader backends \
@@ -31,12 +33,13 @@ BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake include loader 
                   -not -path 'test/python/*' 2>/dev/null)
 C_SOURCES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' '*.cpp' 2>/dev/null)
 
-.PHONY: help deps build demo bench test test-c test-full lint format clean
+.PHONY: help deps build demo bench docs test test-c test-full test-docs lint format clean
 
 help:
 	@echo "make demo    run the main job (installs and builds what is missing)"
 	@echo "make test    run every test"
 	@echo "make bench   print the benchmark table, write $(BUILD)/bench.json"
+	@echo "make docs    build the documentation into $(BUILD)/docs/html"
 	@echo "make build   install the package in editable mode (build/py)"
 	@echo "make format  apply clang-format and ruff format"
 	@echo "make clean   remove build/"
@@ -83,6 +86,19 @@ demo: $(STAMP)/build
 bench: $(STAMP)/build
 	$(PYTHON) benchmarks/bench.py --json $(BUILD)/bench.json
 
+# Documentation: Doxygen XML of the public headers, then Sphinx with Breathe; warnings fail
+# both.  Sphinx imports torch_backend (autodoc, the op coverage table), hence the build.
+DOCS := $(BUILD)/docs
+docs: $(STAMP)/build
+	rm -rf $(DOCS)/doxygen && mkdir -p $(DOCS)/doxygen
+	TB_DOXYGEN_OUT=$(DOCS)/doxygen doxygen docs/Doxyfile
+	TB_DOXYGEN_XML=$(abspath $(DOCS))/doxygen/xml $(PYTHON) -m sphinx -W --keep-going -q -b html \
+	  -d $(DOCS)/doctrees docs $(DOCS)/html
+	@echo "docs: $(DOCS)/html/index.html"
+
+test-docs: docs
+	TB_DOCS_HTML=$(abspath $(DOCS))/html $(PYTHON) -m pytest -q test/docs
+
 # The C part alone, with no libtorch: proves TORCH_BACKEND_WITH_TORCH=OFF configures and passes.
 test-c: $(STAMP)/apt
 	cmake -S . -B $(BUILD)/c -G Ninja -DTORCH_BACKEND_WITH_TORCH=OFF -DCMAKE_BUILD_TYPE=Release \
@@ -103,7 +119,7 @@ lint: $(STAMP)/pip
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
 
-test: lint test-c test-full
+test: lint test-c test-full test-docs
 
 format: $(STAMP)/pip
 	clang-format -i $(C_SOURCES)

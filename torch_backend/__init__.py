@@ -1,12 +1,13 @@
 """torch_backend: accelerators join PyTorch by implementing one versioned C interface.
 
 Importing this package (or plain ``import torch``, through PyTorch's backend autoload) loads
-the vendor named by ``TORCH_BACKEND_VENDOR`` (a bundled name such as ``fake``, or the path of a
-vendor library), and makes it a PyTorch device under the vendor's own name::
+the vendor named by ``TORCH_BACKEND_VENDOR`` (a bundled name such as ``emu``, the default, or
+``fake``, or the path of a vendor library), and makes it a PyTorch device under the vendor's
+own name::
 
     import torch
-    x = torch.ones(3, device="fake")
-    torch.fake.synchronize()
+    x = torch.ones(3, device="emu")
+    torch.emu.synchronize()
 
 The device module ``torch.<name>`` mirrors ``torch.cuda``; see :mod:`torch_backend.device_module`.
 Set ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` to keep ``import torch`` from loading it.

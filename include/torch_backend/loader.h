@@ -92,8 +92,11 @@ tb_status tb_loader_open(const char *name_or_path, tb_vendor_handle **out, char 
 /**
  * Validates a vendor whose entry point is linked into the program (no `dlopen`).
  *
- * @param entry  The vendor's entry point, usually `&tb_vendor_get`.
- * Other parameters and results as tb_loader_open().
+ * @param entry          The vendor's entry point, usually `&tb_vendor_get`.
+ * @param[out] out      Receives the handle on success; unchanged on failure.
+ * @param[out] error    Receives a NUL-terminated message on failure (may be NULL).
+ * @param error_size    Size of @p error in bytes.
+ * @return As tb_loader_open(), without the library-loading failures.
  */
 tb_status tb_loader_open_entry(tb_vendor_get_fn entry, tb_vendor_handle **out, char *error,
                                size_t error_size);
