@@ -45,7 +45,7 @@ static int64_t line_offset(const emu_tensor *t, int64_t dim, int64_t inner, int6
  * without reassociating floating-point sums. */
 #define LANES 8
 
-static float max_f(const float *x, int64_t n) {
+__attribute__((always_inline)) static inline float max_f(const float *x, int64_t n) {
   float lane[LANES];
   for (int j = 0; j < LANES; j++) lane[j] = -INFINITY;
   int64_t i = 0;
@@ -58,7 +58,7 @@ static float max_f(const float *x, int64_t n) {
   return max;
 }
 
-static double sum_f(const float *x, int64_t n) {
+__attribute__((always_inline)) static inline double sum_f(const float *x, int64_t n) {
   double lane[LANES] = {0};
   int64_t i = 0;
   for (; i + LANES <= n; i += LANES) {
@@ -70,7 +70,8 @@ static double sum_f(const float *x, int64_t n) {
   return sum;
 }
 
-static double dot_f(const float *x, const float *y, int64_t n) {
+__attribute__((always_inline)) static inline double dot_f(const float *x, const float *y,
+                                                          int64_t n) {
   double lane[LANES] = {0};
   int64_t i = 0;
   for (; i + LANES <= n; i += LANES) {
@@ -84,7 +85,7 @@ static double dot_f(const float *x, const float *y, int64_t n) {
 
 /* Softmax / log_softmax of one line of n floats in place, in `scratch` (n floats) for
  * log_softmax's exponentials.  NaNs propagate through exp into the sum. */
-static void softmax_line_f(float *row, float *scratch, int64_t n, bool log_softmax) {
+EMU_HOT_LOOP static void softmax_line_f(float *row, float *scratch, int64_t n, bool log_softmax) {
   float max = max_f(row, n);
   if (max == -INFINITY) max = 0; /* all -inf: exp gives 0 and the result NaN, as on the CPU */
   float *e = log_softmax ? scratch : row;
@@ -127,7 +128,8 @@ static void softmax_backward_line_d(double *row, const double *out, int64_t n, b
   }
 }
 
-static void softmax_backward_line_f(float *row, const float *out, int64_t n, bool log_softmax) {
+EMU_HOT_LOOP static void softmax_backward_line_f(float *row, const float *out, int64_t n,
+                                                 bool log_softmax) {
   if (log_softmax) {
     float d = (float)sum_f(row, n);
     for (int64_t i = 0; i < n; i++) row[i] -= emu_expf(out[i]) * d;
@@ -167,6 +169,35 @@ static void store_line(char *p, int64_t stride, tb_dtype dtype, int64_t n, bool 
   }
 }
 
+/* Rows of contiguous float32 along the last dimension, the common case: no staging, no
+ * per-line offset arithmetic.  `out` may alias `in` (each element is read before it is
+ * written at the same index). */
+EMU_HOT_LOOP static void softmax_rows_f32(const float *in, float *out, int64_t rows, int64_t n,
+                                          bool log_softmax) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *x = in + r * n;
+    float *y = out + r * n;
+    float max = max_f(x, n);
+    if (max == -INFINITY) max = 0; /* all -inf: exp gives 0 and the result NaN, as on the CPU */
+    double lane[LANES] = {0};
+    int64_t i = 0;
+    if (log_softmax) {
+      for (; i + LANES <= n; i += LANES) {
+        for (int j = 0; j < LANES; j++) lane[j] += emu_expf(x[i + j] - max);
+      }
+      double sum = 0;
+      for (; i < n; i++) sum += emu_expf(x[i] - max);
+      for (int j = 0; j < LANES; j++) sum += lane[j];
+      const float shift = (float)(log(sum) + max);
+      for (i = 0; i < n; i++) y[i] = x[i] - shift;
+    } else {
+      for (i = 0; i < n; i++) y[i] = emu_expf(x[i] - max);
+      const float scale = (float)(1.0 / sum_f(y, n));
+      for (i = 0; i < n; i++) y[i] *= scale;
+    }
+  }
+}
+
 static void softmax_lines(void *context, int64_t begin, int64_t end) {
   const softmax_job *job = context;
   const int64_t n = job->length;
@@ -183,6 +214,13 @@ static void softmax_lines(void *context, int64_t begin, int64_t end) {
     if (buffer == NULL) return;
   }
   void *row = buffer, *other = buffer + (size_t)n * compute_item;
+  if (!backward && !wide && a->dtype == TB_DTYPE_FLOAT32 && out->dtype == TB_DTYPE_FLOAT32 &&
+      job->inner == 1 && emu_is_contiguous(a) && emu_is_contiguous(out)) {
+    softmax_rows_f32((const float *)a->data + begin * n, (float *)out->data + begin * n,
+                     end - begin, n, log_softmax);
+    if (buffer != stack) free(buffer);
+    return;
+  }
   const int64_t sa = a->ndim ? a->strides[job->dim] : 1;
   const int64_t so = out->ndim ? out->strides[job->dim] : 1;
   const int64_t sb = b != NULL && b->ndim ? b->strides[job->dim] : 1;
