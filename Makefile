@@ -92,7 +92,7 @@ DOCS := $(BUILD)/docs
 docs: $(STAMP)/build
 	rm -rf $(DOCS)/doxygen && mkdir -p $(DOCS)/doxygen
 	TB_DOXYGEN_OUT=$(DOCS)/doxygen doxygen docs/Doxyfile
-	TB_DOXYGEN_XML=$(abspath $(DOCS))/doxygen/xml $(PYTHON) -m sphinx -W --keep-going -q -b html \
+	TB_DOXYGEN_XML=$(abspath $(DOCS))/doxygen/xml $(PYTHON) -m sphinx -E -W --keep-going -q -b html \
 	  -d $(DOCS)/doctrees docs $(DOCS)/html
 	@echo "docs: $(DOCS)/html/index.html"
 

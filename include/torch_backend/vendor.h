@@ -642,6 +642,39 @@ typedef enum tb_value_kind {
   TB_VALUE_RNG = 10         /**< as.rng: Generator? (see @ref tb_kernel_rng) */
 } tb_value_kind;
 
+/** A list of tensors: tb_value::as for ::TB_VALUE_TENSOR_LIST. */
+typedef struct tb_tensor_list {
+  /** `count` tensors. */
+  const tb_tensor *items;
+  /** Number of tensors. */
+  int64_t count;
+} tb_tensor_list;
+
+/** A list of integers: tb_value::as for ::TB_VALUE_INT_LIST. */
+typedef struct tb_int_list {
+  /** `count` integers. */
+  const int64_t *items;
+  /** Number of integers. */
+  int64_t count;
+} tb_int_list;
+
+/** A list of booleans: tb_value::as for ::TB_VALUE_BOOL_LIST. */
+typedef struct tb_bool_list {
+  /** `count` values, each 0 or 1. */
+  const int *items;
+  /** Number of values. */
+  int64_t count;
+} tb_bool_list;
+
+/** A random-number key and counter range: tb_value::as for ::TB_VALUE_RNG (see
+ *  @ref tb_kernel_rng). */
+typedef struct tb_rng_key {
+  /** Philox key. */
+  uint64_t seed;
+  /** First reserved counter value. */
+  uint64_t offset;
+} tb_rng_key;
+
 /**
  * One kernel argument: a tagged union.
  *
@@ -656,10 +689,7 @@ typedef struct tb_value {
     /** ::TB_VALUE_TENSOR. */
     const tb_tensor *tensor;
     /** ::TB_VALUE_TENSOR_LIST. */
-    struct {
-      const tb_tensor *items; /**< `count` tensors */
-      int64_t count;          /**< number of tensors */
-    } tensors;
+    tb_tensor_list tensors;
     /** ::TB_VALUE_INT. */
     int64_t i;
     /** ::TB_VALUE_DOUBLE. */
@@ -667,24 +697,15 @@ typedef struct tb_value {
     /** ::TB_VALUE_BOOL. */
     int b;
     /** ::TB_VALUE_INT_LIST. */
-    struct {
-      const int64_t *items; /**< `count` integers */
-      int64_t count;        /**< number of integers */
-    } ints;
+    tb_int_list ints;
     /** ::TB_VALUE_BOOL_LIST. */
-    struct {
-      const int *items; /**< `count` values, 0 or 1 */
-      int64_t count;    /**< number of values */
-    } bools;
+    tb_bool_list bools;
     /** ::TB_VALUE_STRING, NUL-terminated. */
     const char *string;
     /** ::TB_VALUE_DTYPE. */
     tb_dtype dtype;
     /** ::TB_VALUE_RNG. */
-    struct {
-      uint64_t seed;   /**< Philox key */
-      uint64_t offset; /**< first reserved counter value */
-    } rng;
+    tb_rng_key rng;
     /** Fixes the union's size; never read. */
     uint8_t reserved[48];
   } as;
