@@ -137,3 +137,26 @@ def test_in_place_activations_match_cpu():
     strided = x.to(DEV).t()
     strided.relu_()
     torch.testing.assert_close(strided.cpu(), x.t().relu())
+
+
+@pytest.mark.parametrize("op", [torch.clamp_min, torch.clamp_max])
+@pytest.mark.parametrize(
+    ("dtype", "bound"),
+    [
+        (torch.float32, 0.25),
+        (torch.float32, math.nan),
+        (torch.bfloat16, -0.5),
+        (torch.int32, 3),
+        (torch.int64, 2.5),
+    ],  # a float bound on integers promotes: the kernel declines it
+)
+def test_clamp_min_max_scalar_bound(op, dtype, bound):
+    """clamp_min/clamp_max with a Scalar bound (OpInfo only samples tensor bounds): NaN in the
+    input or the bound propagates, integers compare as integers."""
+    base = torch.tensor([-3.0, -0.5, 0.0, 0.25, 1.0, 7.0, math.nan, -math.inf, math.inf])
+    x = base.nan_to_num(0.0, 100.0, -100.0).to(dtype) if not dtype.is_floating_point else base
+    x = x.to(dtype)
+    expected = op(x, bound)
+    got = op(x.to(DEV), bound).cpu()
+    assert got.dtype == expected.dtype
+    torch.testing.assert_close(got, expected, equal_nan=True, rtol=0, atol=0)

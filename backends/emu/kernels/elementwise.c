@@ -290,6 +290,15 @@ FLOAT_OP(UNARY_LOOP, pow_scalar,
          : P->f[0] == 1.0 ? x
                           : pow(x, (T)P->f[0]))
 FLOAT_OP(UNARY_LOOP, gelu, GELU(x, (int)P->i[0]))
+/* clamp_min / clamp_max with a scalar bound (slot 0): NaN in either propagates, as on the CPU */
+NUMERIC_OP(UNARY_LOOP, clamp_min,
+           (x != x)                                 ? x
+           : (PARAM(0) != PARAM(0) || x < PARAM(0)) ? PARAM(0)
+                                                    : x)
+NUMERIC_OP(UNARY_LOOP, clamp_max,
+           (x != x)                                 ? x
+           : (PARAM(0) != PARAM(0) || x > PARAM(0)) ? PARAM(0)
+                                                    : x)
 /* clamp: params i[0] / i[1] say whether min / max apply, f/i[2] f/i[3] hold them */
 NUMERIC_OP(UNARY_LOOP, clamp,
            (x != x) ? x
@@ -517,6 +526,30 @@ static tb_status kernel_clamp(tb_stream stream, const tb_value *args, int32_t co
 }
 EMU_KERNEL(k_clamp, "clamp.out", kernel_clamp, EMU_FLOATS | EMU_INTS);
 
+/* clamp_min.out / clamp_max.out: (self, bound, out); a float bound on an integer tensor is
+ * declined (ATen promotes that case to float) */
+static tb_status check_bound(const char *name, const tb_value *args, int32_t count) {
+  if (count >= 2 && args[0].kind == TB_VALUE_TENSOR && args[1].kind == TB_VALUE_DOUBLE &&
+      !emu_is_floating(args[0].as.tensor->dtype)) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: float bound on an integer tensor", name);
+  }
+  return TB_OK;
+}
+static const ew_spec spec_clamp_min = {"clamp_min.out", "xnT",           INPUTS(0), 2,
+                                       SCALARS(1),      clamp_min_loops, false,     -1};
+static const ew_spec spec_clamp_max = {"clamp_max.out", "xnT",           INPUTS(0), 2,
+                                       SCALARS(1),      clamp_max_loops, false,     -1};
+static tb_status kernel_clamp_min(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = check_bound(spec_clamp_min.name, args, count);
+  return status != TB_OK ? status : enqueue_with(&spec_clamp_min, stream, args, count, NULL);
+}
+static tb_status kernel_clamp_max(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = check_bound(spec_clamp_max.name, args, count);
+  return status != TB_OK ? status : enqueue_with(&spec_clamp_max, stream, args, count, NULL);
+}
+EMU_KERNEL(k_clamp_min, "clamp_min.out", kernel_clamp_min, EMU_FLOATS | EMU_INTS);
+EMU_KERNEL(k_clamp_max, "clamp_max.out", kernel_clamp_max, EMU_FLOATS | EMU_INTS);
+
 /* binary: (self, other[, alpha], out) */
 EW_KERNEL(add, "add.out", "xxnT", INPUTS(0, 1), 3, SCALARS(2), add_loops, false, -1,
           EMU_FLOATS | EMU_INTS)
@@ -595,6 +628,8 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_pow_scalar,
                                                     &k_gelu,
                                                     &k_clamp,
+                                                    &k_clamp_min,
+                                                    &k_clamp_max,
                                                     &k_add,
                                                     &k_sub,
                                                     &k_mul,
