@@ -160,3 +160,28 @@ def test_clamp_min_max_scalar_bound(op, dtype, bound):
     got = op(x.to(DEV), bound).cpu()
     assert got.dtype == expected.dtype
     torch.testing.assert_close(got, expected, equal_nan=True, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.bool])
+def test_masked_fill_broadcasts_the_mask(dtype):
+    x = torch.arange(24).reshape(2, 3, 4).to(dtype)
+    mask = torch.tensor([True, False, False, True])  # broadcast over the first two dims
+    expected = x.clone().masked_fill_(mask, 1)
+    torch_backend.reset_kernel_counts()
+    got = x.to(DEV).masked_fill_(mask.to(DEV), 1).cpu()
+    assert torch.equal(got, expected)
+    if torch_backend.op_coverage(["masked_fill_.Scalar"])["masked_fill_.Scalar"] == "native":
+        assert torch_backend.kernel_counts().get("masked_fill_.Scalar") == 1
+    t = x.t() if x.dim() == 2 else x.transpose(0, 2)  # a strided self
+    assert torch.equal(t.to(DEV).masked_fill(mask.to(DEV)[:2], 0).cpu(), t.masked_fill(mask[:2], 0))
+
+
+def test_masked_fill_rejects_what_aten_rejects():
+    x = torch.zeros(4, device=DEV)
+    with pytest.raises(RuntimeError, match=r"[Mm]ask"):  # ATen's own message, via the fallback
+        x.masked_fill_(torch.ones(4, dtype=torch.uint8, device=DEV), 1.0)
+    with pytest.raises(RuntimeError):
+        x.masked_fill_(torch.ones(3, dtype=torch.bool, device=DEV), 1.0)
+    ints = torch.zeros(3, dtype=torch.int64, device=DEV)
+    ints.masked_fill_(torch.ones(3, dtype=torch.bool, device=DEV), 2.0)  # declined: converts
+    assert ints.cpu().tolist() == [2, 2, 2]

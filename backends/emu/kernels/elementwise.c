@@ -339,6 +339,23 @@ FLOAT_OP(TERNARY_LOOP, addcdiv, x + PARAM(0) * (y / z))
 FLOAT_OP(TERNARY_LOOP, lerp_tensor, LERP(x, y, z))
 ALL_OP(WHERE_LOOP, where, 0)
 
+/* masked_fill_: self where the bool mask is false, the scalar (slot 0) where it is true */
+#define MASKED_FILL_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                                     \
+  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n,                  \
+                                        const void *params) {                                   \
+    const ew_params *P = params;                                                                \
+    typedef C T __attribute__((unused));                                                        \
+    enum {                                                                                      \
+      IS_FLOAT = (DT == TB_DTYPE_FLOAT32 || DT == TB_DTYPE_FLOAT64 || DT == TB_DTYPE_FLOAT16 || \
+                  DT == TB_DTYPE_BFLOAT16)                                                      \
+    };                                                                                          \
+    const C value = DT == TB_DTYPE_BOOL ? (C)(P->i[0] != 0) : PARAM(0);                         \
+    for (int64_t i = 0; i < n; i++) {                                                           \
+      if (*(const uint8_t *)(d[2] + i * s[2])) ST(d[0] + i * s[0], value);                      \
+    }                                                                                           \
+  }
+ALL_OP(MASKED_FILL_LOOP, masked_fill, 0)
+
 /* native_dropout_backward: grad * mask * scale, mask bool */
 #define DROPOUT_BACKWARD_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)               \
   EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, \
@@ -526,6 +543,47 @@ static tb_status kernel_clamp(tb_stream stream, const tb_value *args, int32_t co
 }
 EMU_KERNEL(k_clamp, "clamp.out", kernel_clamp, EMU_FLOATS | EMU_INTS);
 
+/* masked_fill_.Scalar: (self, mask, value), in place.  The mask broadcasts to self's shape
+ * (ATen's rule, right-aligned); the kernel builds that view and runs the elementwise engine
+ * with self as output and operand.  Anything ATen would reject or convert (a mask that is not
+ * bool or does not broadcast, a float value for an integer tensor, a self whose elements
+ * overlap) is declined, so the CPU fallback raises ATen's own error or does the conversion. */
+static const ew_spec spec_masked_fill = {
+    "masked_fill_.Scalar", "TTn", INPUTS(0, 1), 0, SCALARS(2), masked_fill_loops, false, 1};
+static tb_status kernel_masked_fill(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args(spec_masked_fill.name, args, count, spec_masked_fill.kinds);
+  if (status != TB_OK) return status;
+  const tb_tensor *self = args[0].as.tensor, *mask = args[1].as.tensor;
+  if (mask->dtype != TB_DTYPE_BOOL || mask->ndim > self->ndim ||
+      (args[2].kind == TB_VALUE_DOUBLE && !emu_is_floating(self->dtype))) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: masked_fill_: mask or value needs ATen's checks");
+  }
+  int64_t sizes[EMU_MAX_DIMS], strides[EMU_MAX_DIMS];
+  if (self->ndim > EMU_MAX_DIMS) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: masked_fill_: too many dimensions");
+  }
+  for (int32_t d = 0; d < self->ndim; d++) {
+    int32_t m = d - (self->ndim - mask->ndim); /* the mask's dimension aligned with d */
+    int64_t size = m >= 0 ? mask->sizes[m] : 1;
+    if (size != self->sizes[d] && size != 1) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: masked_fill_: mask does not broadcast");
+    }
+    if (self->strides[d] == 0 && self->sizes[d] > 1) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: masked_fill_: self has overlapping elements");
+    }
+    sizes[d] = self->sizes[d];
+    strides[d] = size == self->sizes[d] && m >= 0 ? mask->strides[m] : 0;
+  }
+  tb_tensor view = *mask;
+  view.ndim = self->ndim;
+  view.sizes = sizes;
+  view.strides = strides;
+  tb_value copy[3] = {args[0], args[1], args[2]};
+  copy[1].as.tensor = &view;
+  return enqueue_with(&spec_masked_fill, stream, copy, 3, NULL);
+}
+EMU_KERNEL(k_masked_fill, "masked_fill_.Scalar", kernel_masked_fill, EMU_ALL_TYPES);
+
 /* clamp_min.out / clamp_max.out: (self, bound, out); a float bound on an integer tensor is
  * declined (ATen promotes that case to float) */
 static tb_status check_bound(const char *name, const tb_value *args, int32_t count) {
@@ -629,6 +687,7 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_gelu,
                                                     &k_clamp,
                                                     &k_clamp_min,
+                                                    &k_masked_fill,
                                                     &k_clamp_max,
                                                     &k_add,
                                                     &k_sub,
