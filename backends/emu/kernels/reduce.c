@@ -1,7 +1,8 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Reductions over a set of dimensions: sum, mean, amax, amin, argmax, argmin, var, std.
+ * Reductions over a set of dimensions: sum, mean, amax, amin, argmax, argmin, var, std, any,
+ * all.
  * Floating inputs accumulate in double and integers in int64, so results are at least as
  * accurate as PyTorch's CPU kernels; the output (shape and dtype from ATen's meta function)
  * receives the converted result.
@@ -15,7 +16,7 @@
 
 #include "kernel.h"
 
-enum reduce_op { SUM, MEAN, AMAX, AMIN, ARGMAX, ARGMIN, VAR, STD };
+enum reduce_op { SUM, MEAN, AMAX, AMIN, ARGMAX, ARGMIN, VAR, STD, ANY, ALL };
 
 typedef struct reduce_state {
   int op;
@@ -69,6 +70,16 @@ static void accumulate_run(const reduce_plan *plan, accumulator *acc, const char
       }
     } else {
       for (int64_t i = 0; i < n; i++) acc->isum += emu_load_int(p + i * stride, dt);
+    }
+    return;
+  }
+  if (op == ANY || op == ALL) { /* count the elements that are true (ANY) or false (ALL) */
+    const bool want = op == ANY;
+    if (emu_is_floating(dt)) {
+      for (int64_t i = 0; i < n; i++)
+        acc->isum += (emu_load_double(p + i * stride, dt) != 0) == want;
+    } else {
+      for (int64_t i = 0; i < n; i++) acc->isum += (emu_load_int(p + i * stride, dt) != 0) == want;
     }
     return;
   }
@@ -177,6 +188,12 @@ static void store_result(const reduce_plan *plan, char *out, accumulator *acc) {
     case ARGMAX:
     case ARGMIN:
       emu_store_int(out, od, acc->best_index);
+      break;
+    case ANY:
+      emu_store_int(out, od, acc->isum != 0);
+      break;
+    case ALL:
+      emu_store_int(out, od, acc->isum == 0);
       break;
     default: {
       double denominator = (double)n - plan->state->correction;
@@ -306,7 +323,8 @@ static void run_reduce(emu_task *task) {
   for (int k = 0; k < plan.kept_count; k++) outputs *= plan.kept_sizes[k];
   if (outputs == 0) return;
   if (plan.reduction_size == 0) {
-    /* Empty reductions: sum 0, mean / var nan (ATen's meta rejects empty amax/argmax). */
+    /* Empty reductions: sum 0, any false, all true, mean / var nan (ATen's meta rejects
+     * empty amax/argmax). */
     accumulator zero = {0};
     for (int64_t o = 0; o < outputs; o++) {
       char *p = out->data;
@@ -316,8 +334,8 @@ static void run_reduce(emu_task *task) {
              (int64_t)emu_itemsize(out->dtype);
         rest /= plan.kept_sizes[d];
       }
-      if (state->op == SUM) {
-        store_result(&plan, p, &zero);
+      if (state->op == SUM || state->op == ANY || state->op == ALL) {
+        store_result(&plan, p, &zero); /* 0, false, true */
       } else {
         emu_store_double(p, out->dtype, NAN);
       }
@@ -367,7 +385,8 @@ static tb_status enqueue_reduce(const char *name, const char *kinds, int op, int
     return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtype %d", name, (int)in->dtype);
   }
   reduce_state state = {.op = op, .correction = 1.0};
-  status = dims_mask(name, &args[dim_arg], in->ndim, &state.reduced);
+  const tb_value all = {.kind = TB_VALUE_NONE};
+  status = dims_mask(name, dim_arg >= 0 ? &args[dim_arg] : &all, in->ndim, &state.reduced);
   if (status != TB_OK) return status;
   if (correction_arg >= 0 && args[correction_arg].kind != TB_VALUE_NONE) {
     const tb_value *c = &args[correction_arg];
@@ -407,6 +426,24 @@ static tb_status kernel_std(tb_stream s, const tb_value *a, int32_t n) {
   return enqueue_reduce("std.correction_out", "TJNbT", STD, 1, 2, EMU_FLOATS, s, a, n);
 }
 
+/* any / all: .all_out (self, out), .out (self, dim, keepdim, out), .dims_out (self, dim?,
+ * keepdim, out); the output is bool (uint8 for uint8 input, as ATen decides) */
+#define LOGICAL_REDUCTION(ID, OP, NAME)                                            \
+  static tb_status kernel_##ID##_all(tb_stream s, const tb_value *a, int32_t n) {  \
+    return enqueue_reduce(NAME ".all_out", "TT", OP, -1, -1, NUMERIC, s, a, n);    \
+  }                                                                                \
+  static tb_status kernel_##ID##_dim(tb_stream s, const tb_value *a, int32_t n) {  \
+    return enqueue_reduce(NAME ".out", "TibT", OP, 1, -1, NUMERIC, s, a, n);       \
+  }                                                                                \
+  static tb_status kernel_##ID##_dims(tb_stream s, const tb_value *a, int32_t n) { \
+    return enqueue_reduce(NAME ".dims_out", "TJbT", OP, 1, -1, NUMERIC, s, a, n);  \
+  }                                                                                \
+  EMU_KERNEL(k_##ID##_all, NAME ".all_out", kernel_##ID##_all, NUMERIC);           \
+  EMU_KERNEL(k_##ID##_dim, NAME ".out", kernel_##ID##_dim, NUMERIC);               \
+  EMU_KERNEL(k_##ID##_dims, NAME ".dims_out", kernel_##ID##_dims, NUMERIC);
+LOGICAL_REDUCTION(any, ANY, "any")
+LOGICAL_REDUCTION(all, ALL, "all")
+
 EMU_KERNEL(k_sum, "sum.IntList_out", kernel_sum, NUMERIC);
 EMU_KERNEL(k_mean, "mean.out", kernel_mean, EMU_FLOATS);
 EMU_KERNEL(k_amax, "amax.out", kernel_amax, EMU_FLOATS | EMU_INTS);
@@ -416,5 +453,6 @@ EMU_KERNEL(k_argmin, "argmin.out", kernel_argmin, EMU_FLOATS | EMU_INTS);
 EMU_KERNEL(k_var, "var.correction_out", kernel_var, EMU_FLOATS);
 EMU_KERNEL(k_std, "std.correction_out", kernel_std, EMU_FLOATS);
 
-const tb_kernel *const emu_reduce_kernels[] = {&k_sum,    &k_mean, &k_amax, &k_amin, &k_argmax,
-                                               &k_argmin, &k_var,  &k_std,  NULL};
+const tb_kernel *const emu_reduce_kernels[] = {
+    &k_sum,     &k_mean,    &k_amax,     &k_amin,    &k_argmax,  &k_argmin,   &k_var, &k_std,
+    &k_any_all, &k_any_dim, &k_any_dims, &k_all_all, &k_all_dim, &k_all_dims, NULL};
