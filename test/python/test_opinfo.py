@@ -74,16 +74,20 @@ def _to_device(t):
 
 
 def _select() -> list[Any]:
-    """The OpInfos whose first float32 sample launches a vendor kernel on this device."""
+    """The OpInfos whose first sample launches a vendor kernel on this device, probed in the
+    first of DTYPES the OpInfo supports (float32 for most; integer-only and bool-only
+    operators such as bitwise_and are probed in their own dtypes)."""
     selected = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for op in op_db:
-            if torch.float32 not in op.supported_dtypes("cpu"):
+            supported = op.supported_dtypes("cpu")
+            probe = next((dtype for dtype in DTYPES if dtype in supported), None)
+            if probe is None:
                 continue
             torch_backend.reset_kernel_counts()
             try:
-                sample = next(iter(op.sample_inputs("cpu", torch.float32))).transform(_to_device)
+                sample = next(iter(op.sample_inputs("cpu", probe))).transform(_to_device)
                 op(sample.input, *sample.args, **sample.kwargs)
                 torch.accelerator.synchronize()
             except Exception:

@@ -181,6 +181,11 @@
   FLOATS(M, NAME, __VA_ARGS__)   \
   INTS(M, NAME, __VA_ARGS__)     \
   static const ew_loop NAME##_loops[TB_DTYPE_COUNT] = {FLOAT_TABLE(NAME), INT_TABLE(NAME)};
+#define INTEGRAL_OP(M, NAME, ...)                       \
+  INTS(M, NAME, __VA_ARGS__)                            \
+  CALL(M, NAME, T_b8, __VA_ARGS__)                      \
+  static const ew_loop NAME##_loops[TB_DTYPE_COUNT] = { \
+      INT_TABLE(NAME), [TB_DTYPE_BOOL] = NAME##_b8};
 #define ALL_OP(M, NAME, ...)                            \
   FLOATS(M, NAME, __VA_ARGS__)                          \
   INTS(M, NAME, __VA_ARGS__)                            \
@@ -307,6 +312,16 @@ NUMERIC_OP(UNARY_LOOP, clamp,
            : (P->i[0] && x < (IS_FLOAT ? (T)P->f[2] : (T)P->i[2]))
                ? (IS_FLOAT ? (T)P->f[2] : (T)P->i[2])
                : x)
+
+/* logical and bitwise: integers and bool (bool values load as 0 / 1) */
+ALL_OP(UNARY_LOOP, logical_not, (T)(x == 0))
+INTS(UNARY_LOOP, bitwise_not, (T)~x)
+CALL(UNARY_LOOP, bitwise_not, T_b8, (T)(x == 0)) /* on bool, ~ is logical not */
+static const ew_loop bitwise_not_loops[TB_DTYPE_COUNT] = {
+    INT_TABLE(bitwise_not), [TB_DTYPE_BOOL] = bitwise_not_b8};
+INTEGRAL_OP(BINARY_LOOP, bitwise_and, x &y)
+INTEGRAL_OP(BINARY_LOOP, bitwise_or, x | y)
+INTEGRAL_OP(BINARY_LOOP, bitwise_xor, x ^ y)
 
 /* binary */
 /* x + alpha * y rounded once, as PyTorch's CPU kernels do with a fused multiply-add (computed
@@ -584,6 +599,17 @@ static tb_status kernel_masked_fill(tb_stream stream, const tb_value *args, int3
 }
 EMU_KERNEL(k_masked_fill, "masked_fill_.Scalar", kernel_masked_fill, EMU_ALL_TYPES);
 
+/* logical_not.out: (self, out); the input arrives cast to the output's dtype */
+UNARY(logical_not, "logical_not.out", logical_not_loops, EMU_ALL_TYPES)
+UNARY(bitwise_not, "bitwise_not.out", bitwise_not_loops, EMU_INTS | TB_DTYPE_BIT(TB_DTYPE_BOOL))
+/* bitwise_*.Tensor_out: (self, other, out) */
+#define BITWISE(ID, NAME)                                                        \
+  EW_KERNEL(ID, NAME, "xxT", INPUTS(0, 1), 2, NO_SCALARS, ID##_loops, false, -1, \
+            EMU_INTS | TB_DTYPE_BIT(TB_DTYPE_BOOL))
+BITWISE(bitwise_and, "bitwise_and.Tensor_out")
+BITWISE(bitwise_or, "bitwise_or.Tensor_out")
+BITWISE(bitwise_xor, "bitwise_xor.Tensor_out")
+
 /* clamp_min.out / clamp_max.out: (self, bound, out); a float bound on an integer tensor is
  * declined (ATen promotes that case to float) */
 static tb_status check_bound(const char *name, const tb_value *args, int32_t count) {
@@ -687,6 +713,11 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_gelu,
                                                     &k_clamp,
                                                     &k_clamp_min,
+                                                    &k_logical_not,
+                                                    &k_bitwise_not,
+                                                    &k_bitwise_and,
+                                                    &k_bitwise_or,
+                                                    &k_bitwise_xor,
                                                     &k_masked_fill,
                                                     &k_clamp_max,
                                                     &k_add,
