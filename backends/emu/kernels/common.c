@@ -298,19 +298,11 @@ void emu_store_double(char *p, tb_dtype d, double v) {
       *(uint8_t *)p = v != 0;
       break;
     case TB_DTYPE_UINT8:
-      *(uint8_t *)p = (uint8_t)(int64_t)v;
-      break;
     case TB_DTYPE_INT8:
-      *(int8_t *)p = (int8_t)(int64_t)v;
-      break;
     case TB_DTYPE_INT16:
-      *(int16_t *)p = (int16_t)(int64_t)v;
-      break;
     case TB_DTYPE_INT32:
-      *(int32_t *)p = (int32_t)(int64_t)v;
-      break;
     case TB_DTYPE_INT64:
-      *(int64_t *)p = (int64_t)v;
+      emu_store_int(p, d, (int64_t)v); /* truncated toward zero, then wrapped */
       break;
     case TB_DTYPE_FLOAT16:
       *(uint16_t *)p = emu_float_to_half((float)v);

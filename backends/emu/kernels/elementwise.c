@@ -51,66 +51,65 @@
 
 #define CALL(m, ...) m(__VA_ARGS__)
 
+/* Whether loop dtype DT computes in floating point (IS_FLOAT inside a loop). */
+#define EW_IS_FLOAT(DT)                                                                \
+  ((DT) == TB_DTYPE_FLOAT32 || (DT) == TB_DTYPE_FLOAT64 || (DT) == TB_DTYPE_FLOAT16 || \
+   (DT) == TB_DTYPE_BFLOAT16)
+
 /* The constant of scalar parameter k in the compute type. */
 #define PARAM(k) (IS_FLOAT ? (T)P->f[k] : (T)P->i[k])
 
 /* ---- loop templates: NAME_SFX(data, strides, n, params) ---- */
 
-#define UNARY_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                                           \
-  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n,                  \
-                                        const void *params) {                                   \
-    const ew_params *P = params;                                                                \
-    typedef C T __attribute__((unused));                                                        \
-    (void)P;                                                                                    \
-    enum {                                                                                      \
-      IS_FLOAT = (DT == TB_DTYPE_FLOAT32 || DT == TB_DTYPE_FLOAT64 || DT == TB_DTYPE_FLOAT16 || \
-                  DT == TB_DTYPE_BFLOAT16)                                                      \
-    };                                                                                          \
-    char *o = d[0];                                                                             \
-    const char *a = d[1];                                                                       \
-    if (s[0] == sizeof(S) && s[1] == sizeof(S)) {                                               \
-      for (int64_t i = 0; i < n; i++) {                                                         \
-        C x = LD((const S *)a + i);                                                             \
-        ST((S *)o + i, (EXPR));                                                                 \
-      }                                                                                         \
-    } else {                                                                                    \
-      for (int64_t i = 0; i < n; i++) {                                                         \
-        C x = LD(a + i * s[1]);                                                                 \
-        ST(o + i * s[0], (EXPR));                                                               \
-      }                                                                                         \
-    }                                                                                           \
+#define UNARY_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                          \
+  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, \
+                                        const void *params) {                  \
+    const ew_params *P = params;                                               \
+    typedef C T __attribute__((unused));                                       \
+    (void)P;                                                                   \
+    enum { IS_FLOAT = EW_IS_FLOAT(DT) };                                       \
+    char *o = d[0];                                                            \
+    const char *a = d[1];                                                      \
+    if (s[0] == sizeof(S) && s[1] == sizeof(S)) {                              \
+      for (int64_t i = 0; i < n; i++) {                                        \
+        C x = LD((const S *)a + i);                                            \
+        ST((S *)o + i, (EXPR));                                                \
+      }                                                                        \
+    } else {                                                                   \
+      for (int64_t i = 0; i < n; i++) {                                        \
+        C x = LD(a + i * s[1]);                                                \
+        ST(o + i * s[0], (EXPR));                                              \
+      }                                                                        \
+    }                                                                          \
   }
 
 /* Binary: `x` from operand 1, `y` from operand 2; OST/OS store the (maybe bool) output. */
-#define BINARY_LOOP_OUT(NAME, SFX, S, C, LD, ST, DT, OS, OST, EXPR)                             \
-  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n,                  \
-                                        const void *params) {                                   \
-    const ew_params *P = params;                                                                \
-    typedef C T __attribute__((unused));                                                        \
-    (void)P;                                                                                    \
-    enum {                                                                                      \
-      IS_FLOAT = (DT == TB_DTYPE_FLOAT32 || DT == TB_DTYPE_FLOAT64 || DT == TB_DTYPE_FLOAT16 || \
-                  DT == TB_DTYPE_BFLOAT16)                                                      \
-    };                                                                                          \
-    char *o = d[0];                                                                             \
-    const char *a = d[1], *b = d[2];                                                            \
-    if (s[0] == sizeof(OS) && s[1] == sizeof(S) && s[2] == sizeof(S)) {                         \
-      for (int64_t i = 0; i < n; i++) {                                                         \
-        C x = LD((const S *)a + i), y = LD((const S *)b + i);                                   \
-        OST((OS *)o + i, (EXPR));                                                               \
-      }                                                                                         \
-    } else if (s[0] == sizeof(OS) && s[1] == sizeof(S) && s[2] == 0) {                          \
-      const C y = LD(b);                                                                        \
-      for (int64_t i = 0; i < n; i++) {                                                         \
-        C x = LD((const S *)a + i);                                                             \
-        OST((OS *)o + i, (EXPR));                                                               \
-      }                                                                                         \
-    } else {                                                                                    \
-      for (int64_t i = 0; i < n; i++) {                                                         \
-        C x = LD(a + i * s[1]), y = LD(b + i * s[2]);                                           \
-        OST(o + i * s[0], (EXPR));                                                              \
-      }                                                                                         \
-    }                                                                                           \
+#define BINARY_LOOP_OUT(NAME, SFX, S, C, LD, ST, DT, OS, OST, EXPR)            \
+  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, \
+                                        const void *params) {                  \
+    const ew_params *P = params;                                               \
+    typedef C T __attribute__((unused));                                       \
+    (void)P;                                                                   \
+    enum { IS_FLOAT = EW_IS_FLOAT(DT) };                                       \
+    char *o = d[0];                                                            \
+    const char *a = d[1], *b = d[2];                                           \
+    if (s[0] == sizeof(OS) && s[1] == sizeof(S) && s[2] == sizeof(S)) {        \
+      for (int64_t i = 0; i < n; i++) {                                        \
+        C x = LD((const S *)a + i), y = LD((const S *)b + i);                  \
+        OST((OS *)o + i, (EXPR));                                              \
+      }                                                                        \
+    } else if (s[0] == sizeof(OS) && s[1] == sizeof(S) && s[2] == 0) {         \
+      const C y = LD(b);                                                       \
+      for (int64_t i = 0; i < n; i++) {                                        \
+        C x = LD((const S *)a + i);                                            \
+        OST((OS *)o + i, (EXPR));                                              \
+      }                                                                        \
+    } else {                                                                   \
+      for (int64_t i = 0; i < n; i++) {                                        \
+        C x = LD(a + i * s[1]), y = LD(b + i * s[2]);                          \
+        OST(o + i * s[0], (EXPR));                                             \
+      }                                                                        \
+    }                                                                          \
   }
 #define BINARY_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR) \
   BINARY_LOOP_OUT(NAME, SFX, S, C, LD, ST, DT, S, ST, EXPR)
@@ -118,29 +117,26 @@
   BINARY_LOOP_OUT(NAME, SFX, S, C, LD, ST, DT, uint8_t, ST_B8, EXPR)
 
 /* Ternary: `x`, `y`, `z` from operands 1, 2, 3. */
-#define TERNARY_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                                         \
-  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n,                  \
-                                        const void *params) {                                   \
-    const ew_params *P = params;                                                                \
-    typedef C T __attribute__((unused));                                                        \
-    (void)P;                                                                                    \
-    enum {                                                                                      \
-      IS_FLOAT = (DT == TB_DTYPE_FLOAT32 || DT == TB_DTYPE_FLOAT64 || DT == TB_DTYPE_FLOAT16 || \
-                  DT == TB_DTYPE_BFLOAT16)                                                      \
-    };                                                                                          \
-    char *o = d[0];                                                                             \
-    const char *a = d[1], *b = d[2], *c = d[3];                                                 \
-    if (s[0] == sizeof(S) && s[1] == sizeof(S) && s[2] == sizeof(S) && s[3] == sizeof(S)) {     \
-      for (int64_t i = 0; i < n; i++) {                                                         \
-        C x = LD((const S *)a + i), y = LD((const S *)b + i), z = LD((const S *)c + i);         \
-        ST((S *)o + i, (EXPR));                                                                 \
-      }                                                                                         \
-    } else {                                                                                    \
-      for (int64_t i = 0; i < n; i++) {                                                         \
-        C x = LD(a + i * s[1]), y = LD(b + i * s[2]), z = LD(c + i * s[3]);                     \
-        ST(o + i * s[0], (EXPR));                                                               \
-      }                                                                                         \
-    }                                                                                           \
+#define TERNARY_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                                     \
+  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n,              \
+                                        const void *params) {                               \
+    const ew_params *P = params;                                                            \
+    typedef C T __attribute__((unused));                                                    \
+    (void)P;                                                                                \
+    enum { IS_FLOAT = EW_IS_FLOAT(DT) };                                                    \
+    char *o = d[0];                                                                         \
+    const char *a = d[1], *b = d[2], *c = d[3];                                             \
+    if (s[0] == sizeof(S) && s[1] == sizeof(S) && s[2] == sizeof(S) && s[3] == sizeof(S)) { \
+      for (int64_t i = 0; i < n; i++) {                                                     \
+        C x = LD((const S *)a + i), y = LD((const S *)b + i), z = LD((const S *)c + i);     \
+        ST((S *)o + i, (EXPR));                                                             \
+      }                                                                                     \
+    } else {                                                                                \
+      for (int64_t i = 0; i < n; i++) {                                                     \
+        C x = LD(a + i * s[1]), y = LD(b + i * s[2]), z = LD(c + i * s[3]);                 \
+        ST(o + i * s[0], (EXPR));                                                           \
+      }                                                                                     \
+    }                                                                                       \
   }
 
 /* where(cond, x, y): operand 1 is bool. */
@@ -355,19 +351,16 @@ FLOAT_OP(TERNARY_LOOP, lerp_tensor, LERP(x, y, z))
 ALL_OP(WHERE_LOOP, where, 0)
 
 /* masked_fill_: self where the bool mask is false, the scalar (slot 0) where it is true */
-#define MASKED_FILL_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                                     \
-  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n,                  \
-                                        const void *params) {                                   \
-    const ew_params *P = params;                                                                \
-    typedef C T __attribute__((unused));                                                        \
-    enum {                                                                                      \
-      IS_FLOAT = (DT == TB_DTYPE_FLOAT32 || DT == TB_DTYPE_FLOAT64 || DT == TB_DTYPE_FLOAT16 || \
-                  DT == TB_DTYPE_BFLOAT16)                                                      \
-    };                                                                                          \
-    const C value = DT == TB_DTYPE_BOOL ? (C)(P->i[0] != 0) : PARAM(0);                         \
-    for (int64_t i = 0; i < n; i++) {                                                           \
-      if (*(const uint8_t *)(d[2] + i * s[2])) ST(d[0] + i * s[0], value);                      \
-    }                                                                                           \
+#define MASKED_FILL_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                    \
+  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, \
+                                        const void *params) {                  \
+    const ew_params *P = params;                                               \
+    typedef C T __attribute__((unused));                                       \
+    enum { IS_FLOAT = EW_IS_FLOAT(DT) };                                       \
+    const C value = DT == TB_DTYPE_BOOL ? (C)(P->i[0] != 0) : PARAM(0);        \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      if (*(const uint8_t *)(d[2] + i * s[2])) ST(d[0] + i * s[0], value);     \
+    }                                                                          \
   }
 ALL_OP(MASKED_FILL_LOOP, masked_fill, 0)
 

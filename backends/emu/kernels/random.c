@@ -8,28 +8,6 @@
  */
 #include "kernel.h"
 
-typedef struct philox {
-  uint32_t x[4];
-} philox;
-
-static philox philox4x32(uint64_t key, uint64_t counter) {
-  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
-  uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
-  for (int round = 0; round < 10; round++) {
-    uint64_t p0 = (uint64_t)0xD2511F53u * c0;
-    uint64_t p1 = (uint64_t)0xCD9E8D57u * c2;
-    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
-    uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-    c1 = (uint32_t)p1;
-    c3 = (uint32_t)p0;
-    c0 = n0;
-    c2 = n2;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  return (philox){{c0, c1, c2, c3}};
-}
-
 /* A uniform double in [0, 1) from 53 of the bits (hi, lo). */
 static double uniform01(uint32_t hi, uint32_t lo) {
   uint64_t bits = ((uint64_t)hi << 21) ^ (uint64_t)lo;
@@ -126,10 +104,10 @@ static void random_range(void *context, int64_t begin, int64_t end) {
     }
     return;
   }
-  philox r = {{0, 0, 0, 0}};
+  uint32_t r[4][PHILOX_BATCH];
   for (int64_t i = begin; i < end; i++) {
-    if (i == begin || (i & 1) == 0) r = philox4x32(job->seed, job->block + (uint64_t)i / 2);
-    uint32_t hi = r.x[2 * (i & 1)], lo = r.x[2 * (i & 1) + 1];
+    if (i == begin || (i & 1) == 0) philox_batch(job->seed, job->block + (uint64_t)i / 2, 1, r);
+    uint32_t hi = r[2 * (i & 1)][0], lo = r[2 * (i & 1) + 1][0];
     double value;
     if (s->kind == BERNOULLI) {
       value = (double)hi * (1.0 / 4294967296.0) < s->a ? 1.0 : 0.0;

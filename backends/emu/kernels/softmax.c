@@ -83,24 +83,8 @@ __attribute__((always_inline)) static inline double dot_f(const float *x, const 
   return sum;
 }
 
-/* Softmax / log_softmax of one line of n floats in place, in `scratch` (n floats) for
- * log_softmax's exponentials.  NaNs propagate through exp into the sum. */
-EMU_HOT_LOOP static void softmax_line_f(float *row, float *scratch, int64_t n, bool log_softmax) {
-  float max = max_f(row, n);
-  if (max == -INFINITY) max = 0; /* all -inf: exp gives 0 and the result NaN, as on the CPU */
-  float *e = log_softmax ? scratch : row;
-  for (int64_t i = 0; i < n; i++) e[i] = emu_expf(row[i] - max);
-  double sum = sum_f(e, n);
-  if (log_softmax) {
-    float shift = (float)(log(sum) + max);
-    for (int64_t i = 0; i < n; i++) row[i] -= shift;
-  } else {
-    float scale = (float)(1.0 / sum);
-    for (int64_t i = 0; i < n; i++) row[i] *= scale;
-  }
-}
-
-/* The same in double, for float64. */
+/* Softmax / log_softmax of one line in place, in double, for float64 (float lines go through
+ * softmax_rows_f32). */
 static void softmax_line_d(double *row, int64_t n, bool log_softmax) {
   double max = -INFINITY;
   for (int64_t i = 0; i < n; i++) max = row[i] > max ? row[i] : max;
@@ -169,9 +153,10 @@ static void store_line(char *p, int64_t stride, tb_dtype dtype, int64_t n, bool 
   }
 }
 
-/* Rows of contiguous float32 along the last dimension, the common case: no staging, no
- * per-line offset arithmetic.  `out` may alias `in` (each element is read before it is
- * written at the same index). */
+/* Softmax / log_softmax of `rows` contiguous float rows of length n: directly on a contiguous
+ * float32 tensor along its last dimension (the common case: no staging, no per-line offsets),
+ * or on one staged line.  `out` may alias `in` (each element is read before it is written at
+ * the same index).  NaNs propagate through exp into the sum. */
 EMU_HOT_LOOP static void softmax_rows_f32(const float *in, float *out, int64_t rows, int64_t n,
                                           bool log_softmax) {
   for (int64_t r = 0; r < rows; r++) {
@@ -241,7 +226,7 @@ static void softmax_lines(void *context, int64_t begin, int64_t end) {
     } else if (wide) {
       softmax_line_d(row, n, log_softmax);
     } else {
-      softmax_line_f(row, other, n, log_softmax);
+      softmax_rows_f32(row, row, 1, n, log_softmax);
     }
     store_line(po, so, out->dtype, n, wide, row);
   }
