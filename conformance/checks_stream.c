@@ -92,6 +92,22 @@ done:
   return outcome;
 }
 
+/* Enqueues on `stream` a copy of `in` into x, then a chain of device copies through y that
+ * leaves the data in x: work that outlasts the host's next few calls.  False (the failure
+ * recorded) if a call fails. */
+static bool enqueue_slow_producer(tb_check_context *ctx, tb_stream stream, void *x, void *y,
+                                  const void *in, size_t size) {
+  const tb_vendor_handle *v = ctx->vendor;
+  EXPECT_OK(v->memory.copy_h2d_async(stream, x, in, size));
+  for (int i = 0; i < 6; i++) {
+    EXPECT_OK(v->memory.copy_d2d_async(stream, 0, y, 0, x, size));
+    EXPECT_OK(v->memory.copy_d2d_async(stream, 0, x, 0, y, size));
+  }
+  return true;
+done:
+  return false;
+}
+
 /* Stream 1 produces data behind a long chain of copies; stream 2 consumes it after waiting on an
  * event recorded by stream 1.  No host synchronisation in between. */
 static tb_check_outcome check_event_orders_streams(tb_check_context *ctx) {
@@ -113,11 +129,7 @@ static tb_check_outcome check_event_orders_streams(tb_check_context *ctx) {
   EXPECT_OK(v->stream.create(0, 0, &producer));
   EXPECT_OK(v->stream.create(0, 0, &consumer));
   EXPECT_OK(v->event.create(0, 0, &ready));
-  EXPECT_OK(v->memory.copy_h2d_async(producer, x, in, size));
-  for (int i = 0; i < 6; i++) {
-    EXPECT_OK(v->memory.copy_d2d_async(producer, 0, y, 0, x, size));
-    EXPECT_OK(v->memory.copy_d2d_async(producer, 0, x, 0, y, size));
-  }
+  if (!enqueue_slow_producer(ctx, producer, x, y, in, size)) goto done;
   EXPECT_OK(v->event.record(ready, producer));
   EXPECT_OK(v->stream.wait_event(consumer, ready));
   EXPECT_OK(v->memory.copy_d2h_async(consumer, out, x, size));
@@ -224,11 +236,7 @@ static tb_check_outcome check_wait_survives_rerecord(tb_check_context *ctx) {
   EXPECT_OK(v->stream.create(0, 0, &consumer));
   EXPECT_OK(v->stream.create(0, 0, &idle));
   EXPECT_OK(v->event.create(0, 0, &ready));
-  EXPECT_OK(v->memory.copy_h2d_async(producer, x, in, size));
-  for (int i = 0; i < 6; i++) {
-    EXPECT_OK(v->memory.copy_d2d_async(producer, 0, y, 0, x, size));
-    EXPECT_OK(v->memory.copy_d2d_async(producer, 0, x, 0, y, size));
-  }
+  if (!enqueue_slow_producer(ctx, producer, x, y, in, size)) goto done;
   EXPECT_OK(v->event.record(ready, producer));
   EXPECT_OK(v->stream.wait_event(consumer, ready));
   EXPECT_OK(v->event.record(ready, idle));
