@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/size.h"
 #include "emu.h"
 
 static _Thread_local char t_error[1024];
@@ -32,42 +33,6 @@ static emu_config g_config;
 static tb_status g_init_status;
 static char g_init_error[512];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-/* "123", "64K", "512M", "16G", "1T" (binary units); 0 on success. */
-static int parse_size(const char *text, uint64_t *out) {
-  char *end = NULL;
-  errno = 0;
-  unsigned long long value = strtoull(text, &end, 10);
-  if (errno != 0 || end == text) return -1;
-  unsigned shift = 0;
-  switch (*end) {
-    case 'K':
-    case 'k':
-      shift = 10;
-      end++;
-      break;
-    case 'M':
-    case 'm':
-      shift = 20;
-      end++;
-      break;
-    case 'G':
-    case 'g':
-      shift = 30;
-      end++;
-      break;
-    case 'T':
-    case 't':
-      shift = 40;
-      end++;
-      break;
-    default:
-      break;
-  }
-  if (*end != '\0' || (shift && value > (UINT64_MAX >> shift))) return -1;
-  *out = (uint64_t)value << shift;
-  return 0;
-}
 
 static int env_int(const char *name, long low, long high, long fallback, long *out) {
   const char *text = getenv(name);
@@ -102,7 +67,7 @@ static void read_config(void) {
   uint64_t capacity = 8ull << 30;
   const char *memory = getenv("TORCH_BACKEND_EMU_MEMORY");
   if (memory != NULL && *memory != '\0' &&
-      (parse_size(memory, &capacity) != 0 || capacity < (1u << 20))) {
+      (tb_parse_size(memory, &capacity) != 0 || capacity < (1u << 20))) {
     snprintf(g_init_error, sizeof g_init_error,
              "emu: TORCH_BACKEND_EMU_MEMORY='%s' is not a size of at least 1M such as 512M or "
              "16G",

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <torch_backend/fake.h>
 
+#include "../common/size.h"
+
 #ifndef TORCH_BACKEND_VERSION
 #define TORCH_BACKEND_VERSION "0.0.0"
 #endif
@@ -61,44 +63,6 @@ static struct {
 static pthread_once_t g_config_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t g_used[FAKE_MAX_DEVICES];
 
-/* Parses "123", "64K", "512M", "16G", "1T" (binary units).  Returns 0 on success. */
-static int parse_size(const char *text, uint64_t *out) {
-  char *end = NULL;
-  errno = 0;
-  unsigned long long value = strtoull(text, &end, 10);
-  if (errno != 0 || end == text) return -1;
-  unsigned shift = 0;
-  switch (*end) {
-    case '\0':
-      break;
-    case 'K':
-    case 'k':
-      shift = 10;
-      end++;
-      break;
-    case 'M':
-    case 'm':
-      shift = 20;
-      end++;
-      break;
-    case 'G':
-    case 'g':
-      shift = 30;
-      end++;
-      break;
-    case 'T':
-    case 't':
-      shift = 40;
-      end++;
-      break;
-    default:
-      return -1;
-  }
-  if (*end != '\0' || (shift && value > (UINT64_MAX >> shift))) return -1;
-  *out = (uint64_t)value << shift;
-  return 0;
-}
-
 static void read_config(void) {
   g_config.status = TB_OK;
   g_config.device_count = 1;
@@ -106,7 +70,7 @@ static void read_config(void) {
   const char *count = getenv("TORCH_BACKEND_FAKE_DEVICE_COUNT");
   if (count != NULL && *count != '\0') {
     uint64_t n = 0;
-    if (parse_size(count, &n) != 0 || n > FAKE_MAX_DEVICES || strpbrk(count, "KkMmGgTt")) {
+    if (tb_parse_size(count, &n) != 0 || n > FAKE_MAX_DEVICES || strpbrk(count, "KkMmGgTt")) {
       g_config.status = TB_ERROR_UNAVAILABLE;
       snprintf(g_config.message, sizeof g_config.message,
                "fake: TORCH_BACKEND_FAKE_DEVICE_COUNT='%s' is not an integer in [0, %d]", count,
@@ -118,7 +82,7 @@ static void read_config(void) {
   const char *memory = getenv("TORCH_BACKEND_FAKE_MEMORY");
   if (memory != NULL && *memory != '\0') {
     uint64_t bytes = 0;
-    if (parse_size(memory, &bytes) != 0 || bytes == 0) {
+    if (tb_parse_size(memory, &bytes) != 0 || bytes == 0) {
       g_config.status = TB_ERROR_UNAVAILABLE;
       snprintf(g_config.message, sizeof g_config.message,
                "fake: TORCH_BACKEND_FAKE_MEMORY='%s' is not a positive size such as 4096, 512M "
