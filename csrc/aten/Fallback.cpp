@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 
+#include "aten/DeviceOnlyOps.h"
 #include "aten/KernelCall.h"
 #include "runtime/Device.h"
 #include "runtime/Generator.h"
@@ -118,7 +119,9 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                "TORCH_BACKEND_FALLBACK=warn)");
   }
   replace_generators(op, *stack);
-  at::native::cpu_fallback(op, stack);
+  // Operators ATen selects only for devices have no CPU kernel: run their CPU equivalent.
+  const c10::OperatorHandle* equivalent = cpu_substitute(op);
+  at::native::cpu_fallback(equivalent != nullptr ? *equivalent : op, stack);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

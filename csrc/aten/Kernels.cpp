@@ -7,9 +7,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "aten/DeviceOnlyOps.h"
 #include "aten/GeneratedKernels.h"
 #include "aten/KernelCall.h"
 #include "runtime/Vendor.h"
@@ -23,6 +26,9 @@ std::once_flag g_once;
 
 // Lives for the rest of the process: the dispatcher refers to what it registered.
 torch::Library* g_library = nullptr;
+
+// Device-only operators whose PrivateUse1 kernel is the CPU fallback (DeviceOnlyOps.cpp).
+std::unordered_set<c10::OperatorName>* g_routed_to_fallback = nullptr;
 
 // Operators implemented in csrc itself on top of vendor calls (aten/Minimal.cpp, Random.cpp).
 const char* const kBuiltIn[] = {"empty.memory_format", "empty_strided",
@@ -51,6 +57,8 @@ void resolve() {
     const generated::OpEntry& entry = generated::kOps[i];
     if (generated::g_kernels[entry.kernel] != nullptr) entry.register_fn(*g_library);
   }
+  std::vector<c10::OperatorName> routed = register_cpu_substitutes(*g_library);
+  g_routed_to_fallback = new std::unordered_set<c10::OperatorName>(routed.begin(), routed.end());
 }
 
 // "aten::add.out", "add.out" and "add" (the default overload) name the same operator.
@@ -64,7 +72,17 @@ std::optional<c10::OperatorHandle> find_operator(const std::string& name) {
 
 bool has_cpu_implementation(const c10::OperatorHandle& op) {
   return op.hasKernelForDispatchKey(c10::DispatchKey::CPU) ||
-         op.hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd);
+         op.hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) ||
+         cpu_substitute(op) != nullptr;
+}
+
+// "native", "fallback" or "unsupported" (see op_coverage).
+const char* state_of(const c10::OperatorHandle& op) {
+  if (op.hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1) &&
+      g_routed_to_fallback->count(op.operator_name()) == 0) {
+    return "native";
+  }
+  return has_cpu_implementation(op) ? "fallback" : "unsupported";
 }
 
 }  // namespace
@@ -105,6 +123,7 @@ std::vector<std::pair<std::string, std::string>> op_coverage(const std::vector<s
   std::vector<std::pair<std::string, std::string>> coverage;
   if (ops.empty()) {
     for (const char* name : kBuiltIn) coverage.emplace_back(name, "native");
+    std::set<std::string> listed;
     for (int i = 0; i < generated::kNumOps; i++) {
       const generated::OpEntry& entry = generated::kOps[i];
       auto op = find_operator(entry.op);
@@ -112,6 +131,11 @@ std::vector<std::pair<std::string, std::string>> op_coverage(const std::vector<s
                           : op.has_value() && has_cpu_implementation(*op) ? "fallback"
                                                                           : "unsupported";
       coverage.emplace_back(entry.op, state);
+      listed.insert(entry.op);
+    }
+    for (const std::string& name : cpu_substitute_names()) {
+      auto op = find_operator(name);
+      if (op.has_value() && listed.insert(name).second) coverage.emplace_back(name, state_of(*op));
     }
     return coverage;
   }
@@ -119,10 +143,7 @@ std::vector<std::pair<std::string, std::string>> op_coverage(const std::vector<s
     auto op = find_operator(name);
     TORCH_CHECK(op.has_value(), "torch_backend.op_coverage: no operator named '", name,
                 "' (expected an ATen name with its overload, such as 'add.out')");
-    const char* state = op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1) ? "native"
-                        : has_cpu_implementation(*op)                              ? "fallback"
-                                                                                   : "unsupported";
-    coverage.emplace_back(name, state);
+    coverage.emplace_back(name, state_of(*op));
   }
   return coverage;
 }

@@ -1,0 +1,63 @@
+// Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+//
+// Operators whose device behaviour ATen defines per backend outside any kernel a vendor
+// writes, given here for PrivateUse1 the way c10 and ATen give them for CUDA.
+//
+// _has_compatible_shallow_copy_type -- keeping parameters' identity across Module.to(device).
+//   nn.Module._apply moves a parameter in place (`param.data = moved`) only when
+//   torch._has_compatible_shallow_copy_type(param, moved) holds; otherwise it replaces the
+//   Parameter with a new one.  That unties shared parameters (GPT-2's lm_head and wte, BERT's
+//   MLM decoder bias) so the model trains with the wrong gradients, leaves optimizers created
+//   before the move holding the old tensors, and drops hooks on the parameters.  c10's
+//   TensorImpl::has_compatible_shallow_copy_type lets tensors of its built-in dense backends
+//   (CPU, CUDA, HIP, XPU, MPS, HPU, MTIA) take each other's data, but not PrivateUse1's (torch
+//   2.13 and 2.14): a limitation worth fixing upstream.  The kernel below adds PrivateUse1 to
+//   that list.  The dispatcher routes a call here only when one of the two tensors is a
+//   PrivateUse1 tensor, so CPU and CUDA modules see no change.
+//
+// equal -- CUDA's composite: same sizes and `eq(...).all()`, so it runs on the vendor's
+//   comparison and reduction kernels instead of copying both tensors to the CPU.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/all.h>
+#include <ATen/ops/eq.h>
+#include <c10/core/DispatchKeySet.h>
+#include <torch/library.h>
+
+namespace torch_backend {
+namespace {
+
+bool is_dense(c10::DispatchKeySet keys) {
+  constexpr auto dense_backends = c10::DispatchKeySet(
+      {c10::BackendComponent::CPUBit, c10::BackendComponent::CUDABit, c10::BackendComponent::HIPBit,
+       c10::BackendComponent::XPUBit, c10::BackendComponent::MPSBit, c10::BackendComponent::HPUBit,
+       c10::BackendComponent::MTIABit, c10::BackendComponent::PrivateUse1Bit});
+  return keys.has_any(c10::DispatchKeySet(c10::DispatchKey::Dense)) && keys.has_any(dense_backends);
+}
+
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set()) ||
+         (is_dense(self.key_set()) && is_dense(from.key_set()));
+}
+
+bool equal(const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK(self.device() == other.device(),
+              "Cannot compare two tensors on different devices. Got: ", self.device(), " and ",
+              other.device());
+  if (!self.is_same_size(other)) return false;
+  if (self.numel() == 0) return true;
+  return at::eq(self, other).all().item<bool>();
+}
+
+// The autograd key as well as the backend key: _has_compatible_shallow_copy_type is a
+// CompositeImplicitAutograd operator, reached through the autograd key outside inference mode.
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
+  m.impl("equal", TORCH_FN(equal));
+}
+
+}  // namespace
+}  // namespace torch_backend
