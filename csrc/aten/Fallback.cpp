@@ -98,6 +98,20 @@ void replace_generators(const c10::OperatorHandle& op, torch::jit::Stack& stack)
   }
 }
 
+// Autograd formulas pass an undefined tensor for an absent optional gradient (the LSTM cell's
+// grad_hy when only the cell state is used); the CPU copy step needs None there.
+void undefined_to_none(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
+  const auto& arguments = op.schema().arguments();
+  size_t first = stack.size() - arguments.size();
+  for (size_t i = 0; i < arguments.size(); i++) {
+    c10::IValue& value = stack[first + i];
+    if (value.isTensor() && !value.toTensor().defined() &&
+        arguments[i].type()->kind() == c10::TypeKind::OptionalType) {
+      value = c10::IValue();
+    }
+  }
+}
+
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::string name = operator_name(op);
   FallbackMode current = mode().load(std::memory_order_relaxed);
@@ -118,6 +132,7 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                " has no device kernel and runs on the CPU (copies in and out; "
                "TORCH_BACKEND_FALLBACK=warn)");
   }
+  undefined_to_none(op, *stack);
   replace_generators(op, *stack);
   // Operators ATen selects only for devices have no CPU kernel: run their CPU equivalent.
   const c10::OperatorHandle* equivalent = cpu_substitute(op);
