@@ -3,6 +3,7 @@
 #   make demo    the main job
 #   make test    every test (C-only build, full build, CTest, pytest, lint)
 #   make bench   the benchmark table (device vs PyTorch CPU / memcpy), also as build/bench.json
+#   make models  the model zoo: one training step of each model on the device beside the CPU
 #   make docs    the documentation (Sphinx + Doxygen + Breathe) into build/docs/html
 #
 # Each target installs what this machine lacks (Debian packages with apt, Python packages with
@@ -33,12 +34,13 @@ BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake include loader 
                   -not -path 'test/python/*' 2>/dev/null)
 C_SOURCES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' '*.cpp' 2>/dev/null)
 
-.PHONY: help deps build demo bench docs test test-c test-full test-docs lint format clean
+.PHONY: help deps build demo bench models docs test test-c test-full test-docs lint format clean
 
 help:
 	@echo "make demo    run the main job (installs and builds what is missing)"
 	@echo "make test    run every test"
 	@echo "make bench   print the benchmark table, write $(BUILD)/bench.json"
+	@echo "make models  the model zoo on the device beside the CPU, as a table"
 	@echo "make docs    build the documentation into $(BUILD)/docs/html"
 	@echo "make build   install the package in editable mode (build/py)"
 	@echo "make format  apply clang-format and ruff format"
@@ -85,6 +87,11 @@ demo: $(STAMP)/build
 # A measurement, not a test: figures side by side in one run (benchmarks/bench.py).
 bench: $(STAMP)/build
 	$(PYTHON) benchmarks/bench.py --json $(BUILD)/bench.json
+
+# The model zoo (examples/zoo.py): torchvision CNNs, Hugging Face language models, a pretrained
+# sentence-transformers model and an LSTM/GRU network, one training step each beside the CPU.
+models: $(STAMP)/build
+	$(PYTHON) examples/zoo.py
 
 # Documentation: Doxygen XML of the public headers, then Sphinx with Breathe; warnings fail
 # both.  Sphinx imports torch_backend (autodoc, the op coverage table), hence the build.

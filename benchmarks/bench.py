@@ -11,6 +11,8 @@ Figures (each the median of several timed trials after a warm-up):
   ``memcpy`` of the same bytes (ctypes.memmove), in GB/s of bytes read and written;
 - ``mm`` at 1024x1024, device vs CPU, in GFLOP/s;
 - one training step of each demo model (examples/models.py), device vs CPU;
+- one training step of two model-zoo models (examples/zoo.py): torchvision's resnet18 and a
+  Hugging Face GPT-2, device vs CPU;
 - the caching allocator: allocate and free a small tensor, device vs CPU.
 
 Ratios are device over reference, so below 1 is faster for times and above 1 is faster for
@@ -36,6 +38,7 @@ import torch_backend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import models
+import zoo
 
 DEVICE = torch_backend.vendor_info()["device_type"]
 MODULE = getattr(torch, DEVICE)
@@ -196,6 +199,27 @@ def bench_training(quick: bool) -> list[dict]:
     return rows
 
 
+def zoo_step(name: str, device: str) -> Callable[[], None]:
+    """One training step of a model-zoo model on `device` (its fixed batch)."""
+    case = zoo.CASES[name]
+    network, batch = zoo.build(case, device)
+    optimizer = zoo.optimizer(case, network)
+    return lambda: zoo.train_step(case, network, batch, optimizer)
+
+
+def bench_zoo(quick: bool) -> list[dict]:
+    rows = []
+    for name, label in (
+        ("resnet18", "resnet18 (torchvision), 4x3x64x64"),
+        ("gpt2", "GPT-2 (HF), 2x16 tokens"),
+    ):
+        d, c = side_by_side(
+            zoo_step(name, DEVICE), zoo_step(name, "cpu"), 3 if quick else 10, 3 if quick else 7
+        )
+        rows.append(row("training step", label, d * 1e3, c * 1e3, "ms", "<= 1.2x"))
+    return rows
+
+
 def bench_allocator(quick: bool) -> list[dict]:
     calls, trials = (2000, 3) if quick else (20000, 9)
     d, c = side_by_side(
@@ -289,7 +313,14 @@ def main() -> int:
         f"({info['torch_threads']} threads) on {info['cpu']}, {info['cores']} cores"
     )
     rows = []
-    for bench in (bench_small_ops, bench_elementwise, bench_mm, bench_training, bench_allocator):
+    for bench in (
+        bench_small_ops,
+        bench_elementwise,
+        bench_mm,
+        bench_training,
+        bench_zoo,
+        bench_allocator,
+    ):
         rows += bench(arguments.quick)
 
     print(markdown_table(rows))

@@ -1,0 +1,48 @@
+"""The model zoo (examples/zoo.py): models users bring -- torchvision CNNs, Hugging Face language
+models with tied weights, a pretrained sentence-transformers model, an LSTM/GRU network -- take
+one training step on the device exactly as on the CPU: outputs, every gradient and every
+updated parameter within the case's stated tolerance.  On the reference vendor nothing runs
+through the CPU fallback."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from conftest import DEV, REPO
+
+import torch_backend
+
+sys.path.insert(0, str(REPO / "examples"))
+import zoo
+
+# The reference vendor implements every operator the zoo uses.
+STRICT = torch_backend.vendor_info()["vendor"] == "torch_backend emulated accelerator"
+
+
+@pytest.mark.parametrize("name", list(zoo.CASES))
+def test_training_step_matches_cpu(name):
+    result = zoo.compare(zoo.CASES[name], DEV)
+    assert not result.mismatches, "\n".join(result.mismatches[:10])
+    if STRICT:
+        assert result.fallbacks == {}, f"ran through the CPU fallback: {result.fallbacks}"
+
+
+@pytest.mark.parametrize(
+    ("name", "tied"),
+    [
+        ("gpt2", lambda m: m.lm_head.weight is m.transformer.wte.weight),
+        ("bert-mlm", lambda m: m.cls.predictions.decoder.bias is m.cls.predictions.bias),
+    ],
+)
+def test_hub_models_keep_their_tied_weights(name, tied):
+    model, _ = zoo.build(zoo.CASES[name])
+    assert tied(model)
+    model.to(DEV)
+    assert tied(model)
+
+
+def test_the_table():
+    """`make models` prints one row per model and exits 0 when every comparison holds."""
+    code = zoo.main(["lstm-gru", "gpt2", "--no-timing"])
+    assert code == 0
