@@ -185,3 +185,18 @@ def test_masked_fill_rejects_what_aten_rejects():
     ints = torch.zeros(3, dtype=torch.int64, device=DEV)
     ints.masked_fill_(torch.ones(3, dtype=torch.bool, device=DEV), 2.0)  # declined: converts
     assert ints.cpu().tolist() == [2, 2, 2]
+
+
+def test_equal_runs_on_the_device():
+    x = torch.tensor([1.0, float("nan"), 3.0])
+    cases = [
+        (x[::2], torch.tensor([1.0, 3.0])),  # a strided view
+        (x, x),  # NaN is not equal to itself
+        (torch.ones(2), torch.ones(2, dtype=torch.int32)),  # compared by value, as on the CPU
+        (torch.ones(2), torch.ones(3)),
+        (torch.ones(0), torch.ones(0)),
+    ]
+    for a, b in cases:
+        assert torch.equal(a.to(DEV), b.to(DEV)) == torch.equal(a, b), (a, b)
+    with pytest.raises(RuntimeError, match="Cannot compare two tensors on different devices"):
+        torch.equal(torch.ones(2, device=DEV), torch.ones(2))
