@@ -18,8 +18,10 @@
  * Scratch is bounded: a tile per task, a chunk of columns for grad_weight.
  *
  * float32 and float64 compute in their own type, float16 and bfloat16 in float32 (staged);
- * operands of other layouts (channels_last, expanded gradients) are staged contiguous.
- * Declined, for the CPU fallback: transposed convolution, other than 2-d, mixed dtypes.
+ * int64 forwards (ATen's CPU convolution takes int64 on every path, other integer types on
+ * some; autograd none) by the direct loops, exact in wrapping arithmetic.  Operands of other
+ * layouts (channels_last, expanded gradients) are staged contiguous.  Declined, for the CPU
+ * fallback: transposed convolution, other than 2-d, mixed dtypes, other integer types.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -57,9 +59,19 @@ static void valid_range(int64_t offset, int64_t stride, int64_t limit, int64_t c
 #include "conv_loops.h"
 #undef T
 #undef SFX
+#define T int64_t
+#define SFX(name) name##_i64
+#define CONV_DIRECT_ONLY
+#include "conv_loops.h"
+#undef T
+#undef SFX
+#undef CONV_DIRECT_ONLY
 
-/* The loop `name` of compute dtype `dt`. */
+/* The loop `name` of floating compute dtype `dt`. */
 #define TYPED(dt, name) ((dt) == TB_DTYPE_FLOAT64 ? name##_f64 : name##_f32)
+
+/* The forward's dtypes. */
+#define CONV_DTYPES (EMU_FLOATS | TB_DTYPE_BIT(TB_DTYPE_INT64))
 
 /* Elements of one task's column tile, and of grad_weight's chunk of columns. */
 #define TILE_BUDGET ((int64_t)1 << 18)
@@ -130,15 +142,16 @@ static void *scratch_or_fail(conv_job *j, int64_t elements) {
   return p;
 }
 
-/* Tiles of output positions per plane: within the tile budget for `rows` rows of columns, and
- * enough tasks (with `units` tasks before tiling) to give every thread two. */
+/* Tiles of output positions per plane: within the tile budget for `rows` rows of columns and,
+ * when the tiles are tasks (`units` tasks before tiling; 0: they are not), enough tasks to give
+ * every thread two. */
 static void plan_tiles(conv_job *j, int64_t rows, int64_t units) {
   const int64_t P = j->g.P;
   int64_t tile = P;
   if (!j->g.pointwise && rows * tile > TILE_BUDGET) {
     tile = max64(TILE_BUDGET / max64(rows, 1), MIN_TILE);
   }
-  int64_t want = ceil_div(2 * emu_parallel_threads(), max64(units, 1));
+  int64_t want = units > 0 ? ceil_div(2 * emu_parallel_threads(), units) : 1;
   if (want > 1) tile = min64(tile, max64(ceil_div(P, want), MIN_TILE));
   j->tile = max64(min64(tile, P), 1);
   j->tiles = ceil_div(P, j->tile);
@@ -171,16 +184,17 @@ static void forward_tiles(void *context, int64_t begin, int64_t end) {
   free(col);
 }
 
-/* forward, depthwise: task t is the output plane (n, o) */
+/* forward, depthwise or integer: task t is the output plane (n, o) */
 static void forward_planes(void *context, int64_t begin, int64_t end) {
   const conv_job *j = context;
   const conv_geom *g = &j->g;
   const int64_t item = j->item;
+  void (*direct)(const conv_geom *, const void *, int64_t, const void *, const void *, void *) =
+      j->dt == TB_DTYPE_INT64 ? direct_forward_i64 : TYPED(j->dt, direct_forward);
   for (int64_t t = begin; t < end; t++) {
-    const int64_t n = t / g->O, o = t % g->O, c = o / g->Og;
-    TYPED(j->dt, depthwise_forward)
-    (g, j->in + (n * g->C + c) * g->HW * item, j->w + o * g->KH * g->KW * item,
-     j->bias != NULL ? j->bias + o * item : NULL, j->out + t * g->P * item);
+    const int64_t n = t / g->O, o = t % g->O, grp = o / g->Og;
+    direct(g, j->in + (n * g->C + grp * g->Cg) * g->HW * item, g->Cg, j->w + o * g->K * item,
+           j->bias != NULL ? j->bias + o * item : NULL, j->out + t * g->P * item);
   }
 }
 
@@ -275,24 +289,27 @@ static void weight_tiles(void *context, int64_t begin, int64_t end) {
   }
 }
 
-/* grad_weight, depthwise: task t is output channel o, every tap summed over the batch */
+/* grad_weight, depthwise: task t is output channel o, every tap summed over the batch (per
+ * output column first, in dt, then over the columns in double) */
 static void weight_planes(void *context, int64_t begin, int64_t end) {
-  const conv_job *j = context;
+  conv_job *j = context;
   const conv_geom *g = &j->g;
-  const int64_t item = j->item;
+  const int64_t item = j->item, taps = g->KH * g->KW;
+  char *acc = scratch_or_fail(j, taps * g->OW);
+  if (acc == NULL) return;
   for (int64_t o = begin; o < end; o++) {
     const int64_t c = o / g->Og;
-    for (int64_t ki = 0; ki < g->KH; ki++) {
-      for (int64_t kj = 0; kj < g->KW; kj++) {
-        double sum = 0;
-        for (int64_t n = 0; n < g->N; n++) {
-          sum += TYPED(j->dt, depthwise_weight)(g, j->go + (n * g->O + o) * g->P * item,
-                                                j->in + (n * g->C + c) * g->HW * item, ki, kj);
-        }
-        emu_store_double(j->gw + ((o * g->KH + ki) * g->KW + kj) * item, j->dt, sum);
-      }
+    memset(acc, 0, (size_t)(taps * g->OW * item));
+    for (int64_t n = 0; n < g->N; n++) {
+      TYPED(j->dt, depthwise_weight)
+      (g, j->go + (n * g->O + o) * g->P * item, j->in + (n * g->C + c) * g->HW * item, acc);
+    }
+    for (int64_t tap = 0; tap < taps; tap++) {
+      emu_store_double(j->gw + (o * taps + tap) * item, j->dt,
+                       TYPED(j->dt, sum)(acc + tap * g->OW * item, g->OW));
     }
   }
+  free(acc);
 }
 
 /* grad_bias: task t is output channel o, grad_output summed over the batch and positions */
@@ -358,8 +375,9 @@ static void grad_weight(conv_job *j) {
 /* ------------------------------------------------------------------------------------------ */
 /* The kernels                                                                                */
 
+/* float64 and int64 for themselves, float32 for the other floating types. */
 static tb_dtype compute_dtype(tb_dtype d) {
-  return d == TB_DTYPE_FLOAT64 ? TB_DTYPE_FLOAT64 : TB_DTYPE_FLOAT32;
+  return d == TB_DTYPE_FLOAT64 || d == TB_DTYPE_INT64 ? d : TB_DTYPE_FLOAT32;
 }
 
 static bool present(const emu_arg *a) {
@@ -386,8 +404,8 @@ static void run_forward(emu_task *task) {
   j.out = emu_output_as(out, j.dt, &scratch[3]);
   ok = ok && j.out != NULL;
   const conv_geom *g = &j.g;
-  if (ok && g->Cg == 1) {
-    emu_parallel_for(g->N * g->O, plane_grain(g->P * g->KH * g->KW), forward_planes, &j);
+  if (ok && (g->Cg == 1 || j.dt == TB_DTYPE_INT64)) {
+    emu_parallel_for(g->N * g->O, plane_grain(g->P * g->K), forward_planes, &j);
   } else if (ok) {
     plan_tiles(&j, g->K, g->N * g->G);
     emu_parallel_for(g->N * g->G * j.tiles, 1, forward_tiles, &j);
@@ -430,7 +448,7 @@ static void run_backward(emu_task *task) {
       j.blocks = min64(ceil_div(2 * emu_parallel_threads(), g->N * g->G), g->Cg);
       j.block = ceil_div(g->Cg, max64(j.blocks, 1));
       j.blocks = ceil_div(g->Cg, j.block);
-      plan_tiles(&j, j.block * g->KH * g->KW, 1);
+      plan_tiles(&j, j.block * g->KH * g->KW, 0);
       emu_parallel_for(g->N * g->G * j.blocks, 1, input_blocks, &j);
     }
     if (ok && !atomic_load(&j.failed) && scratch[3] != NULL) emu_scatter_from(gi, j.out, j.dt);
@@ -493,13 +511,15 @@ static tb_status check_call(const char *name, const tb_value *args, int at, cons
   return TB_OK;
 }
 
-/* Every tensor argument floating and of one dtype. */
-static tb_status check_dtypes(const char *name, const tb_value *args, int32_t count) {
+/* Every tensor argument of one dtype, among `dtypes`. */
+static tb_status check_dtypes(const char *name, const tb_value *args, int32_t count,
+                              uint64_t dtypes) {
   tb_dtype dtype = args[0].as.tensor->dtype;
   for (int32_t i = 0; i < count; i++) {
     if (args[i].kind != TB_VALUE_TENSOR) continue;
-    if (args[i].as.tensor->dtype != dtype || !emu_is_floating(dtype)) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: floating tensors of one dtype only", name);
+    if (args[i].as.tensor->dtype != dtype || !(dtypes & TB_DTYPE_BIT(dtype))) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: tensors of one dtype (%s) only", name,
+                      dtypes & TB_DTYPE_BIT(TB_DTYPE_INT64) ? "floating or int64" : "floating");
     }
   }
   return TB_OK;
@@ -516,7 +536,7 @@ static bool has_sizes(const tb_tensor *t, int32_t ndim, const int64_t *sizes) {
 static tb_status kernel_forward(tb_stream stream, const tb_value *args, int32_t count) {
   const char *name = "convolution_overrideable";
   tb_status status = emu_check_args(name, args, count, "TTtIIIbIiT");
-  if (status == TB_OK) status = check_dtypes(name, args, count);
+  if (status == TB_OK) status = check_dtypes(name, args, count, CONV_DTYPES);
   if (status == TB_OK) {
     status = check_call(name, args, 3, args[0].as.tensor, args[1].as.tensor, args[9].as.tensor);
   }
@@ -531,7 +551,7 @@ static tb_status kernel_forward(tb_stream stream, const tb_value *args, int32_t 
 static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t count) {
   const char *name = "convolution_backward_overrideable";
   tb_status status = emu_check_args(name, args, count, "TTTIIIbIiBttt");
-  if (status == TB_OK) status = check_dtypes(name, args, count);
+  if (status == TB_OK) status = check_dtypes(name, args, count, EMU_FLOATS);
   if (status == TB_OK) {
     status = check_call(name, args, 3, args[1].as.tensor, args[2].as.tensor, args[0].as.tensor);
   }
@@ -547,7 +567,7 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
   return emu_launch(name, stream, args, count, run_backward, 0, NULL);
 }
 
-EMU_KERNEL(k_forward, "convolution_overrideable", kernel_forward, EMU_FLOATS);
+EMU_KERNEL(k_forward, "convolution_overrideable", kernel_forward, CONV_DTYPES);
 EMU_KERNEL(k_backward, "convolution_backward_overrideable", kernel_backward, EMU_FLOATS);
 
 const tb_kernel *const emu_conv_kernels[] = {&k_forward, &k_backward, NULL};

@@ -1,14 +1,50 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * The typed loops of conv.c, compiled once per compute type: conv.c includes this file twice,
- * with T (float, double) and SFX(name) (name##_f32, name##_f64) defined, after conv_geom and
- * valid_range.  No include guard, on purpose.  Pointers are untyped so that both instances
- * have one signature (conv.c picks one by dtype).
+ * The typed loops of conv.c, compiled once per compute type: conv.c includes this file with T
+ * (float, double, int64_t) and SFX(name) (name##_f32, name##_f64, name##_i64) defined, after
+ * conv_geom and valid_range; CONV_DIRECT_ONLY (int64) keeps only direct_forward.  No include
+ * guard, on purpose.  Pointers are untyped so that the instances of a loop have one signature
+ * (conv.c picks one by dtype).
  *
  * Output position p of a plane is oh * OW + ow; input row ih = oh * SH - PH + ki * DH and
  * column iw = ow * SW - PW + kj * DW for kernel tap (ki, kj); taps outside the input read 0.
  */
+
+/* One output plane of a convolution computed directly: bias (or 0) plus, for each of the
+ * group's `channels` input planes at `in` and each tap, the tap's weight times the shifted
+ * plane.  The depthwise forward (one channel), and int64 convolutions. */
+EMU_HOT_LOOP static void SFX(direct_forward)(const conv_geom *g, const void *in, int64_t channels,
+                                             const void *weight, const void *bias, void *out) {
+  const T *restrict x = in, *restrict w = weight;
+  T *restrict y = out;
+  const T b = bias != NULL ? *(const T *)bias : (T)0;
+  for (int64_t i = 0; i < g->P; i++) y[i] = b;
+  for (int64_t c = 0; c < channels; c++) {
+    for (int64_t ki = 0; ki < g->KH; ki++) {
+      for (int64_t kj = 0; kj < g->KW; kj++) {
+        const T wv = w[(c * g->KH + ki) * g->KW + kj];
+        const int64_t offset = kj * g->DW - g->PW, sw = g->SW;
+        int64_t lo, hi;
+        valid_range(offset, sw, g->W, g->OW, &lo, &hi);
+        if (hi <= lo) continue;
+        for (int64_t oh = 0; oh < g->OH; oh++) {
+          const int64_t ih = oh * g->SH - g->PH + ki * g->DH;
+          if (ih < 0 || ih >= g->H) continue;
+          const T *src = x + c * g->HW + ih * g->W + lo * sw + offset;
+          T *dst = y + oh * g->OW + lo;
+          if (sw == 1) {
+            for (int64_t i = 0; i < hi - lo; i++) dst[i] += wv * src[i];
+          } else {
+            for (int64_t i = 0; i < hi - lo; i++) dst[i] += wv * src[i * sw];
+          }
+        }
+      }
+    }
+  }
+}
+
+#ifndef CONV_DIRECT_ONLY /* the rest: floating types only */
 
 /* col[(c, ki, kj), p - p0] for the output positions p in [p0, p1) and `channels` input
  * planes at `in`: the im2col columns of those positions, rows `ldcol` apart. */
@@ -95,36 +131,6 @@ static void SFX(fill_rows)(void *out, int64_t rows, int64_t cols, int64_t ld, co
   }
 }
 
-/* Depthwise forward of one output plane from its single input plane: bias (or 0) plus every
- * tap's weight times the shifted input. */
-EMU_HOT_LOOP static void SFX(depthwise_forward)(const conv_geom *g, const void *in,
-                                                const void *weight, const void *bias, void *out) {
-  const T *restrict x = in, *restrict w = weight;
-  T *restrict y = out;
-  const T b = bias != NULL ? *(const T *)bias : (T)0;
-  for (int64_t i = 0; i < g->P; i++) y[i] = b;
-  for (int64_t ki = 0; ki < g->KH; ki++) {
-    for (int64_t kj = 0; kj < g->KW; kj++) {
-      const T wv = w[ki * g->KW + kj];
-      const int64_t offset = kj * g->DW - g->PW, sw = g->SW;
-      int64_t lo, hi;
-      valid_range(offset, sw, g->W, g->OW, &lo, &hi);
-      if (hi <= lo) continue;
-      for (int64_t oh = 0; oh < g->OH; oh++) {
-        const int64_t ih = oh * g->SH - g->PH + ki * g->DH;
-        if (ih < 0 || ih >= g->H) continue;
-        const T *src = x + ih * g->W + lo * sw + offset;
-        T *dst = y + oh * g->OW + lo;
-        if (sw == 1) {
-          for (int64_t i = 0; i < hi - lo; i++) dst[i] += wv * src[i];
-        } else {
-          for (int64_t i = 0; i < hi - lo; i++) dst[i] += wv * src[i * sw];
-        }
-      }
-    }
-  }
-}
-
 /* Depthwise grad_input: adds one output plane's gradient, through its weight, into the input
  * plane it was computed from. */
 EMU_HOT_LOOP static void SFX(depthwise_input)(const conv_geom *g, const void *grad_out,
@@ -153,24 +159,33 @@ EMU_HOT_LOOP static void SFX(depthwise_input)(const conv_geom *g, const void *gr
   }
 }
 
-/* Depthwise grad_weight of tap (ki, kj) from one output plane's gradient and its input plane:
- * the sum over output positions of grad_out times the input the tap read. */
-static double SFX(depthwise_weight)(const conv_geom *g, const void *grad_out, const void *in,
-                                    int64_t ki, int64_t kj) {
-  const T *gy = grad_out, *x = in;
-  const int64_t offset = kj * g->DW - g->PW, sw = g->SW;
-  int64_t lo, hi;
-  valid_range(offset, sw, g->W, g->OW, &lo, &hi);
-  double sum = 0;
-  if (hi <= lo) return sum;
-  for (int64_t oh = 0; oh < g->OH; oh++) {
-    const int64_t ih = oh * g->SH - g->PH + ki * g->DH;
-    if (ih < 0 || ih >= g->H) continue;
-    const T *src = x + ih * g->W + lo * sw + offset;
-    const T *dy = gy + oh * g->OW + lo;
-    for (int64_t i = 0; i < hi - lo; i++) sum += (double)dy[i] * (double)src[i * sw];
+/* Depthwise grad_weight: adds, for every tap (ki, kj), grad_out times the input the tap read
+ * into acc[(ki KW + kj) OW + ow] (per output column: a loop the compiler vectorises; the
+ * caller sums each tap's OW partial sums). */
+EMU_HOT_LOOP static void SFX(depthwise_weight)(const conv_geom *g, const void *grad_out,
+                                               const void *in, void *acc) {
+  const T *restrict gy = grad_out, *restrict x = in;
+  T *restrict sums = acc;
+  for (int64_t ki = 0; ki < g->KH; ki++) {
+    for (int64_t kj = 0; kj < g->KW; kj++) {
+      const int64_t offset = kj * g->DW - g->PW, sw = g->SW;
+      int64_t lo, hi;
+      valid_range(offset, sw, g->W, g->OW, &lo, &hi);
+      if (hi <= lo) continue;
+      T *to = sums + (ki * g->KW + kj) * g->OW + lo;
+      for (int64_t oh = 0; oh < g->OH; oh++) {
+        const int64_t ih = oh * g->SH - g->PH + ki * g->DH;
+        if (ih < 0 || ih >= g->H) continue;
+        const T *src = x + ih * g->W + lo * sw + offset;
+        const T *dy = gy + oh * g->OW + lo;
+        if (sw == 1) {
+          for (int64_t i = 0; i < hi - lo; i++) to[i] += dy[i] * src[i];
+        } else {
+          for (int64_t i = 0; i < hi - lo; i++) to[i] += dy[i] * src[i * sw];
+        }
+      }
+    }
   }
-  return sum;
 }
 
 /* The sum of n elements, accumulated in double. */
@@ -180,3 +195,5 @@ static double SFX(sum)(const void *x, int64_t n) {
   for (int64_t i = 0; i < n; i++) sum += (double)v[i];
   return sum;
 }
+
+#endif /* CONV_DIRECT_ONLY */
