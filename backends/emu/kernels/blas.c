@@ -1,10 +1,10 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Matrix products through OpenBLAS (cblas_sgemm / cblas_dgemm): mm, bmm, addmm, baddbmm.
- * Operands stored row-major or transposed (column-major) go to BLAS as they are, with the
- * transpose flag; other layouts, and float16 / bfloat16 (computed in float32), are staged in
- * scratch buffers.
+ * Matrix products through OpenBLAS (cblas_sgemm / cblas_dgemm): mm, bmm, addmm, baddbmm, and
+ * emu_gemm, the one BLAS call every emu kernel goes through (conv.c's too).  Operands stored
+ * row-major or transposed (column-major) go to BLAS as they are, with the transpose flag; other
+ * layouts, and float16 / bfloat16 (computed in float32), are staged in scratch buffers.
  */
 #include <cblas.h>
 #include <pthread.h>
