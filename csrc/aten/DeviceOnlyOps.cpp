@@ -489,8 +489,11 @@ std::vector<std::string> cpu_substitute_names() {
 }
 
 // Meta kernels ATen lacks for device-only operators: the composites above compute the same
-// output metadata on meta tensors.
+// output metadata on meta tensors.  _thnn_fused_lstm_cell has one, a Python meta function that
+// fails when the biases are None (it reads their .device); this one, registered after it (and
+// silently: c10 expects Meta kernels to be overridden), replaces it.
 TORCH_LIBRARY_IMPL(aten, Meta, m) {
+  m.impl("_thnn_fused_lstm_cell", TORCH_FN(lstm_cell_equivalent));
   m.impl("convolution_overrideable", TORCH_FN(convolution_equivalent));
   m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward_equivalent));
   m.impl("_thnn_fused_gru_cell", TORCH_FN(gru_cell_equivalent));

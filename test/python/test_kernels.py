@@ -1,6 +1,7 @@
 """Operators the OpInfo suite cannot judge against the CPU: random sampling (checked by its
-distribution), fused optimizer steps and embedding backward (OpInfo skips or lacks them), and
-in-place activations.  Vendor-agnostic: with or without native kernels the results must hold;
+distribution), fused optimizer steps and embedding backward (OpInfo skips or lacks them),
+in-place activations, the fused RNN cells (no OpInfo reaches them) and the convolutions OpInfo
+does not sample.  Vendor-agnostic: with or without native kernels the results must hold;
 ``kernel_counts`` shows which kernels the device ran."""
 
 from __future__ import annotations
@@ -200,3 +201,143 @@ def test_equal_runs_on_the_device():
         assert torch.equal(a.to(DEV), b.to(DEV)) == torch.equal(a, b), (a, b)
     with pytest.raises(RuntimeError, match="Cannot compare two tensors on different devices"):
         torch.equal(torch.ones(2, device=DEV), torch.ones(2))
+def _native(*ops: str) -> bool:
+    coverage = torch_backend.op_coverage(list(ops))
+    return all(state == "native" for state in coverage.values())
+
+
+def _forward_backward(module, x, device, cotangent):
+    """Output and every gradient (input first, then the parameters') of module(x) on device."""
+    module = copy.deepcopy(module).to(device)
+    x = x.detach().to(device, copy=True).requires_grad_()
+    out = module(x)
+    out = out[0] if isinstance(out, tuple) else out
+    out.backward(cotangent.to(device))
+    grads = [x.grad] + [p.grad for p in module.parameters()]
+    return [t.detach().cpu() for t in [out, *grads]]
+
+
+class _Recurrent(torch.nn.Module):
+    def __init__(self, bias: bool):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(6, 8, num_layers=2, batch_first=True, bias=bias)
+        self.gru = torch.nn.GRU(8, 5, bias=bias)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        y, _ = self.gru(y.transpose(0, 1))
+        return y
+
+
+_CELLS = (
+    "_thnn_fused_lstm_cell",
+    "_thnn_fused_lstm_cell_backward_impl",
+    "_thnn_fused_gru_cell",
+    "_thnn_fused_gru_cell_backward",
+)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("bias", [True, False])
+def test_lstm_and_gru_match_cpu(dtype, bias):
+    """nn.LSTM and nn.GRU take the fused cells on the device (the CPU composes unfused ones);
+    no OpInfo reaches them."""
+    torch.manual_seed(0)
+    model = _Recurrent(bias).to(dtype)
+    x = torch.randn(3, 5, 6, dtype=dtype)
+    cotangent = torch.randn(5, 3, 5, dtype=dtype)
+    expected = _forward_backward(model, x, "cpu", cotangent)
+    torch_backend.reset_fallback_counts()
+    got = _forward_backward(model, x, DEV, cotangent)
+    tolerance = 1e-5 if dtype == torch.float32 else 1e-12
+    for g, e in zip(got, expected, strict=True):
+        torch.testing.assert_close(g, e, atol=tolerance, rtol=tolerance)
+    if _native(*_CELLS):
+        assert not any("thnn" in op for op in torch_backend.fallback_counts())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("grads", ["both", "hy", "cy", "none"])
+def test_lstm_cell_backward_optional_gradients(dtype, grads):
+    """_thnn_fused_lstm_cell_backward_impl with grad_hy / grad_cy absent (zeros; both absent:
+    no outputs), against the CPU equivalent the fallback runs."""
+    torch.manual_seed(0)
+    gates, cx = torch.randn(4, 12, dtype=dtype), torch.randn(4, 3, dtype=dtype)
+    bias = torch.randn(12, dtype=dtype)
+    cpu = torch.ops.torch_backend
+    _, cy, workspace = cpu.cpu__thnn_fused_lstm_cell(gates, gates * 0.5, cx, bias, bias * 2)
+    grad_hy = torch.randn(4, 3, dtype=dtype) if grads in ("both", "hy") else None
+    grad_cy = torch.randn(4, 3, dtype=dtype) if grads in ("both", "cy") else None
+    expected = cpu.cpu__thnn_fused_lstm_cell_backward_impl(
+        grad_hy, grad_cy, cx, cy, workspace, True
+    )
+
+    def dev(t):
+        return None if t is None else t.to(DEV)
+
+    got = torch.ops.aten._thnn_fused_lstm_cell_backward_impl(
+        dev(grad_hy), dev(grad_cy), dev(cx), dev(cy), dev(workspace), True
+    )
+    tolerance = 1e-5 if dtype == torch.float32 else 2e-3  # the device computes float16 in float
+    for g, e in zip(got, expected, strict=True):
+        if e is None:
+            assert g is None
+        else:
+            torch.testing.assert_close(g.cpu(), e, atol=tolerance, rtol=tolerance)
+
+
+def test_convolution_beyond_one_tile_matches_cpu():
+    """Convolutions large enough to split into column tiles and batch chunks, a channels_last
+    input and a non-contiguous weight (OpInfo's samples are small and contiguous)."""
+    torch.manual_seed(0)
+    cases = [  # input, conv
+        (torch.randn(9, 64, 32, 32), torch.nn.Conv2d(64, 16, 3, padding=1)),
+        (torch.randn(1, 128, 64, 64), torch.nn.Conv2d(128, 8, 3, padding=1, bias=False)),
+        (torch.randn(2, 32, 20, 20), torch.nn.Conv2d(32, 64, 3, stride=2, groups=32)),
+        (torch.randn(4, 8, 15, 17).to(memory_format=torch.channels_last), torch.nn.Conv2d(8, 8, 1)),
+    ]
+    with torch.no_grad():
+        w = cases[0][1].weight
+        cases[0][1].weight = torch.nn.Parameter(w.transpose(2, 3).contiguous().transpose(2, 3))
+    torch_backend.reset_fallback_counts()
+    for x, conv in cases:
+        cotangent = torch.randn_like(conv(x))
+        got = _forward_backward(conv, x, DEV, cotangent)
+        expected = _forward_backward(conv, x, "cpu", cotangent)
+        for g, e in zip(got, expected, strict=True):
+            torch.testing.assert_close(g, e, atol=1e-3, rtol=1e-4)
+    if _native("convolution_overrideable", "convolution_backward_overrideable"):
+        assert not any("convolution" in op for op in torch_backend.fallback_counts())
+
+
+@pytest.mark.parametrize(
+    ("name", "shapes", "dtype"),
+    [
+        ("conv3d", ((2, 3, 5, 6, 4), (4, 3, 3, 3, 3), (4,)), torch.float32),
+        ("conv_transpose2d", ((2, 3, 5, 6), (3, 4, 3, 3), (4,)), torch.float32),
+        ("conv_transpose1d", ((2, 3, 7), (3, 4, 3), (4,)), torch.float32),
+        ("conv2d", ((2, 4, 6, 5), (6, 2, 3, 2), (6,)), torch.int32),
+    ],
+)
+def test_convolutions_the_kernels_decline_match_cpu(name, shapes, dtype):
+    """Transposed, 3-d and non-int64 integer convolutions run on the CPU fallback, right."""
+    torch.manual_seed(0)
+    function = getattr(torch.nn.functional, name)
+    kwargs = {"groups": 2} if dtype == torch.int32 else {"stride": 2, "padding": 1}
+    if dtype.is_floating_point:
+        x, w, b = (torch.randn(s, dtype=dtype) for s in shapes)
+    else:
+        x, w, b = (torch.randint(-50, 50, s, dtype=dtype) for s in shapes)
+    expected = function(x, w, b, **kwargs)
+    torch_backend.reset_fallback_counts()
+    got = function(x.to(DEV), w.to(DEV), b.to(DEV), **kwargs)
+    torch.testing.assert_close(got.cpu(), expected)
+    assert "aten::convolution_overrideable" in torch_backend.fallback_counts()
+    if dtype.is_floating_point:
+        grad = torch.randn_like(expected)
+        cpu_inputs = [t.clone().requires_grad_() for t in (x, w, b)]
+        dev_inputs = [t.to(DEV).requires_grad_() for t in (x, w, b)]
+        function(*cpu_inputs, **kwargs).backward(grad)
+        function(*dev_inputs, **kwargs).backward(grad.to(DEV))
+        for d, c in zip(dev_inputs, cpu_inputs, strict=True):
+            torch.testing.assert_close(d.grad.cpu(), c.grad)

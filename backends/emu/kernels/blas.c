@@ -1,10 +1,10 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Matrix products through OpenBLAS (cblas_sgemm / cblas_dgemm): mm, bmm, addmm, baddbmm.
- * Operands stored row-major or transposed (column-major) go to BLAS as they are, with the
- * transpose flag; other layouts, and float16 / bfloat16 (computed in float32), are staged in
- * scratch buffers.
+ * Matrix products through OpenBLAS (cblas_sgemm / cblas_dgemm): mm, bmm, addmm, baddbmm, and
+ * emu_gemm, the one BLAS call every emu kernel goes through (conv.c's too).  Operands stored
+ * row-major or transposed (column-major) go to BLAS as they are, with the transpose flag; other
+ * layouts, and float16 / bfloat16 (computed in float32), are staged in scratch buffers.
  */
 #include <cblas.h>
 #include <pthread.h>
@@ -61,6 +61,37 @@ static const void *operand(const matrix *m, tb_dtype compute, CBLAS_TRANSPOSE *t
   return copy;
 }
 
+static pthread_once_t g_blas_once = PTHREAD_ONCE_INIT;
+/* OpenBLAS runs single-threaded: emu splits large products across its own pool, which never
+ * waits for threads that are not scheduled (OpenBLAS's own threads would). */
+static void blas_single_thread(void) { openblas_set_num_threads(1); }
+
+void emu_gemm(tb_dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+              double alpha, const void *a, int64_t lda, const void *b, int64_t ldb, double beta,
+              void *c, int64_t ldc) {
+  const size_t item = emu_itemsize(dtype);
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) { /* c = beta * c, without reading c when beta is 0 (BLAS's rule) */
+    for (int64_t r = 0; r < m; r++) {
+      for (int64_t j = 0; j < n; j++) {
+        char *p = (char *)c + (r * ldc + j) * (int64_t)item;
+        emu_store_double(p, dtype, beta == 0.0 ? 0.0 : emu_load_double(p, dtype) * beta);
+      }
+    }
+    return;
+  }
+  pthread_once(&g_blas_once, blas_single_thread);
+  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+  if (dtype == TB_DTYPE_FLOAT64) {
+    cblas_dgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb,
+                beta, c, (int)ldc);
+  } else {
+    cblas_sgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, (float)alpha, a, (int)lda, b,
+                (int)ldb, (float)beta, c, (int)ldc);
+  }
+}
+
 typedef struct gemm_state {
   int op; /* 0 mm, 1 bmm, 2 addmm, 3 baddbmm */
 } gemm_state;
@@ -103,27 +134,12 @@ static void gemm_tile(const gemm_job *job, const gemm_batch *g, int64_t r0, int6
     }
     beta = job->beta;
   }
-  if (g->K == 0) {
-    for (int64_t r = 0; r < rows; r++) {
-      for (int64_t k = 0; k < N; k++) {
-        char *p = c + (r * g->ldc + k) * (int64_t)item;
-        emu_store_double(p, job->compute,
-                         beta == 0.0 ? 0.0 : emu_load_double(p, job->compute) * beta);
-      }
-    }
-  } else {
-    /* Row r of op(A) starts at element r (transposed storage) or r * lda (row-major). */
-    int64_t a_offset = g->ta == CblasNoTrans ? r0 * g->lda : r0;
-    if (job->compute == TB_DTYPE_FLOAT32) {
-      cblas_sgemm(CblasRowMajor, g->ta, g->tb, (int)rows, (int)N, (int)g->K, (float)job->alpha,
-                  (const float *)g->pa + a_offset, (int)g->lda, (const float *)g->pb, (int)g->ldb,
-                  (float)beta, (float *)c, (int)g->ldc);
-    } else {
-      cblas_dgemm(CblasRowMajor, g->ta, g->tb, (int)rows, (int)N, (int)g->K, job->alpha,
-                  (const double *)g->pa + a_offset, (int)g->lda, (const double *)g->pb, (int)g->ldb,
-                  beta, (double *)c, (int)g->ldc);
-    }
-  }
+  /* Row r of op(A) starts at element r (transposed storage) or r * lda (row-major); without
+   * K there are no operands. */
+  int64_t a_offset = g->ta == CblasNoTrans ? r0 * g->lda : r0;
+  const char *a = g->K > 0 ? (const char *)g->pa + a_offset * (int64_t)item : NULL;
+  emu_gemm(job->compute, g->ta == CblasTrans, g->tb == CblasTrans, rows, N, g->K, job->alpha, a,
+           g->lda, g->pb, g->ldb, beta, c, g->ldc);
   if (!g->direct) {
     for (int64_t r = r0; r < r1; r++) {
       for (int64_t k = 0; k < N; k++) {
@@ -151,14 +167,8 @@ static void gemm_tiles(void *context, int64_t begin, int64_t end) {
   }
 }
 
-static pthread_once_t g_blas_once = PTHREAD_ONCE_INIT;
-/* OpenBLAS runs single-threaded: emu splits large products across its own pool, which never
- * waits for threads that are not scheduled (OpenBLAS's own threads would). */
-static void blas_single_thread(void) { openblas_set_num_threads(1); }
-
 /* out[b] = beta * bias[b] + alpha * a[b] @ b_[b] for every batch b. */
 static void run_gemm(emu_task *task) {
-  pthread_once(&g_blas_once, blas_single_thread);
   emu_call *call = emu_call_of(task);
   const int op = ((const gemm_state *)call->scratch)->op;
   const bool with_bias = op >= 2;

@@ -549,12 +549,12 @@ void emu_copy_tensor(const emu_tensor *dst, const emu_tensor *src) {
   ew_run(dst, src, 1, convert_loop, &params.base);
 }
 
-const char *emu_contiguous(const emu_tensor *t, void **scratch) {
+const char *emu_contiguous_as(const emu_tensor *t, tb_dtype dtype, void **scratch) {
   static const char no_elements[1];
   *scratch = NULL;
   if (t->numel == 0) return no_elements; /* never read; NULL would mean out of memory */
-  if (emu_is_contiguous(t)) return t->data;
-  size_t size = (size_t)t->numel * emu_itemsize(t->dtype);
+  if (t->dtype == dtype && emu_is_contiguous(t)) return t->data;
+  size_t size = (size_t)t->numel * emu_itemsize(dtype);
   char *buffer = malloc(size);
   if (buffer == NULL) return NULL;
   emu_tensor dst = *t;
@@ -564,12 +564,25 @@ const char *emu_contiguous(const emu_tensor *t, void **scratch) {
     stride *= t->sizes[d];
   }
   dst.data = buffer;
+  dst.dtype = dtype;
   emu_copy_tensor(&dst, t);
   *scratch = buffer;
   return buffer;
 }
 
-void emu_scatter(const emu_tensor *t, const char *src) {
+const char *emu_contiguous(const emu_tensor *t, void **scratch) {
+  return emu_contiguous_as(t, t->dtype, scratch);
+}
+
+char *emu_output_as(const emu_tensor *t, tb_dtype dtype, void **scratch) {
+  *scratch = NULL;
+  if (t->dtype == dtype && emu_is_contiguous(t) && t->numel > 0) return t->data;
+  char *buffer = malloc((size_t)(t->numel > 0 ? t->numel : 1) * emu_itemsize(dtype));
+  *scratch = buffer;
+  return buffer;
+}
+
+void emu_scatter_from(const emu_tensor *t, const char *src, tb_dtype dtype) {
   emu_tensor from = *t;
   int64_t stride = 1;
   for (int d = t->ndim - 1; d >= 0; d--) {
@@ -577,5 +590,8 @@ void emu_scatter(const emu_tensor *t, const char *src) {
     stride *= t->sizes[d];
   }
   from.data = (char *)src;
+  from.dtype = dtype;
   emu_copy_tensor(t, &from);
 }
+
+void emu_scatter(const emu_tensor *t, const char *src) { emu_scatter_from(t, src, t->dtype); }

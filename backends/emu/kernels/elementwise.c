@@ -197,11 +197,7 @@
 #define ERF(x) _Generic((x), float : emu_erff, default : erf)(x)
 #define TANH(x) _Generic((x), float : emu_tanhf, default : tanh)(x)
 
-static inline double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
-__attribute__((always_inline)) static inline float sigmoid_f(float x) {
-  return 1.0f / (1.0f + emu_expf(-x));
-}
-#define SIGMOID(x) _Generic((x), float : sigmoid_f, default : sigmoid_d)(x)
+#define SIGMOID(x) _Generic((x), float : emu_sigmoidf, default : emu_sigmoid)(x)
 #define MAXIMUM(x, y) (((x) != (x)) ? (x) : ((y) != (y)) ? (y) : ((x) > (y) ? (x) : (y)))
 #define MINIMUM(x, y) (((x) != (x)) ? (x) : ((y) != (y)) ? (y) : ((x) < (y) ? (x) : (y)))
 #define ABS_INT(x) ((x) < 0 ? -(x) : (x))

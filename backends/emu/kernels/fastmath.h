@@ -1,9 +1,9 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Single-precision exp and erf that compilers vectorise: straight-line code (selects, no
- * branches, no calls), so a loop of them becomes SIMD code where libm's expf / erff would be
- * one call per element.  PyTorch's CPU kernels use vectorised approximations for the same
+ * Single-precision exp, erf, tanh and sigmoid that compilers vectorise: straight-line code
+ * (selects, no branches, no calls), so a loop of them becomes SIMD code where libm's expf / erff
+ * would be one call per element.  PyTorch's CPU kernels use vectorised approximations for the same
  * reason (Sleef); the errors below are against libm's correctly rounded double results.
  *
  * emu_expf: range reduction x = n ln2 + r (Cody-Waite, two-part ln2), |r| <= ln2/2, a degree-6
@@ -110,5 +110,11 @@ __attribute__((always_inline)) static inline float emu_tanhf(float x) {
   float y = z < 0.55f ? small : large;
   return x != x ? x : y;
 }
+
+/* 1 / (1 + e^-x), vectorisable in float; libm's exp in double. */
+__attribute__((always_inline)) static inline float emu_sigmoidf(float x) {
+  return 1.0f / (1.0f + emu_expf(-x));
+}
+static inline double emu_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 #endif /* TORCH_BACKEND_EMU_FASTMATH_H_ */

@@ -201,8 +201,18 @@ bool emu_is_contiguous(const emu_tensor *t);
  * malloc'd copy stored in *scratch (free it; NULL when not needed).  NULL only when out of
  * host memory (an empty tensor gives a non-NULL pointer that must not be read). */
 const char *emu_contiguous(const emu_tensor *t, void **scratch);
+/* The same as dtype `dtype`: t's own data when contiguous and of that dtype, else a converted
+ * copy as above. */
+const char *emu_contiguous_as(const emu_tensor *t, tb_dtype dtype, void **scratch);
 /* Copies `count` contiguous elements of t's dtype from `src` into t's strided layout. */
 void emu_scatter(const emu_tensor *t, const char *src);
+/* The same from elements of dtype `dtype`, converting. */
+void emu_scatter_from(const emu_tensor *t, const char *src, tb_dtype dtype);
+/* Where a kernel writes t's elements in row-major order as dtype `dtype`: t's own data when
+ * contiguous, non-empty and of that dtype, else a malloc'd buffer, also stored in *scratch
+ * (NULL when not needed), to copy into t with emu_scatter_from and free.  NULL only when out
+ * of host memory. */
+char *emu_output_as(const emu_tensor *t, tb_dtype dtype, void **scratch);
 /* Copies src's elements (any layout and dtype, same shape or broadcastable) into dst,
  * converting dtypes. */
 void emu_copy_tensor(const emu_tensor *dst, const emu_tensor *src);
@@ -231,6 +241,16 @@ void ew_run(const emu_tensor *out, const emu_tensor *inputs, int count, ew_loop 
 void ew_operand(const emu_arg *a, tb_dtype dtype, const emu_tensor *like, emu_tensor *operand,
                 char *storage);
 
+/* ---- matrix products (blas.c) ---- */
+
+/* c = alpha * op(a) @ op(b) + beta * c for row-major float32 matrices (float64 when `dtype` is
+ * TB_DTYPE_FLOAT64): op(a) is m x k, op(b) k x n, each stored transposed when trans_*.  One
+ * single-threaded BLAS call on the calling thread: callers split large products over emu's
+ * pool.  Every size and leading dimension must fit in an int; k may be 0 (c = beta * c). */
+void emu_gemm(tb_dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+              double alpha, const void *a, int64_t lda, const void *b, int64_t ldb, double beta,
+              void *c, int64_t ldc);
+
 /* ---- the kernel table ---- */
 
 /* Kernel tables of each file, NULL-terminated. */
@@ -244,6 +264,8 @@ extern const tb_kernel *const emu_loss_kernels[];
 extern const tb_kernel *const emu_random_kernels[];
 extern const tb_kernel *const emu_optim_kernels[];
 extern const tb_kernel *const emu_copy_kernels[];
+extern const tb_kernel *const emu_conv_kernels[];
+extern const tb_kernel *const emu_rnn_kernels[];
 
 #define EMU_KERNEL(symbol, opname, function, dtype_mask) \
   static const tb_kernel symbol = {sizeof(tb_kernel), opname, function, dtype_mask, 0}
