@@ -201,6 +201,8 @@ def test_equal_runs_on_the_device():
         assert torch.equal(a.to(DEV), b.to(DEV)) == torch.equal(a, b), (a, b)
     with pytest.raises(RuntimeError, match="Cannot compare two tensors on different devices"):
         torch.equal(torch.ones(2, device=DEV), torch.ones(2))
+
+
 def _native(*ops: str) -> bool:
     coverage = torch_backend.op_coverage(list(ops))
     return all(state == "native" for state in coverage.values())
