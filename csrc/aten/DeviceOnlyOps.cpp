@@ -13,12 +13,12 @@
 //    convolutions, which users and torch.nn reach by name.
 //
 // For each, a CPU equivalent: an operator `torch_backend::cpu_<name>` with the original's
-// schema (mutated arguments marked as such) whose CPU kernel computes what the CUDA kernel
-// does, from ATen's own CPU operators.  The CPU fallback (Fallback.cpp) runs that operator on
-// the CPU copies of the arguments.  Where ATen has no Meta kernel either, the same composite is
-// registered for Meta, so the generated wrappers (and fake tensors) get output shapes from it.
-// The registry sweep in test/python/test_device_only_ops.py fails when a torch release adds a
-// device-only operator that is neither here nor explained there.
+// schema whose CPU kernel computes what the CUDA kernel does, from ATen's own CPU operators.  The
+// CPU fallback (Fallback.cpp) runs that operator on the CPU copies of the arguments.  Where ATen
+// has no Meta kernel either, the same composite is registered for Meta, so the generated wrappers
+// (and fake tensors) get output shapes from it. The registry sweep in
+// test/python/test_device_only_ops.py fails when a torch release adds a device-only operator that
+// is neither here nor explained there.
 #include "aten/DeviceOnlyOps.h"
 
 #include <ATen/ATen.h>
@@ -369,9 +369,6 @@ Tensor masked_scale_equivalent(const Tensor& self, const Tensor& mask, double sc
 struct Substitute {
   const char* op;  // the aten operator, with overload
   torch::CppFunction (*cpu)();
-  // Arguments the CUDA kernel writes to although the schema does not say so: marked as
-  // mutated in the equivalent's schema, so the fallback copies them back.
-  std::vector<const char*> writes;
 };
 
 template <auto F>
@@ -381,36 +378,33 @@ torch::CppFunction function() {
 
 const std::vector<Substitute>& substitutes() {
   static const auto* table = new std::vector<Substitute>{
-      {"convolution_overrideable", function<convolution_equivalent>, {}},
-      {"convolution_backward_overrideable", function<convolution_backward_equivalent>, {}},
-      {"_conv_depthwise2d", function<conv_depthwise_equivalent>, {}},
-      {"_conv_depthwise2d.out", function<conv_depthwise2d_out_equivalent>, {}},
-      {"conv_depthwise3d", function<conv_depthwise_equivalent>, {}},
-      {"_thnn_fused_lstm_cell", function<lstm_cell_equivalent>, {}},
-      {"_thnn_fused_lstm_cell_backward_impl", function<lstm_cell_backward_equivalent>, {}},
-      {"_thnn_fused_gru_cell", function<gru_cell_equivalent>, {}},
-      {"_thnn_fused_gru_cell_backward", function<gru_cell_backward_equivalent>, {}},
-      {"mm.dtype", function<mm_dtype_equivalent>, {}},
-      {"mm.dtype_out", function<mm_dtype_out_equivalent>, {}},
-      {"bmm.dtype", function<bmm_dtype_equivalent>, {}},
-      {"bmm.dtype_out", function<bmm_dtype_out_equivalent>, {}},
-      {"addmm.dtype", function<addmm_dtype_equivalent>, {}},
-      {"addmm.dtype_out", function<addmm_dtype_out_equivalent>, {}},
-      {"baddbmm.dtype", function<baddbmm_dtype_equivalent>, {}},
-      {"baddbmm.dtype_out", function<baddbmm_dtype_out_equivalent>, {}},
-      {"batch_norm_stats", function<batch_norm_stats_equivalent>, {}},
-      {"batch_norm_elemt", function<batch_norm_elemt_equivalent>, {}},
-      {"batch_norm_elemt.out", function<batch_norm_elemt_out_equivalent>, {}},
-      {"batch_norm_gather_stats",
-       function<batch_norm_gather_stats_equivalent>,
-       {"running_mean", "running_var"}},
+      {"convolution_overrideable", function<convolution_equivalent>},
+      {"convolution_backward_overrideable", function<convolution_backward_equivalent>},
+      {"_conv_depthwise2d", function<conv_depthwise_equivalent>},
+      {"_conv_depthwise2d.out", function<conv_depthwise2d_out_equivalent>},
+      {"conv_depthwise3d", function<conv_depthwise_equivalent>},
+      {"_thnn_fused_lstm_cell", function<lstm_cell_equivalent>},
+      {"_thnn_fused_lstm_cell_backward_impl", function<lstm_cell_backward_equivalent>},
+      {"_thnn_fused_gru_cell", function<gru_cell_equivalent>},
+      {"_thnn_fused_gru_cell_backward", function<gru_cell_backward_equivalent>},
+      {"mm.dtype", function<mm_dtype_equivalent>},
+      {"mm.dtype_out", function<mm_dtype_out_equivalent>},
+      {"bmm.dtype", function<bmm_dtype_equivalent>},
+      {"bmm.dtype_out", function<bmm_dtype_out_equivalent>},
+      {"addmm.dtype", function<addmm_dtype_equivalent>},
+      {"addmm.dtype_out", function<addmm_dtype_out_equivalent>},
+      {"baddbmm.dtype", function<baddbmm_dtype_equivalent>},
+      {"baddbmm.dtype_out", function<baddbmm_dtype_out_equivalent>},
+      {"batch_norm_stats", function<batch_norm_stats_equivalent>},
+      {"batch_norm_elemt", function<batch_norm_elemt_equivalent>},
+      {"batch_norm_elemt.out", function<batch_norm_elemt_out_equivalent>},
+      {"batch_norm_gather_stats", function<batch_norm_gather_stats_equivalent>},
       {"batch_norm_gather_stats_with_counts",
-       function<batch_norm_gather_stats_with_counts_equivalent>,
-       {"running_mean", "running_var"}},
-      {"batch_norm_backward_reduce", function<batch_norm_backward_reduce_equivalent>, {}},
-      {"batch_norm_backward_elemt", function<batch_norm_backward_elemt_equivalent>, {}},
-      {"_fused_dropout", function<fused_dropout_equivalent>, {}},
-      {"_masked_scale", function<masked_scale_equivalent>, {}},
+       function<batch_norm_gather_stats_with_counts_equivalent>},
+      {"batch_norm_backward_reduce", function<batch_norm_backward_reduce_equivalent>},
+      {"batch_norm_backward_elemt", function<batch_norm_backward_elemt_equivalent>},
+      {"_fused_dropout", function<fused_dropout_equivalent>},
+      {"_masked_scale", function<masked_scale_equivalent>},
   };
   return *table;
 }
@@ -424,28 +418,10 @@ c10::OperatorName aten_name(const std::string& op) {
                            dot == std::string::npos ? "" : op.substr(dot + 1));
 }
 
-// The equivalent's schema: the aten schema renamed to torch_backend::cpu_<name>, with the
-// arguments in `writes` marked as mutated (each under its own alias set).
-c10::FunctionSchema equivalent_schema(const c10::FunctionSchema& original,
-                                      const std::vector<const char*>& writes) {
-  std::vector<c10::Argument> arguments;
-  char alias = 'a';
-  for (const c10::Argument& argument : original.arguments()) {
-    bool written = false;
-    for (const char* name : writes) written |= argument.name() == name;
-    if (!written) {
-      arguments.push_back(argument);
-      continue;
-    }
-    c10::AliasInfo info;
-    info.addBeforeSet(c10::Symbol::fromQualString(std::string("alias::") + alias++));
-    info.setIsWrite(true);
-    arguments.emplace_back(argument.name(), argument.type(), argument.real_type(), argument.N(),
-                           argument.default_value(), argument.kwarg_only(), std::move(info));
-  }
-  return c10::FunctionSchema("torch_backend::cpu_" + original.name().substr(6),
-                             original.overload_name(), std::move(arguments), original.returns(),
-                             original.is_vararg(), original.is_varret());
+// The equivalent's schema: the aten schema renamed to torch_backend::cpu_<name>.
+c10::FunctionSchema equivalent_schema(const c10::FunctionSchema& original) {
+  return original.cloneWithName("torch_backend::cpu_" + original.name().substr(6),
+                                original.overload_name());
 }
 
 }  // namespace
@@ -460,7 +436,7 @@ std::vector<c10::OperatorName> register_cpu_substitutes(torch::Library& library)
     c10::OperatorName name = aten_name(entry.op);
     std::optional<c10::OperatorHandle> op = dispatcher.findOp(name);
     if (!op.has_value()) continue;  // not in this torch release
-    c10::FunctionSchema schema = equivalent_schema(op->schema(), entry.writes);
+    c10::FunctionSchema schema = equivalent_schema(op->schema());
     c10::OperatorName cpu_name = schema.operator_name();
     fragment->def(std::move(schema));
     std::string qualified = cpu_name.name.substr(std::string("torch_backend::").size());

@@ -112,6 +112,38 @@ void undefined_to_none(const c10::OperatorHandle& op, torch::jit::Stack& stack) 
   }
 }
 
+// Kernels that update batch norm's running statistics in place although their schemas do not
+// mark those arguments as written (`Tensor? running_mean`, not `Tensor(a!)?`).  cpu_fallback
+// copies back only marked arguments, so for these the statistics are staged on the host here
+// and copied back after the call; otherwise nn.BatchNorm's running statistics would silently
+// never move.
+bool writes_running_stats(const c10::OperatorHandle& op) {
+  const std::string& name = op.operator_name().name;
+  return name == "aten::native_batch_norm" || name == "aten::batch_norm_update_stats" ||
+         name == "aten::batch_norm_gather_stats" ||
+         name == "aten::batch_norm_gather_stats_with_counts";
+}
+
+using Staged = std::vector<std::pair<at::Tensor, at::Tensor>>;  // (device tensor, host copy)
+
+Staged stage_running_stats(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
+  Staged staged;
+  if (!writes_running_stats(op)) return staged;
+  const auto& arguments = op.schema().arguments();
+  size_t first = stack.size() - arguments.size();
+  for (size_t i = 0; i < arguments.size(); i++) {
+    c10::IValue& value = stack[first + i];
+    if ((arguments[i].name() == "running_mean" || arguments[i].name() == "running_var") &&
+        value.isTensor() && value.toTensor().defined() && !value.toTensor().is_cpu()) {
+      at::Tensor device = value.toTensor();
+      at::Tensor host = device.cpu();
+      value = host;
+      staged.emplace_back(std::move(device), std::move(host));
+    }
+  }
+  return staged;
+}
+
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::string name = operator_name(op);
   FallbackMode current = mode().load(std::memory_order_relaxed);
@@ -136,7 +168,9 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   replace_generators(op, *stack);
   // Operators ATen selects only for devices have no CPU kernel: run their CPU equivalent.
   const c10::OperatorHandle* equivalent = cpu_substitute(op);
+  Staged staged = stage_running_stats(op, *stack);
   at::native::cpu_fallback(equivalent != nullptr ? *equivalent : op, stack);
+  for (auto& [device, host] : staged) device.copy_(host);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
