@@ -15,6 +15,8 @@ Set ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` to keep ``import torch`` from loading it
 
 from __future__ import annotations
 
+import atexit
+import time
 from typing import Any
 
 
@@ -97,6 +99,25 @@ def _register() -> dict[str, Any]:
 
 
 _INFO = _register()
+
+
+def _let_autograd_threads_finish() -> None:
+    """At exit, give PyTorch's autograd device threads the GIL for a moment.
+
+    A backward pass on the device runs on the autograd engine's thread for the device, which
+    wakes the caller and then drops the graph task; since torch 2.13 that task holds a Python
+    object (the context stashed by ``_engine_run_backward``), whose release needs the GIL.  A
+    script that exits right after ``backward()`` keeps the GIL into interpreter finalization,
+    where the waiting thread is made to exit from inside a C++ destructor, which aborts the
+    process ("terminate called without an active exception") about every other run.  CUDA
+    devices have the same race (pytorch/pytorch#190489); until PyTorch fixes it, releasing the
+    GIL briefly while the interpreter is still whole lets the thread finish its release.
+    """
+    if _ops._is_initialized():
+        time.sleep(0.02)
+
+
+atexit.register(_let_autograd_threads_finish)
 
 
 def vendor_info() -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import DEV, MODULE
+from conftest import DEV, MODULE, run_python
 
 import torch_backend
 
@@ -135,3 +135,17 @@ def test_empty_and_factory_functions():
     assert torch.empty(0, device=DEV).numel() == 0
     assert torch.ones(2, 3, device=DEV).cpu().sum() == 6
     assert torch.full((3,), 4, device=DEV, dtype=torch.int32).cpu().tolist() == [4, 4, 4]
+
+
+def test_process_exits_cleanly_right_after_backward():
+    """A script whose last statement is a backward pass on the device exits with status 0
+    (PyTorch's autograd device thread releases the graph after waking the caller; at exit it
+    must get the GIL before finalization, see torch_backend._let_autograd_threads_finish)."""
+    script = f"""
+        import torch
+        x = torch.randn(64, device="{DEV}", requires_grad=True)
+        (x * x).sum().backward()
+        """
+    for _ in range(6):  # the race lost about every other run
+        result = run_python(script)
+        assert result.returncode == 0, result.stderr[-2000:]
