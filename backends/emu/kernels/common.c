@@ -549,15 +549,15 @@ void emu_copy_tensor(const emu_tensor *dst, const emu_tensor *src) {
   ew_run(dst, src, 1, convert_loop, &params.base);
 }
 
-const char *emu_contiguous(const emu_tensor *t, void **scratch) {
+const char *emu_contiguous_as(const emu_tensor *t, tb_dtype dtype, void **scratch) {
   static const char no_elements[1];
   *scratch = NULL;
   if (t->numel == 0) return no_elements; /* never read; NULL would mean out of memory */
-  if (emu_is_contiguous(t)) return t->data;
-  size_t size = (size_t)t->numel * emu_itemsize(t->dtype);
-  char *buffer = malloc(size);
+  if (t->dtype == dtype && emu_is_contiguous(t)) return t->data;
+  char *buffer = malloc((size_t)t->numel * emu_itemsize(dtype));
   if (buffer == NULL) return NULL;
   emu_tensor dst = *t;
+  dst.dtype = dtype;
   int64_t stride = 1;
   for (int d = t->ndim - 1; d >= 0; d--) {
     dst.strides[d] = stride;
@@ -569,8 +569,13 @@ const char *emu_contiguous(const emu_tensor *t, void **scratch) {
   return buffer;
 }
 
-void emu_scatter(const emu_tensor *t, const char *src) {
+const char *emu_contiguous(const emu_tensor *t, void **scratch) {
+  return emu_contiguous_as(t, t->dtype, scratch);
+}
+
+void emu_scatter_from(const emu_tensor *t, const char *src, tb_dtype dtype) {
   emu_tensor from = *t;
+  from.dtype = dtype;
   int64_t stride = 1;
   for (int d = t->ndim - 1; d >= 0; d--) {
     from.strides[d] = stride;
@@ -578,4 +583,17 @@ void emu_scatter(const emu_tensor *t, const char *src) {
   }
   from.data = (char *)src;
   emu_copy_tensor(t, &from);
+}
+
+void emu_scatter(const emu_tensor *t, const char *src) { emu_scatter_from(t, src, t->dtype); }
+
+char *emu_output_begin(const emu_tensor *t, tb_dtype dtype) {
+  if (t->numel > 0 && t->dtype == dtype && emu_is_contiguous(t)) return t->data;
+  return malloc((size_t)(t->numel > 0 ? t->numel : 1) * emu_itemsize(dtype));
+}
+
+void emu_output_end(const emu_tensor *t, char *buffer, tb_dtype dtype, bool store) {
+  if (buffer == NULL || buffer == t->data) return;
+  if (store && t->numel > 0) emu_scatter_from(t, buffer, dtype);
+  free(buffer);
 }

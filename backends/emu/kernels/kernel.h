@@ -201,8 +201,18 @@ bool emu_is_contiguous(const emu_tensor *t);
  * malloc'd copy stored in *scratch (free it; NULL when not needed).  NULL only when out of
  * host memory (an empty tensor gives a non-NULL pointer that must not be read). */
 const char *emu_contiguous(const emu_tensor *t, void **scratch);
-/* Copies `count` contiguous elements of t's dtype from `src` into t's strided layout. */
+/* The same, converted to `dtype`: t's own data only when contiguous and of that dtype. */
+const char *emu_contiguous_as(const emu_tensor *t, tb_dtype dtype, void **scratch);
+/* Copies t's elements, contiguous in row-major order and of t's dtype, from `src` into t's
+ * strided layout. */
 void emu_scatter(const emu_tensor *t, const char *src);
+/* The same from elements of `dtype`, converting. */
+void emu_scatter_from(const emu_tensor *t, const char *src, tb_dtype dtype);
+/* Where a kernel writes t's elements in row-major order as `dtype`: t's own data when contiguous
+ * and of that dtype, else a malloc'd buffer (NULL when out of host memory).  emu_output_end
+ * then copies the buffer into t (when `store`) and frees it; for t's own data it does nothing. */
+char *emu_output_begin(const emu_tensor *t, tb_dtype dtype);
+void emu_output_end(const emu_tensor *t, char *buffer, tb_dtype dtype, bool store);
 /* Copies src's elements (any layout and dtype, same shape or broadcastable) into dst,
  * converting dtypes. */
 void emu_copy_tensor(const emu_tensor *dst, const emu_tensor *src);
