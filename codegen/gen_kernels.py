@@ -53,6 +53,7 @@ class Entry:
 
     op: str
     promote: list[str] | None = None  # non-structured elementwise: inputs cast to the output dtype
+    meta: str | None = None  # non-structured: the csrc/aten/MetaOverrides.h function for Meta
 
 
 @dataclasses.dataclass
@@ -287,26 +288,34 @@ struct {klass} final : {meta_class} {{
     # ------------------------------------------------------------------------------------------
     # other operators: shapes from the Meta kernel
 
-    def cached_meta(self, f: NativeFunction) -> str:
-        """Code binding `meta_` to `f`'s outputs' metadata: its Meta kernel's result, memoized
-        by the arguments' metadata (MetaCache)."""
+    def cached_meta(self, f: NativeFunction, override: str | None = None) -> str:
+        """Code binding `meta_` to `f`'s outputs' metadata: its Meta kernel's result (or that of
+        `override`, a function of csrc/aten/MetaOverrides.h), memoized by the arguments'
+        metadata (MetaCache)."""
         sig = self.signature(f)
         args = ", ".join(f"to_meta({a.name})" for a in sig.arguments())
         keys = "".join(f"  key_.add({a.name});\n" for a in sig.arguments())
+        call = (
+            f"meta_overrides::{override}({args})"
+            if override
+            else f"at::_ops::{f.func.name.unambiguous_name()}::redispatch("
+            f"c10::DispatchKeySet(c10::DispatchKey::Meta), {args})"
+        )
         return (
             "  static MetaCache cache_;\n"
             "  MetaKey key_;\n"
             f"{keys}"
             "  const MetaCache::Outputs meta_ = cache_.get(key_, [&] {\n"
-            f"    return at::_ops::{f.func.name.unambiguous_name()}::redispatch("
-            f"c10::DispatchKeySet(c10::DispatchKey::Meta), {args});\n"
+            f"    return {call};\n"
             "  });\n"
         )
 
-    def meta_outputs(self, f: NativeFunction, device_expr: str) -> tuple[str, list[str]]:
+    def meta_outputs(
+        self, f: NativeFunction, device_expr: str, override: str | None = None
+    ) -> tuple[str, list[str]]:
         """Code running `f`'s meta function and allocating real outputs; returns (code, names)."""
         n = len(f.func.returns)
-        code = self.cached_meta(f)
+        code = self.cached_meta(f, override)
         names = [f"output{i}_" for i in range(n)]
         for i, name in enumerate(names):
             code += f"  at::Tensor {name} = (*meta_)[{i}].allocate({device_expr});\n"
@@ -339,7 +348,7 @@ struct {klass} final : {meta_class} {{
         kernel = self.kernel_index(str(kernel_f.func.name))
         self.include_ops(f)
         sig = self.signature(f)
-        code, outputs = self.meta_outputs(f, self.device_expression(f))
+        code, outputs = self.meta_outputs(f, self.device_expression(f), entry.meta)
         if entry.promote is not None:
             chain = self.elementwise_chain(
                 kernel_f, entry.promote, f"{outputs[0]}.sizes()", f"{outputs[0]}.scalar_type()"
@@ -375,7 +384,7 @@ struct {klass} final : {meta_class} {{
         sig = self.signature(f)
         outs = [a.name for a in f.func.arguments.out]
         n = len(outs)
-        lines = [self.cached_meta(g.functional)]
+        lines = [self.cached_meta(g.functional, entry.meta)]
         for i, out in enumerate(outs):
             lines.append(
                 f"  if ({out}.scalar_type() != (*meta_)[{i}].dtype) {{\n"
@@ -444,6 +453,8 @@ struct {klass} final : {meta_class} {{
         if f is None:
             raise SystemExit(f"gen_kernels: no ATen operator named '{entry.op}'")
         kind = f.func.kind()
+        if entry.meta and (f.structured or kind not in (SchemaKind.out, SchemaKind.functional)):
+            raise SystemExit(f"gen_kernels: {entry.op} takes no shapes from a Meta kernel (meta:)")
         if f.structured:
             self.structured(self.group_of[entry.op])
         elif kind is SchemaKind.out:
@@ -472,6 +483,7 @@ struct {klass} final : {meta_class} {{
 
 #include "aten/GeneratedKernels.h"
 #include "aten/KernelCall.h"
+#include "aten/MetaOverrides.h"
 #include "runtime/Device.h"
 
 namespace torch_backend::generated {{

@@ -343,3 +343,145 @@ def test_convolutions_the_kernels_decline_match_cpu(name, shapes, dtype):
         function(*dev_inputs, **kwargs).backward(grad.to(DEV))
         for d, c in zip(dev_inputs, cpu_inputs, strict=True):
             torch.testing.assert_close(d.grad.cpu(), c.grad)
+
+
+def _native(op: str) -> bool:
+    return torch_backend.op_coverage([op])[op] == "native"
+
+
+def _batch_norm_run(device):
+    """Three training steps of nn.BatchNorm2d (the last on a channels_last input), then one in
+    evaluation: every output, gradient and statistic, on the CPU."""
+    torch.manual_seed(0)
+    module = torch.nn.BatchNorm2d(4, momentum=0.3).to(device)
+    generator = torch.Generator().manual_seed(1)
+    results = []
+    for step in range(3):
+        x = torch.randn(5, 4, 3, 6, generator=generator) * 2 + 1
+        if step == 2:
+            x = x.contiguous(memory_format=torch.channels_last)
+        grad = torch.randn(x.shape, generator=generator)
+        x = x.to(device).requires_grad_()
+        out = module(x)
+        out.backward(grad.to(device))
+        results += [out, x.grad, module.weight.grad, module.bias.grad]
+        module.zero_grad()
+    results += [module.running_mean, module.running_var, module.num_batches_tracked]
+    module.eval()
+    x = torch.randn(2, 4, 3, 3, generator=generator).to(device)
+    results.append(module(x))
+    # in evaluation ATen's CPU kernel returns empty save_mean and save_invstd
+    saved = torch.ops.aten.native_batch_norm(
+        x, module.weight, module.bias, module.running_mean, module.running_var, False, 0.1, 1e-5
+    )
+    results += saved
+    return [t.detach().cpu() for t in results]
+
+
+def test_batch_norm_running_statistics_match_cpu():
+    """nn.BatchNorm2d in training updates running_mean and running_var in place (OpInfo compares
+    only outputs), and evaluation normalizes with them."""
+    got, expected = _batch_norm_run(DEV), _batch_norm_run("cpu")
+    assert [t.shape for t in got] == [t.shape for t in expected]
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"scale_factor": 2},
+        {"scale_factor": 1.7},
+        {"scale_factor": (0.5, 2.3)},
+        {"scale_factor": 1.7, "recompute_scale_factor": True},
+        {"size": (7, 9)},
+        {"size": (3, 2)},
+    ],
+    ids=["x2", "x1.7", "mixed", "recomputed", "up", "down"],
+)
+def test_upsample_nearest_matches_cpu(mode, options):
+    """2-d nearest and nearest-exact: OpInfo's interpolate samples start with 1-d inputs, so its
+    suite does not select them.  Source indices must be ATen's, float32 forward and backward,
+    bfloat16 and uint8 forward, a channels_last input too."""
+    x = torch.randn(2, 3, 5, 4)
+    for source in (x, x.contiguous(memory_format=torch.channels_last)):
+        xc = source.clone().requires_grad_()
+        xd = source.to(DEV).requires_grad_()
+        expected = torch.nn.functional.interpolate(xc, mode=mode, **options)
+        got = torch.nn.functional.interpolate(xd, mode=mode, **options)
+        torch.testing.assert_close(got.cpu(), expected, rtol=0, atol=0)
+        grad = torch.randn(expected.shape)
+        expected.backward(grad)
+        got.backward(grad.to(DEV))
+        torch.testing.assert_close(xd.grad.cpu(), xc.grad)
+    for dtype in (torch.bfloat16, torch.uint8):
+        xt = (x * 50).to(dtype)
+        expected = torch.nn.functional.interpolate(xt, mode=mode, **options)
+        got = torch.nn.functional.interpolate(xt.to(DEV), mode=mode, **options).cpu()
+        assert got.dtype == dtype
+        torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+def test_upsample_bilinear_uint8_matches_cpu():
+    """uint8 bilinear has a fixed-point kernel of its own on the CPU: emu declines it, and the
+    result through the fallback must still be the CPU's."""
+    x = torch.randint(0, 256, (1, 3, 5, 7), dtype=torch.uint8)
+    for align_corners in (False, True):
+        expected = torch.nn.functional.interpolate(
+            x, size=(9, 4), mode="bilinear", align_corners=align_corners
+        )
+        got = torch.nn.functional.interpolate(
+            x.to(DEV), size=(9, 4), mode="bilinear", align_corners=align_corners
+        )
+        assert torch.equal(got.cpu(), expected)
+
+
+def test_hardswish_hardsigmoid_in_place_match_cpu():
+    x = torch.randn(6, 5) * 4
+    for function in (torch.nn.functional.hardswish, torch.nn.functional.hardsigmoid):
+        device_tensor = x.to(DEV)
+        result = function(device_tensor, inplace=True)
+        assert result.data_ptr() == device_tensor.data_ptr()
+        torch.testing.assert_close(device_tensor.cpu(), function(x.clone()), rtol=0, atol=0)
+        strided = x.to(DEV).t()
+        function(strided, inplace=True)
+        torch.testing.assert_close(strided.cpu(), function(x.t()), rtol=0, atol=0)
+
+
+def _train_cnn_layers(device, steps=5):
+    """A convolution-free stack of the CNN layers (batch norm, pooling, upsampling, hard
+    activations) trained with SGD: its losses and parameters."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.BatchNorm2d(3),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(3, 2, 1),
+        torch.nn.BatchNorm2d(3),
+        torch.nn.Hardswish(),
+        torch.nn.Upsample(scale_factor=2, mode="bilinear"),
+        torch.nn.AvgPool2d(2, ceil_mode=True),
+        torch.nn.Hardsigmoid(),
+        torch.nn.AdaptiveAvgPool2d((3, 2)),
+        torch.nn.Flatten(),
+        torch.nn.Linear(18, 5),
+    ).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    generator = torch.Generator().manual_seed(1)
+    losses = []
+    for _ in range(steps):
+        x = torch.randn(8, 3, 11, 11, generator=generator).to(device)
+        target = torch.randint(0, 5, (8,), generator=generator).to(device)
+        loss = torch.nn.functional.cross_entropy(model(x), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses, [p.detach().cpu() for p in model.parameters()]
+
+
+def test_cnn_layers_train_like_cpu():
+    torch_backend.reset_fallback_counts()
+    losses, parameters = _train_cnn_layers(DEV)
+    expected_losses, expected_parameters = _train_cnn_layers("cpu")
+    torch.testing.assert_close(losses, expected_losses, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(parameters, expected_parameters, rtol=1e-4, atol=1e-5)

@@ -554,8 +554,7 @@ const char *emu_contiguous_as(const emu_tensor *t, tb_dtype dtype, void **scratc
   *scratch = NULL;
   if (t->numel == 0) return no_elements; /* never read; NULL would mean out of memory */
   if (t->dtype == dtype && emu_is_contiguous(t)) return t->data;
-  size_t size = (size_t)t->numel * emu_itemsize(dtype);
-  char *buffer = malloc(size);
+  char *buffer = malloc((size_t)t->numel * emu_itemsize(dtype));
   if (buffer == NULL) return NULL;
   emu_tensor dst = *t;
   int64_t stride = 1;
@@ -574,14 +573,6 @@ const char *emu_contiguous(const emu_tensor *t, void **scratch) {
   return emu_contiguous_as(t, t->dtype, scratch);
 }
 
-char *emu_output_as(const emu_tensor *t, tb_dtype dtype, void **scratch) {
-  *scratch = NULL;
-  if (t->dtype == dtype && emu_is_contiguous(t) && t->numel > 0) return t->data;
-  char *buffer = malloc((size_t)(t->numel > 0 ? t->numel : 1) * emu_itemsize(dtype));
-  *scratch = buffer;
-  return buffer;
-}
-
 void emu_scatter_from(const emu_tensor *t, const char *src, tb_dtype dtype) {
   emu_tensor from = *t;
   int64_t stride = 1;
@@ -595,3 +586,14 @@ void emu_scatter_from(const emu_tensor *t, const char *src, tb_dtype dtype) {
 }
 
 void emu_scatter(const emu_tensor *t, const char *src) { emu_scatter_from(t, src, t->dtype); }
+
+char *emu_output_begin(const emu_tensor *t, tb_dtype dtype) {
+  if (t->numel > 0 && t->dtype == dtype && emu_is_contiguous(t)) return t->data;
+  return malloc((size_t)(t->numel > 0 ? t->numel : 1) * emu_itemsize(dtype));
+}
+
+void emu_output_end(const emu_tensor *t, char *buffer, tb_dtype dtype, bool store) {
+  if (buffer == NULL || buffer == t->data) return;
+  if (store && t->numel > 0) emu_scatter_from(t, buffer, dtype);
+  free(buffer);
+}

@@ -393,7 +393,7 @@ static void run_forward(emu_task *task) {
   if (out->numel == 0) return;
   conv_job j = {.g = geometry_of(a, 3, input, weight), .dt = compute_dtype(out->dtype)};
   j.item = (int64_t)emu_itemsize(j.dt);
-  void *scratch[4] = {NULL, NULL, NULL, NULL};
+  void *scratch[3] = {NULL, NULL, NULL};
   j.in = emu_contiguous_as(input, j.dt, &scratch[0]);
   j.w = emu_contiguous_as(weight, j.dt, &scratch[1]);
   bool ok = j.in != NULL && j.w != NULL;
@@ -401,7 +401,7 @@ static void run_forward(emu_task *task) {
     j.bias = emu_contiguous_as(a[2].as.tensor, j.dt, &scratch[2]);
     ok = ok && j.bias != NULL;
   }
-  j.out = emu_output_as(out, j.dt, &scratch[3]);
+  j.out = emu_output_begin(out, j.dt);
   ok = ok && j.out != NULL;
   const conv_geom *g = &j.g;
   if (ok && (g->Cg == 1 || j.dt == TB_DTYPE_INT64)) {
@@ -410,12 +410,10 @@ static void run_forward(emu_task *task) {
     plan_tiles(&j, g->K, g->N * g->G);
     emu_parallel_for(g->N * g->G * j.tiles, 1, forward_tiles, &j);
   }
-  if (!ok || atomic_load(&j.failed)) {
-    emu_task_fail(task, "convolution_overrideable: out of host memory");
-  } else if (scratch[3] != NULL) {
-    emu_scatter_from(out, j.out, j.dt);
-  }
-  for (int k = 0; k < 4; k++) free(scratch[k]);
+  ok = ok && !atomic_load(&j.failed);
+  if (!ok) emu_task_fail(task, "convolution_overrideable: out of host memory");
+  emu_output_end(out, j.out, j.dt, ok);
+  for (int k = 0; k < 3; k++) free(scratch[k]);
 }
 
 /* convolution_backward_overrideable: (grad_output, input, weight, stride, padding, dilation,
@@ -430,7 +428,7 @@ static void run_backward(emu_task *task) {
   conv_job j = {.g = geometry_of(a, 3, input, weight), .dt = compute_dtype(input->dtype)};
   j.item = (int64_t)emu_itemsize(j.dt);
   const conv_geom *g = &j.g;
-  void *scratch[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+  void *scratch[3] = {NULL, NULL, NULL};
   j.go = emu_contiguous_as(grad_out, j.dt, &scratch[0]);
   bool ok = j.go != NULL;
   if (gi != NULL || gw != NULL) {
@@ -439,7 +437,7 @@ static void run_backward(emu_task *task) {
     ok = ok && j.w != NULL && j.in != NULL;
   }
   if (ok && gi != NULL) {
-    j.out = emu_output_as(gi, j.dt, &scratch[3]);
+    j.out = emu_output_begin(gi, j.dt);
     ok = j.out != NULL;
     if (ok && g->Cg == 1) {
       emu_parallel_for(g->N * g->C, plane_grain(g->Og * g->P * g->KH * g->KW), input_planes, &j);
@@ -451,24 +449,24 @@ static void run_backward(emu_task *task) {
       plan_tiles(&j, j.block * g->KH * g->KW, 0);
       emu_parallel_for(g->N * g->G * j.blocks, 1, input_blocks, &j);
     }
-    if (ok && !atomic_load(&j.failed) && scratch[3] != NULL) emu_scatter_from(gi, j.out, j.dt);
+    emu_output_end(gi, j.out, j.dt, ok && !atomic_load(&j.failed));
   }
   if (ok && gw != NULL) {
-    j.gw = emu_output_as(gw, j.dt, &scratch[4]);
+    j.gw = emu_output_begin(gw, j.dt);
     ok = j.gw != NULL;
     if (ok) grad_weight(&j);
-    if (ok && !atomic_load(&j.failed) && scratch[4] != NULL) emu_scatter_from(gw, j.gw, j.dt);
+    emu_output_end(gw, j.gw, j.dt, ok && !atomic_load(&j.failed));
   }
   if (ok && gb != NULL) {
-    j.gb = emu_output_as(gb, j.dt, &scratch[5]);
+    j.gb = emu_output_begin(gb, j.dt);
     ok = j.gb != NULL;
     if (ok) emu_parallel_for(g->O, plane_grain(g->N * g->P), bias_channels, &j);
-    if (ok && scratch[5] != NULL) emu_scatter_from(gb, j.gb, j.dt);
+    emu_output_end(gb, j.gb, j.dt, ok);
   }
   if (!ok || atomic_load(&j.failed)) {
     emu_task_fail(task, "convolution_backward_overrideable: out of host memory");
   }
-  for (int k = 0; k < 6; k++) free(scratch[k]);
+  for (int k = 0; k < 3; k++) free(scratch[k]);
 }
 
 /* The checks both kernels share: a non-transposed 2-d convolution of one floating dtype whose

@@ -287,6 +287,9 @@ FLOAT_OP(UNARY_LOOP, pow_scalar,
          : P->f[0] == 1.0 ? x
                           : pow(x, (T)P->f[0]))
 FLOAT_OP(UNARY_LOOP, gelu, GELU(x, (int)P->i[0]))
+/* hardswish and hardsigmoid as ATen's CPU kernels write them: NaN propagates */
+FLOAT_OP(UNARY_LOOP, hardswish, MINIMUM(MAXIMUM(x + (T)3, (T)0), (T)6) * x / (T)6)
+FLOAT_OP(UNARY_LOOP, hardsigmoid, MINIMUM(MAXIMUM(x + (T)3, (T)0), (T)6) / (T)6)
 /* clamp_min / clamp_max with a scalar bound (slot 0): NaN in either propagates, as on the CPU */
 NUMERIC_OP(UNARY_LOOP, clamp_min,
            (x != x)                                 ? x
@@ -338,6 +341,13 @@ FLOAT_OP(BINARY_LOOP, sigmoid_backward, x *((T)1 - y) * y)
 FLOAT_OP(BINARY_LOOP, tanh_backward, x *((T)1 - y * y))
 FLOAT_OP(BINARY_LOOP, silu_backward, x *SIGMOID(y) * ((T)1 + y * ((T)1 - SIGMOID(y))))
 FLOAT_OP(BINARY_LOOP, gelu_backward, GELU_BACKWARD(x, y, (int)P->i[0]))
+/* hardswish_backward as ATen's vectorised CPU loop: 0 up to -3, the gradient from 3 on, NaN for
+ * a NaN input */
+FLOAT_OP(BINARY_LOOP, hardswish_backward,
+         y <= (T)-3  ? (T)0
+         : y >= (T)3 ? x
+                     : x * (y / (T)3 + (T)0.5))
+FLOAT_OP(BINARY_LOOP, hardsigmoid_backward, (y > (T)-3 && y < (T)3) ? x *(T)(1.0 / 6.0) : (T)0)
 FLOAT_OP(BINARY_LOOP, lerp_scalar, LERP(x, y, (T)P->f[0]))
 
 /* ternary */
@@ -520,6 +530,11 @@ EW_KERNEL(relu_, "relu_", "T", INPUTS(0), 0, NO_SCALARS, relu_loops, false, -1,
 /* pow.Tensor_Scalar_out: (self, exponent, out) */
 EW_KERNEL(pow_scalar, "pow.Tensor_Scalar_out", "xnT", INPUTS(0), 2, SCALARS(1), pow_scalar_loops,
           false, -1, EMU_FLOATS)
+UNARY(hardswish, "hardswish.out", hardswish_loops, EMU_FLOATS)
+/* hardswish_: (self); self is operand and output */
+EW_KERNEL(hardswish_, "hardswish_", "T", INPUTS(0), 0, NO_SCALARS, hardswish_loops, false, -1,
+          EMU_FLOATS)
+UNARY(hardsigmoid, "hardsigmoid.out", hardsigmoid_loops, EMU_FLOATS)
 /* gelu.out: (self, approximate, out) */
 EW_KERNEL(gelu, "gelu.out", "xsT", INPUTS(0), 2, SCALARS(1), gelu_loops, false, -1, EMU_FLOATS)
 
@@ -659,6 +674,11 @@ EW_KERNEL(silu_backward, "silu_backward.grad_input", "xxT", INPUTS(0, 1), 2, NO_
           silu_backward_loops, false, -1, EMU_FLOATS)
 EW_KERNEL(gelu_backward, "gelu_backward.grad_input", "xxsT", INPUTS(0, 1), 3, SCALARS(2),
           gelu_backward_loops, false, -1, EMU_FLOATS)
+/* hardswish_backward: (grad_output, self, out), both inputs cast to the output's dtype */
+EW_KERNEL(hardswish_backward, "hardswish_backward", "xxT", INPUTS(0, 1), 2, NO_SCALARS,
+          hardswish_backward_loops, false, -1, EMU_FLOATS)
+EW_KERNEL(hardsigmoid_backward, "hardsigmoid_backward.grad_input", "xxT", INPUTS(0, 1), 2,
+          NO_SCALARS, hardsigmoid_backward_loops, false, -1, EMU_FLOATS)
 
 /* ternary: (self, a, b, value/weight, out) */
 EW_KERNEL(addcmul, "addcmul.out", "xxxnT", INPUTS(0, 1, 2), 4, SCALARS(3), addcmul_loops, false, -1,
@@ -700,6 +720,9 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_relu_,
                                                     &k_pow_scalar,
                                                     &k_gelu,
+                                                    &k_hardswish,
+                                                    &k_hardswish_,
+                                                    &k_hardsigmoid,
                                                     &k_clamp,
                                                     &k_clamp_min,
                                                     &k_logical_not,
@@ -732,6 +755,8 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_tanh_backward,
                                                     &k_silu_backward,
                                                     &k_gelu_backward,
+                                                    &k_hardswish_backward,
+                                                    &k_hardsigmoid_backward,
                                                     &k_addcmul,
                                                     &k_addcdiv,
                                                     &k_lerp_scalar,

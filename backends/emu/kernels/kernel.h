@@ -201,18 +201,18 @@ bool emu_is_contiguous(const emu_tensor *t);
  * malloc'd copy stored in *scratch (free it; NULL when not needed).  NULL only when out of
  * host memory (an empty tensor gives a non-NULL pointer that must not be read). */
 const char *emu_contiguous(const emu_tensor *t, void **scratch);
-/* The same as dtype `dtype`: t's own data when contiguous and of that dtype, else a converted
- * copy as above. */
+/* The same, converted to `dtype`: t's own data only when contiguous and of that dtype. */
 const char *emu_contiguous_as(const emu_tensor *t, tb_dtype dtype, void **scratch);
-/* Copies `count` contiguous elements of t's dtype from `src` into t's strided layout. */
+/* Copies t's elements, contiguous in row-major order and of t's dtype, from `src` into t's
+ * strided layout. */
 void emu_scatter(const emu_tensor *t, const char *src);
-/* The same from elements of dtype `dtype`, converting. */
+/* The same from elements of `dtype`, converting. */
 void emu_scatter_from(const emu_tensor *t, const char *src, tb_dtype dtype);
-/* Where a kernel writes t's elements in row-major order as dtype `dtype`: t's own data when
- * contiguous, non-empty and of that dtype, else a malloc'd buffer, also stored in *scratch
- * (NULL when not needed), to copy into t with emu_scatter_from and free.  NULL only when out
- * of host memory. */
-char *emu_output_as(const emu_tensor *t, tb_dtype dtype, void **scratch);
+/* Where a kernel writes t's elements in row-major order as `dtype`: t's own data when contiguous
+ * and of that dtype, else a malloc'd buffer (NULL when out of host memory).  emu_output_end
+ * then copies the buffer into t (when `store`) and frees it; for t's own data it does nothing. */
+char *emu_output_begin(const emu_tensor *t, tb_dtype dtype);
+void emu_output_end(const emu_tensor *t, char *buffer, tb_dtype dtype, bool store);
 /* Copies src's elements (any layout and dtype, same shape or broadcastable) into dst,
  * converting dtypes. */
 void emu_copy_tensor(const emu_tensor *dst, const emu_tensor *src);
@@ -266,6 +266,9 @@ extern const tb_kernel *const emu_optim_kernels[];
 extern const tb_kernel *const emu_copy_kernels[];
 extern const tb_kernel *const emu_conv_kernels[];
 extern const tb_kernel *const emu_rnn_kernels[];
+extern const tb_kernel *const emu_batchnorm_kernels[];
+extern const tb_kernel *const emu_pooling_kernels[];
+extern const tb_kernel *const emu_upsample_kernels[];
 
 #define EMU_KERNEL(symbol, opname, function, dtype_mask) \
   static const tb_kernel symbol = {sizeof(tb_kernel), opname, function, dtype_mask, 0}

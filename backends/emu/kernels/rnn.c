@@ -47,14 +47,12 @@ typedef struct rnn_job {
 
 #define TYPED(dt, name) ((dt) == TB_DTYPE_FLOAT64 ? name##_f64 : name##_f32)
 
-enum { MAX_OPERANDS = 11 };
-
 /* One cell call: its operands staged, its loop run over the batch, its outputs written back. */
 typedef struct rnn_call {
   const char *name;
   tb_dtype dt;
   rnn_job job;
-  void *scratch[MAX_OPERANDS];
+  void *scratch[6]; /* staged copies of the inputs, by position */
   const emu_tensor *outputs[5];
 } rnn_call;
 
@@ -74,7 +72,7 @@ static bool stage_outputs(rnn_call *c, const emu_arg *args, int count) {
     c->outputs[k] = NULL;
     if (args[k].kind != TB_VALUE_TENSOR || args[k].as.tensor->numel == 0) continue;
     c->outputs[k] = args[k].as.tensor;
-    c->job.out[k] = emu_output_as(args[k].as.tensor, c->dt, &c->scratch[6 + k]);
+    c->job.out[k] = emu_output_begin(args[k].as.tensor, c->dt);
     if (c->job.out[k] == NULL) return false;
   }
   return true;
@@ -99,12 +97,10 @@ static void sum_columns(rnn_call *c, int of, int out, int64_t cols) {
 /* Writes the staged outputs back into their tensors (or reports the failure); frees. */
 static void finish(emu_task *task, rnn_call *c, bool ok) {
   if (!ok) emu_task_fail(task, "%s: out of host memory", c->name);
-  for (int k = 0; ok && k < 5; k++) {
-    if (c->outputs[k] != NULL && c->scratch[6 + k] != NULL) {
-      emu_scatter_from(c->outputs[k], c->job.out[k], c->dt);
-    }
+  for (int k = 0; k < 5; k++) {
+    if (c->outputs[k] != NULL) emu_output_end(c->outputs[k], c->job.out[k], c->dt, ok);
   }
-  for (int k = 0; k < MAX_OPERANDS; k++) free(c->scratch[k]);
+  for (int k = 0; k < 6; k++) free(c->scratch[k]);
 }
 
 static tb_dtype compute_dtype(tb_dtype d) {
