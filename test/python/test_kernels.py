@@ -345,10 +345,6 @@ def test_convolutions_the_kernels_decline_match_cpu(name, shapes, dtype):
             torch.testing.assert_close(d.grad.cpu(), c.grad)
 
 
-def _native(op: str) -> bool:
-    return torch_backend.op_coverage([op])[op] == "native"
-
-
 def _batch_norm_run(device):
     """Three training steps of nn.BatchNorm2d (the last on a channels_last input), then one in
     evaluation: every output, gradient and statistic, on the CPU."""
