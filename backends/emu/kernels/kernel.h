@@ -244,6 +244,7 @@ extern const tb_kernel *const emu_loss_kernels[];
 extern const tb_kernel *const emu_random_kernels[];
 extern const tb_kernel *const emu_optim_kernels[];
 extern const tb_kernel *const emu_copy_kernels[];
+extern const tb_kernel *const emu_shape_kernels[];
 
 #define EMU_KERNEL(symbol, opname, function, dtype_mask) \
   static const tb_kernel symbol = {sizeof(tb_kernel), opname, function, dtype_mask, 0}
