@@ -403,8 +403,8 @@ static bool is_mask(tb_dtype d) { return d == TB_DTYPE_BOOL || d == TB_DTYPE_UIN
 
 /* Entry d of self's dimensions, with masks expanded into `expansions` (freed by the caller).
  * Returns false with the task failed when out of host memory. */
-static bool expand_indices(emu_task *task, const emu_tensor *self, const emu_arg *list,
-                           index_entry *entries, int64_t **expansions, int *expansion_count) {
+static bool expand_indices(emu_task *task, const emu_arg *list, index_entry *entries,
+                           int64_t **expansions, int *expansion_count) {
   memset(entries, 0, sizeof(index_entry) * EMU_MAX_DIMS);
   int d = 0;
   for (int64_t j = 0; j < list->as.tensors.count; j++) {
@@ -454,7 +454,6 @@ static bool expand_indices(emu_task *task, const emu_tensor *self, const emu_arg
       e->strides[0] = 1;
     }
   }
-  (void)self;
   return true;
 }
 
@@ -671,7 +670,7 @@ static void run_advanced_index(emu_task *task, bool put) {
   index_entry entries[EMU_MAX_DIMS];
   int64_t *expansions[EMU_MAX_DIMS];
   int expansion_count = 0;
-  if (expand_indices(task, plan.self, &call->args[1], entries, expansions, &expansion_count) &&
+  if (expand_indices(task, &call->args[1], entries, expansions, &expansion_count) &&
       plan_index(task, &plan, entries) && plan.p_count > 0 && plan.b_count > 0) {
     /* grains of about 4096 elements; index_put splits plain positions only (see above) */
     if (put || plan.p_count >= plan.b_count) {

@@ -6,6 +6,8 @@
  * also uses for [N, C, d1, ...]) with class-index targets, optional class weights, reductions
  * none / mean / sum and an ignore index.
  */
+#include <stdlib.h>
+
 #include "kernel.h"
 
 enum { REDUCTION_NONE = 0, REDUCTION_MEAN = 1, REDUCTION_SUM = 2 };
@@ -130,46 +132,89 @@ static char *address3(const emu_tensor *t, int64_t n, int64_t h, int64_t w) {
   return t->data + offset * (int64_t)emu_itemsize(t->dtype);
 }
 
+/* The rows (b, h) of a 2-d loss, split over the pool; a failed row stops its chunk. */
+typedef struct nll2d_job {
+  emu_task *task;
+  const emu_tensor *self, *target, *weight, *grad, *out; /* out: output or grad_input */
+  int64_t reduction, ignore;
+  double g;               /* backward with a reduction: -(grad / total_weight) or -grad */
+  double *sums, *weights; /* forward with a reduction: per row, added in order afterwards */
+} nll2d_job;
+
+/* The row's target at w, or -1 (the task failed) when out of range and not ignored. */
+static bool nll2d_target(const nll2d_job *job, int64_t b, int64_t h, int64_t w, int64_t *t) {
+  *t = emu_load_int(address3(job->target, b, h, w), job->target->dtype);
+  if (*t == job->ignore || (*t >= 0 && *t < job->self->sizes[1])) return true;
+  emu_task_fail(job->task, "nll_loss2d: target %lld is out of bounds for %lld classes",
+                (long long)*t, (long long)job->self->sizes[1]);
+  return false;
+}
+
+static void forward_2d_rows(void *context, int64_t begin, int64_t end) {
+  const nll2d_job *job = context;
+  const int64_t height = job->self->sizes[2], width = job->self->sizes[3];
+  for (int64_t row = begin; row < end; row++) {
+    int64_t b = row / height, h = row % height;
+    double sum = 0, weights = 0;
+    for (int64_t w = 0; w < width; w++) {
+      int64_t t;
+      if (!nll2d_target(job, b, h, w, &t)) return;
+      double value = 0;
+      if (t != job->ignore) {
+        double cw = job->weight ? element(job->weight, t, 0) : 1.0;
+        value = -at4(job->self, b, t, h, w) * cw;
+        weights += cw;
+      }
+      if (job->reduction == REDUCTION_NONE) {
+        emu_store_double(address3(job->out, b, h, w), job->out->dtype, value);
+      }
+      sum += value;
+    }
+    if (job->sums) {
+      job->sums[row] = sum;
+      job->weights[row] = weights;
+    }
+  }
+}
+
 /* nll_loss2d_forward.output: (self, target, weight?, reduction, ignore_index, output,
  * total_weight); sums in double */
 static void run_forward_2d(emu_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *a = call->args;
-  const emu_tensor *self = a[0].as.tensor, *target = a[1].as.tensor;
-  const emu_tensor *weight = a[2].kind == TB_VALUE_TENSOR ? a[2].as.tensor : NULL;
-  int64_t reduction = a[3].as.i, ignore = a[4].as.i;
-  const emu_tensor *output = a[5].as.tensor, *total = a[6].as.tensor;
-  const int64_t n = self->sizes[0], classes = self->sizes[1], height = self->sizes[2],
-                width = self->sizes[3];
-  double sum = 0, weights = 0;
-  for (int64_t b = 0; b < n; b++) {
-    for (int64_t h = 0; h < height; h++) {
-      for (int64_t w = 0; w < width; w++) {
-        int64_t t = emu_load_int(address3(target, b, h, w), target->dtype);
-        double value = 0;
-        if (t != ignore) {
-          if (t < 0 || t >= classes) {
-            emu_task_fail(task, "nll_loss2d: target %lld is out of bounds for %lld classes",
-                          (long long)t, (long long)classes);
-            return;
-          }
-          double cw = weight ? element(weight, t, 0) : 1.0;
-          value = -at4(self, b, t, h, w) * cw;
-          weights += cw;
-        }
-        if (reduction == REDUCTION_NONE) {
-          emu_store_double(address3(output, b, h, w), output->dtype, value);
-        }
-        sum += value;
-      }
+  const emu_tensor *self = a[0].as.tensor, *total = a[6].as.tensor;
+  nll2d_job job = {.task = task,
+                   .self = self,
+                   .target = a[1].as.tensor,
+                   .weight = a[2].kind == TB_VALUE_TENSOR ? a[2].as.tensor : NULL,
+                   .out = a[5].as.tensor,
+                   .reduction = a[3].as.i,
+                   .ignore = a[4].as.i};
+  const int64_t rows = self->sizes[0] * self->sizes[2], width = self->sizes[3];
+  if (job.reduction != REDUCTION_NONE && rows > 0) {
+    job.sums = malloc((size_t)rows * sizeof(double));
+    job.weights = malloc((size_t)rows * sizeof(double));
+    if (job.sums == NULL || job.weights == NULL) {
+      emu_task_fail(task, "nll_loss2d: out of host memory");
+      free(job.sums);
+      free(job.weights);
+      return;
     }
   }
-  if (reduction != REDUCTION_NONE) {
-    emu_store_double(output->data, output->dtype,
-                     reduction == REDUCTION_MEAN ? sum / weights : sum);
+  emu_parallel_for(rows, width >= 4096 ? 1 : 4096 / (width > 0 ? width : 1), forward_2d_rows, &job);
+  double sum = 0, weights = 0;
+  for (int64_t row = 0; job.sums && row < rows; row++) {
+    sum += job.sums[row];
+    weights += job.weights[row];
+  }
+  free(job.sums);
+  free(job.weights);
+  if (job.reduction != REDUCTION_NONE) {
+    emu_store_double(job.out->data, job.out->dtype,
+                     job.reduction == REDUCTION_MEAN ? sum / weights : sum);
   }
   if (total->data)
-    emu_store_double(total->data, total->dtype, reduction == REDUCTION_NONE ? 0 : weights);
+    emu_store_double(total->data, total->dtype, job.reduction == REDUCTION_NONE ? 0 : weights);
 }
 
 static bool nll2d_shapes(const tb_tensor *self, const tb_tensor *target, const tb_value *weight) {
@@ -195,54 +240,59 @@ static tb_status kernel_forward_2d(tb_stream stream, const tb_value *args, int32
   return emu_launch("nll_loss2d_forward.output", stream, args, count, run_forward_2d, 0, NULL);
 }
 
+static void backward_2d_rows(void *context, int64_t begin, int64_t end) {
+  const nll2d_job *job = context;
+  const emu_tensor *gi = job->out;
+  const int64_t height = job->self->sizes[2], width = job->self->sizes[3];
+  const int64_t item = (int64_t)emu_itemsize(gi->dtype);
+  for (int64_t row = begin; row < end; row++) {
+    int64_t b = row / height, h = row % height;
+    for (int64_t w = 0; w < width; w++) {
+      int64_t t;
+      if (!nll2d_target(job, b, h, w, &t)) return;
+      if (t == job->ignore) continue;
+      double value;
+      if (job->reduction == REDUCTION_NONE) {
+        value = -(job->weight ? element(job->weight, t, 0) : 1.0) *
+                emu_load_double(address3(job->grad, b, h, w), job->grad->dtype);
+      } else {
+        value = job->weight ? element(job->weight, t, 0) * job->g : job->g;
+      }
+      int64_t offset =
+          b * gi->strides[0] + t * gi->strides[1] + h * gi->strides[2] + w * gi->strides[3];
+      emu_store_double(gi->data + offset * item, gi->dtype, value);
+    }
+  }
+}
+
 /* nll_loss2d_backward.grad_input: (grad_output, self, target, weight?, reduction,
  * ignore_index, total_weight, grad_input); as the CPU: -(g / total_weight) (mean) or -g,
  * times the class weight */
 static void run_backward_2d(emu_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *a = call->args;
-  const emu_tensor *grad = a[0].as.tensor, *self = a[1].as.tensor, *target = a[2].as.tensor;
-  const emu_tensor *weight = a[3].kind == TB_VALUE_TENSOR ? a[3].as.tensor : NULL;
-  int64_t reduction = a[4].as.i, ignore = a[5].as.i;
-  const emu_tensor *total = a[6].as.tensor, *grad_input = a[7].as.tensor;
-  const int64_t n = self->sizes[0], classes = self->sizes[1], height = self->sizes[2],
-                width = self->sizes[3];
+  const emu_tensor *self = a[1].as.tensor, *total = a[6].as.tensor;
+  nll2d_job job = {.task = task,
+                   .self = self,
+                   .target = a[2].as.tensor,
+                   .weight = a[3].kind == TB_VALUE_TENSOR ? a[3].as.tensor : NULL,
+                   .grad = a[0].as.tensor,
+                   .out = a[7].as.tensor,
+                   .reduction = a[4].as.i,
+                   .ignore = a[5].as.i};
   emu_arg zero = {.kind = TB_VALUE_INT};
   emu_tensor zeros;
   char storage[16];
-  ew_operand(&zero, grad_input->dtype, grad_input, &zeros, storage);
-  emu_copy_tensor(grad_input, &zeros);
-  if (grad_input->numel == 0) return;
-  double g = 0;
-  if (reduction != REDUCTION_NONE) {
-    g = element(grad, 0, 0);
-    if (reduction == REDUCTION_MEAN) g /= emu_load_double(total->data, total->dtype);
-    g = -g;
+  ew_operand(&zero, job.out->dtype, job.out, &zeros, storage);
+  emu_copy_tensor(job.out, &zeros);
+  if (job.out->numel == 0) return;
+  if (job.reduction != REDUCTION_NONE) {
+    job.g = element(job.grad, 0, 0);
+    if (job.reduction == REDUCTION_MEAN) job.g /= emu_load_double(total->data, total->dtype);
+    job.g = -job.g;
   }
-  size_t item = emu_itemsize(grad_input->dtype);
-  for (int64_t b = 0; b < n; b++) {
-    for (int64_t h = 0; h < height; h++) {
-      for (int64_t w = 0; w < width; w++) {
-        int64_t t = emu_load_int(address3(target, b, h, w), target->dtype);
-        if (t == ignore) continue;
-        if (t < 0 || t >= classes) {
-          emu_task_fail(task, "nll_loss2d_backward: target %lld is out of bounds for %lld classes",
-                        (long long)t, (long long)classes);
-          return;
-        }
-        double value;
-        if (reduction == REDUCTION_NONE) {
-          value = -(weight ? element(weight, t, 0) : 1.0) *
-                  emu_load_double(address3(grad, b, h, w), grad->dtype);
-        } else {
-          value = weight ? element(weight, t, 0) * g : g;
-        }
-        int64_t offset = b * grad_input->strides[0] + t * grad_input->strides[1] +
-                         h * grad_input->strides[2] + w * grad_input->strides[3];
-        emu_store_double(grad_input->data + offset * (int64_t)item, grad_input->dtype, value);
-      }
-    }
-  }
+  const int64_t rows = self->sizes[0] * self->sizes[2], width = self->sizes[3];
+  emu_parallel_for(rows, width >= 4096 ? 1 : 4096 / width, backward_2d_rows, &job);
 }
 
 static tb_status kernel_backward_2d(tb_stream stream, const tb_value *args, int32_t count) {
