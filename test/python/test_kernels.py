@@ -262,13 +262,24 @@ def test_index_put_mask_checks_values_against_its_count():
     assert x.cpu().tolist() == [[1, 2], [0, 0], [3, 4], [0, 0]]
 
 
+def test_isin_with_a_number_compares_in_the_tensors_dtype():
+    for elements, test in [
+        (torch.arange(-3, 6), 4),
+        (torch.tensor([0.1, 0.2, float("nan")], dtype=torch.float16), 0.1),  # 0.1 in float16
+        (torch.tensor([1, 44, -3], dtype=torch.int8), 300),  # 300 converts to int8: 44
+        (torch.arange(6), 2.5),  # declined: ATen promotes to float
+    ]:
+        for invert in (False, True):
+            got = torch.isin(elements.to(DEV), test, invert=invert).cpu()
+            assert torch.equal(got, torch.isin(elements, test, invert=invert))
+
+
 def test_declined_calls_stay_right():
     """Calls these kernels decline run on the CPU fallback with ATen's semantics."""
     elements, tests = torch.arange(6), torch.tensor([1.5, 2.0, 5.0])  # promoted to float
     assert torch.equal(
         torch.isin(elements.to(DEV), tests.to(DEV)).cpu(), torch.isin(elements, tests)
     )
-    assert torch.equal(torch.isin(elements.to(DEV), 4).cpu(), torch.isin(elements, 4))
     with pytest.raises(RuntimeError, match="numel"):  # ATen rejects; its meta function does not
         torch.empty(0, device=DEV).max()
     with pytest.raises(RuntimeError, match="dtype"):
