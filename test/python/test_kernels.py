@@ -313,3 +313,14 @@ def test_causal_mask_construction_runs_on_the_device():
         assert torch.equal(a.cpu(), b)
     if all(state == "native" for state in torch_backend.op_coverage(ops).values()):
         assert not any(op.removeprefix("aten::") in ops for op in fallbacks), fallbacks
+
+
+@pytest.mark.parametrize("p", [None, 2, 1, 3, float("inf"), 0])
+def test_aten_norm_with_dtype_matches_cpu(p):
+    """aten::norm with a dtype (C++ callers; torch.norm itself goes to linalg.vector_norm)."""
+    x = torch.randn(3, 4, dtype=torch.float16)
+    for dim in ([1], []):
+        expected = torch.ops.aten.norm.ScalarOpt_dim_dtype(x, p, dim, True, dtype=torch.float32)
+        got = torch.ops.aten.norm.ScalarOpt_dim_dtype(x.to(DEV), p, dim, True, dtype=torch.float32)
+        assert got.dtype == torch.float32
+        torch.testing.assert_close(got.cpu(), expected)

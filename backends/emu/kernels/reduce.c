@@ -495,7 +495,8 @@ static tb_status enqueue_reduce(const char *name, const char *kinds, int op, int
     }
     state.ord = args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f
                 : args[1].kind == TB_VALUE_INT  ? (double)args[1].as.i
-                                                : (double)args[1].as.b;
+                : args[1].kind == TB_VALUE_BOOL ? (double)args[1].as.b
+                                                : 2.0; /* norm.out's p=None */
     /* Over single elements ATen returns |x| (x != 0 for ord 0), not (|x|^p)^(1/p). */
     int64_t size = 1;
     for (int32_t d = 0; d < in->ndim; d++) {
@@ -536,6 +537,14 @@ static tb_status kernel_min_dim(tb_stream s, const tb_value *a, int32_t n) {
 /* linalg_vector_norm.out: (self, ord, dim?, keepdim, dtype?, out) */
 static tb_status kernel_vector_norm(tb_stream s, const tb_value *a, int32_t n) {
   return enqueue_reduce("linalg_vector_norm.out", "TnJbdT", NORM, 2, -1, EMU_FLOATS, s, a, n);
+}
+/* norm.out / norm.dtype_out: (self, p?, dim[], keepdim, [dtype,] out), which ATen computes as
+ * linalg_vector_norm with p 2 by default */
+static tb_status kernel_norm(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_reduce("norm.out", "TNIbT", NORM, 2, -1, EMU_FLOATS, s, a, n);
+}
+static tb_status kernel_norm_dtype(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_reduce("norm.dtype_out", "TNIbdT", NORM, 2, -1, EMU_FLOATS, s, a, n);
 }
 
 /* sum.IntList_out / mean.out: (self, dim?, keepdim, dtype?, out) */
@@ -801,8 +810,11 @@ EMU_KERNEL(k_min, "min.unary_out", kernel_min, NUMERIC);
 EMU_KERNEL(k_max_dim, "max.dim_max", kernel_max_dim, NUMERIC);
 EMU_KERNEL(k_min_dim, "min.dim_min", kernel_min_dim, NUMERIC);
 EMU_KERNEL(k_vector_norm, "linalg_vector_norm.out", kernel_vector_norm, EMU_FLOATS);
+EMU_KERNEL(k_norm, "norm.out", kernel_norm, EMU_FLOATS);
+EMU_KERNEL(k_norm_dtype, "norm.dtype_out", kernel_norm_dtype, EMU_FLOATS);
 
 const tb_kernel *const emu_reduce_kernels[] = {
-    &k_sum,     &k_mean,    &k_amax,        &k_amin,    &k_argmax,  &k_argmin,   &k_var, &k_std,
-    &k_any_all, &k_any_dim, &k_any_dims,    &k_all_all, &k_all_dim, &k_all_dims, &k_max, &k_min,
-    &k_max_dim, &k_min_dim, &k_vector_norm, &k_cumsum,  &k_dot,     &k_vdot,     NULL};
+    &k_sum,    &k_mean,    &k_amax,    &k_amin,     &k_argmax,      &k_argmin,  &k_var,
+    &k_std,    &k_any_all, &k_any_dim, &k_any_dims, &k_all_all,     &k_all_dim, &k_all_dims,
+    &k_max,    &k_min,     &k_max_dim, &k_min_dim,  &k_vector_norm, &k_norm,    &k_norm_dtype,
+    &k_cumsum, &k_dot,     &k_vdot,    NULL};
