@@ -32,12 +32,14 @@ from torchgen import local
 from torchgen.api import meta as meta_api
 from torchgen.api import structured
 from torchgen.api.translate import translate
-from torchgen.api.types import DispatcherSignature
+from torchgen.api.types import DispatcherSignature, NativeSignature
 from torchgen.gen import get_grouped_native_functions, parse_native_yaml
 from torchgen.model import (
     Argument,
+    BackendIndex,
     BaseTy,
     BaseType,
+    DispatchKey,
     ListType,
     NativeFunction,
     NativeFunctionsGroup,
@@ -54,6 +56,9 @@ class Entry:
     op: str
     promote: list[str] | None = None  # non-structured elementwise: inputs cast to the output dtype
     meta: str | None = None  # non-structured: the csrc/aten/MetaOverrides.h function for Meta
+    # structured TensorIterator operators: False when the tensor inputs are not elementwise
+    # operands of the output (index.Tensor_out) and reach the kernel as they are
+    broadcast: bool = True
 
 
 @dataclasses.dataclass
@@ -65,8 +70,11 @@ class Wrapper:
 
 
 class Generator:
-    def __init__(self, functions: Sequence[NativeFunction]) -> None:
+    def __init__(
+        self, functions: Sequence[NativeFunction], meta_index: BackendIndex | None = None
+    ) -> None:
         self.by_name = {str(f.func.name): f for f in functions}
+        self.meta_index = meta_index  # ATen's C++ Meta kernels
         self.group_of: dict[str, NativeFunctionsGroup] = {}
         for g in get_grouped_native_functions(functions):
             if isinstance(g, NativeFunctionsGroup):
@@ -148,7 +156,7 @@ class Generator:
     # ------------------------------------------------------------------------------------------
     # structured groups: functional, inplace and out variants over one meta class
 
-    def structured(self, g: NativeFunctionsGroup) -> None:
+    def structured(self, g: NativeFunctionsGroup, entry: Entry) -> None:
         kernel_f = g.out
         kernel = self.kernel_index(str(kernel_f.func.name))
         meta_class = f"at::meta::structured_{meta_api.name(g)}"
@@ -199,7 +207,9 @@ class Generator:
                 f"op.outputs_[{i}]" + ("" if kind is SchemaKind.functional else ".get()")
                 for i in range(n)
             ]
-            launch = self.structured_launch(kernel_f, f, kind, elementwise, out_exprs)
+            launch = self.structured_launch(
+                kernel_f, f, kind, elementwise and entry.broadcast, out_exprs
+            )
             if kind is SchemaKind.functional:
                 if n == 1:
                     ret = "return std::move(op.outputs_[0]);"
@@ -371,21 +381,74 @@ struct {klass} final : {meta_class} {{
 """
         self.wrappers.append(Wrapper(str(f.func.name), kernel, self.cname(f), body))
 
-    def out_variant(self, f: NativeFunction, entry: Entry) -> None:
-        """A non-structured out variant: shape from the functional variant's Meta kernel."""
-        g = self.group_of.get(str(f.func.name))
-        if g is None:
+    def own_meta(self, f: NativeFunction) -> str:
+        """Code binding `meta_` to out variant `f`'s outputs' metadata from its own C++ Meta
+        kernel (the one native_functions.yaml names), run on meta copies of the arguments, out
+        arguments included, and memoized like cached_meta.  Called directly: a Python meta
+        registration overrides it at the Meta key and may resize outputs by another rule
+        (arange.start_out's, from torch._refs, reshapes and warns where ATen keeps the shape)."""
+        sig = self.signature(f)
+        outs = [a.name for a in f.func.arguments.out]
+        keys = "".join(f"  key_.add({a.name});\n" for a in sig.arguments())
+        copies = "".join(f"    at::Tensor {o}_meta_ = to_meta({o});\n" for o in outs)
+        args = ", ".join(
+            f"{a.name}_meta_" if a.name in outs else f"to_meta({a.name})" for a in sig.arguments()
+        )
+        result = (
+            f"{outs[0]}_meta_"
+            if len(outs) == 1
+            else "std::make_tuple(" + ", ".join(f"{o}_meta_" for o in outs) + ")"
+        )
+        metadata = self.meta_index.get_kernel(f) if self.meta_index is not None else None
+        if metadata is None:
             raise SystemExit(
-                f"gen_kernels: {f.func.name} has no functional variant to take shapes from"
+                f"gen_kernels: {f.func.name} has neither a functional variant taking its "
+                "arguments nor a C++ Meta kernel to take shapes from"
             )
+        # a lambda whose parameters, named as the wrapper's, receive the meta copies
+        native = NativeSignature(f.func, prefix="", symint=metadata.supports_symint())
+        exprs = ", ".join(e.expr for e in translate(sig.arguments(), native.arguments()))
+        params = ", ".join(a.decl() for a in sig.arguments())
+        self.includes.add(f"ATen/ops/{f.root_name}_native.h")
+        call = (
+            f"    []({params}) {{ {metadata.cpp_namespace}::{metadata.kernel}({exprs}); }}"
+            f"({args});\n"
+        )
+        return (
+            "  static MetaCache cache_;\n"
+            "  MetaKey key_;\n"
+            f"{keys}"
+            "  const MetaCache::Outputs meta_ = cache_.get(key_, [&] {\n"
+            f"{copies}"
+            f"{call}"
+            f"    return {result};\n"
+            "  });\n"
+        )
+
+    def out_variant(self, f: NativeFunction, entry: Entry) -> None:
+        """A non-structured out variant: shape from the functional variant's Meta kernel, or,
+        when there is no functional variant taking the same arguments (arange.start_out, whose
+        functional variant takes TensorOptions and calls it), from its own C++ Meta kernel."""
+        g = self.group_of.get(str(f.func.name))
+        names = [a.name for a in f.func.arguments.flat_non_out]
+        own = g is None or [a.name for a in g.functional.func.arguments.flat_non_out] != names
         kernel = self.kernel_index(str(f.func.name))
         self.include_ops(f)
-        self.include_ops(g.functional)
         sig = self.signature(f)
         outs = [a.name for a in f.func.arguments.out]
         n = len(outs)
-        lines = [self.cached_meta(g.functional, entry.meta)]
+        if own:
+            lines = [self.own_meta(f)]
+        else:
+            self.include_ops(g.functional)
+            lines = [self.cached_meta(g.functional, entry.meta)]
         for i, out in enumerate(outs):
+            if own:  # the Meta kernel resized its copy by the operator's own rule
+                lines.append(
+                    f"  if ({out}.sizes() != at::IntArrayRef((*meta_)[{i}].sizes)) "
+                    f"{out}.resize_((*meta_)[{i}].sizes);"
+                )
+                continue
             lines.append(
                 f"  if ({out}.scalar_type() != (*meta_)[{i}].dtype) {{\n"
                 f"    return {self.fallback(f)};\n  }}\n"
@@ -411,7 +474,8 @@ struct {klass} final : {meta_class} {{
 }}
 """
         self.wrappers.append(Wrapper(str(f.func.name), kernel, self.cname(f), body))
-        self.functional(g.functional, entry, kernel_f=f)
+        if not own:
+            self.functional(g.functional, entry, kernel_f=f)
 
     def direct(self, f: NativeFunction) -> None:
         """In-place and mutating operators: no outputs to allocate."""
@@ -456,7 +520,7 @@ struct {klass} final : {meta_class} {{
         if entry.meta and (f.structured or kind not in (SchemaKind.out, SchemaKind.functional)):
             raise SystemExit(f"gen_kernels: {entry.op} takes no shapes from a Meta kernel (meta:)")
         if f.structured:
-            self.structured(self.group_of[entry.op])
+            self.structured(self.group_of[entry.op], entry)
         elif kind is SchemaKind.out:
             self.out_variant(f, entry)
         elif kind is SchemaKind.functional:
@@ -524,7 +588,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     args = parser.parse_args(None if argv is None else list(argv))
     packaged = pathlib.Path(torchgen.__file__).parent / "packaged" / "ATen" / "native"
     parsed = parse_native_yaml(str(packaged / "native_functions.yaml"), str(packaged / "tags.yaml"))
-    generator = Generator(parsed.native_functions)
+    generator = Generator(parsed.native_functions, parsed.backend_indices.get(DispatchKey.Meta))
     with local.parametrize(
         use_const_ref_for_mutable_tensors=False, use_ilistref_for_tensor_lists=False
     ):

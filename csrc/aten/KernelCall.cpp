@@ -103,6 +103,7 @@ KernelCall& KernelCall::tensors(const c10::List<std::optional<at::Tensor>>& list
   int64_t count = 0;
   for (size_t i = 0; i < list.size(); i++) {
     std::optional<at::Tensor> element = list.get(i);
+    movable_.push_back(sources_.size());
     add_tensor(element.has_value() ? *element : at::Tensor());
     count++;
   }
@@ -271,6 +272,12 @@ bool KernelCall::launch() {
   tb_dtype first_dtype = to_tb_dtype(first->scalar_type(), &ok);
   if (!ok || (kernel_->dtypes != 0 && !(kernel_->dtypes & TB_DTYPE_BIT(first_dtype)))) {
     return false;
+  }
+  for (size_t i : movable_) {
+    at::Tensor& t = sources_[i];
+    if (t.defined() && t.device().is_cpu() && first->device().type() != c10::DeviceType::CPU) {
+      t = t.to(first->device());
+    }
   }
   // Fill the tensor descriptors (addresses are stable now that all arguments are in).
   for (size_t i = 0; i < tensors_.size(); i++) {

@@ -68,6 +68,8 @@ class KernelCall {
   KernelCall& tensor(const at::Tensor& tensor);
   KernelCall& tensor(const std::optional<at::Tensor>& tensor);
   KernelCall& tensors(at::ITensorListRef tensors);
+  // A Tensor?[] argument (index tensors): host tensors in it are copied to the device of the
+  // call's first tensor at launch, as ATen moves indices to self's device.
   KernelCall& tensors(const c10::List<std::optional<at::Tensor>>& tensors);
   // An elementwise operand: a CPU scalar becomes a scalar value in `common`'s kind; a device
   // tensor is cast to `common` and broadcast to `shape`.
@@ -112,6 +114,7 @@ class KernelCall {
   c10::SmallVector<tb_value, 12> values_;
   c10::SmallVector<tb_tensor, 8> tensors_;   // values of kind TENSOR(_LIST) index into this
   c10::SmallVector<at::Tensor, 8> sources_;  // the tensor behind each tensors_ entry (held)
+  c10::SmallVector<size_t, 4> movable_;      // sources_ entries from Tensor?[] lists
   std::list<std::vector<int>> bool_storage_;
   std::list<std::string> string_storage_;
   c10::SmallVector<int64_t, 8> philox_slots_;  // values_ indices of RNG arguments to resolve

@@ -481,3 +481,142 @@ def test_cnn_layers_train_like_cpu():
     expected_losses, expected_parameters = _train_cnn_layers("cpu")
     torch.testing.assert_close(losses, expected_losses, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(parameters, expected_parameters, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32],
+)
+@pytest.mark.parametrize(
+    ("start", "end", "step"),
+    [(0, 10, 1), (0.1, 50.3, 0.37), (-3.3, 7.1, 0.0123), (100, -5, -1.7), (0.5, 3000, 0.29)],
+)
+def test_arange_rounds_every_element_as_the_cpu(dtype, start, end, step):
+    """Bit for bit: ATen's CPU kernel rounds the first element of each vector and the others
+    differently (OpInfo reaches arange only through other operators)."""
+    if not dtype.is_floating_point:
+        start, end, step = int(start), int(end), int(step) or 1
+    expected = torch.arange(start, end, step, dtype=dtype)
+    got = torch.arange(start, end, step, dtype=dtype, device=DEV).cpu()
+    assert got.dtype == expected.dtype
+    assert torch.equal(got, expected)
+
+
+def test_arange_out_keeps_a_shape_of_the_right_size():
+    out = torch.empty(2, 5, device=DEV)
+    torch.arange(0.0, 10.0, out=out)  # ATen keeps [2, 5]: only the element count must match
+    assert torch.equal(out.cpu(), torch.arange(0.0, 10.0).view(2, 5))
+    with pytest.warns(UserWarning, match="resized"):  # ATen's warning, ATen's resize
+        torch.arange(0.0, 10.0, out=(small := torch.empty(3, device=DEV)))
+    assert small.shape == (10,)
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        lambda x: x[torch.tensor([0, 7])],  # host indices go to the device, as ATen moves them
+        lambda x: x[:, torch.tensor([1, -6], device=x.device)],
+        lambda x: x.index_put_(
+            (torch.tensor([9], device=x.device),), torch.ones(5, device=x.device)
+        ),
+    ],
+)
+def test_indices_out_of_range_fail_on_the_device(index):
+    x = torch.zeros(5, 5, device=DEV)
+    with pytest.raises((IndexError, RuntimeError), match="out of bounds"):
+        index(x)
+        torch.accelerator.synchronize()
+    assert torch.equal(x.cpu(), torch.zeros(5, 5))  # nothing written, the device usable
+
+
+def test_index_with_masks_and_host_indices_matches_cpu():
+    x = torch.randn(4, 5, 3)
+    mask = torch.rand(4, 5) > 0.4
+    rows = torch.tensor([3, 0, 3])
+    for index in [(mask,), (rows, slice(None), torch.tensor([2, 0, 1])), (slice(None), rows.int())]:
+        device_index = tuple(i.to(DEV) if isinstance(i, torch.Tensor) else i for i in index)
+        assert torch.equal(x.to(DEV)[device_index].cpu(), x[index])
+        assert torch.equal(x.to(DEV)[index].cpu(), x[index])  # host index tensors
+    for accumulate in (False, True):
+        expected = x.clone().index_put_((rows,), torch.ones(5, 3), accumulate=accumulate)
+        got = x.to(DEV).index_put_((rows.to(DEV),), torch.ones(5, 3, device=DEV), accumulate)
+        torch.testing.assert_close(got.cpu(), expected, rtol=0, atol=0)
+    got = x.to(DEV)
+    got[mask.to(DEV)] = -1.0
+    expected = x.clone()
+    expected[mask] = -1.0
+    assert torch.equal(got.cpu(), expected)
+
+
+def test_index_put_mask_checks_values_against_its_count():
+    x = torch.zeros(4, 2, device=DEV)
+    mask = torch.tensor([True, False, True, False], device=DEV)  # selects 2 rows
+    with pytest.raises((IndexError, RuntimeError), match="shape mismatch"):
+        x.index_put_((mask,), torch.ones(3, 2, device=DEV))
+        torch.accelerator.synchronize()
+    x.index_put_((mask,), torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=DEV))
+    assert x.cpu().tolist() == [[1, 2], [0, 0], [3, 4], [0, 0]]
+
+
+def test_isin_with_a_number_compares_in_the_tensors_dtype():
+    for elements, test in [
+        (torch.arange(-3, 6), 4),
+        (torch.tensor([0.1, 0.2, float("nan")], dtype=torch.float16), 0.1),  # 0.1 in float16
+        (torch.tensor([1, 44, -3], dtype=torch.int8), 300),  # 300 converts to int8: 44
+        (torch.arange(6), 2.5),  # declined: ATen promotes to float
+    ]:
+        for invert in (False, True):
+            got = torch.isin(elements.to(DEV), test, invert=invert).cpu()
+            assert torch.equal(got, torch.isin(elements, test, invert=invert))
+
+
+def test_declined_calls_stay_right():
+    """Calls these kernels decline run on the CPU fallback with ATen's semantics."""
+    elements, tests = torch.arange(6), torch.tensor([1.5, 2.0, 5.0])  # promoted to float
+    assert torch.equal(
+        torch.isin(elements.to(DEV), tests.to(DEV)).cpu(), torch.isin(elements, tests)
+    )
+    with pytest.raises(RuntimeError, match="numel"):  # ATen rejects; its meta function does not
+        torch.empty(0, device=DEV).max()
+    with pytest.raises(RuntimeError, match="dtype"):
+        torch.dot(torch.ones(3, device=DEV), torch.ones(3, device=DEV, dtype=torch.float64))
+
+
+def test_causal_mask_construction_runs_on_the_device():
+    """A GPT-2 / Hugging Face style attention mask: matches the CPU; with every operator it
+    uses native, nothing falls back."""
+
+    def masks(device):
+        t, min_value = 8, torch.finfo(torch.float32).min
+        causal = torch.tril(torch.ones(16, 16, dtype=torch.bool, device=device))[:t, :t]
+        attention = torch.ones(2, t, dtype=torch.long, device=device)
+        attention[1, :3] = 0
+        position = torch.arange(0, t, dtype=torch.long, device=device).unsqueeze(0)
+        mask = torch.triu(torch.full((t, t), min_value, device=device), diagonal=1)
+        mask = mask * (torch.arange(t, device=device) > position.reshape(-1, 1))
+        mask = mask[None, None].expand(2, 1, -1, -1).clone()
+        padding = (mask + attention[:, None, None, :]) == 0
+        mask = mask.masked_fill(padding, min_value)
+        inverted = 1.0 - attention[:, None, None, :].float()
+        inverted = inverted.masked_fill(inverted.bool(), float("-inf"))
+        return causal, mask, torch.isneginf(inverted), position
+
+    ops = ["tril.out", "triu.out", "arange.start_out", "isneginf.out", "masked_fill_.Scalar"]
+    torch_backend.reset_fallback_counts()
+    got = masks(DEV)
+    fallbacks = torch_backend.fallback_counts()
+    for a, b in zip(got, masks("cpu"), strict=True):
+        assert torch.equal(a.cpu(), b)
+    if all(state == "native" for state in torch_backend.op_coverage(ops).values()):
+        assert not any(op.removeprefix("aten::") in ops for op in fallbacks), fallbacks
+
+
+@pytest.mark.parametrize("p", [None, 2, 1, 3, float("inf"), 0])
+def test_aten_norm_with_dtype_matches_cpu(p):
+    """aten::norm with a dtype (C++ callers; torch.norm itself goes to linalg.vector_norm)."""
+    x = torch.randn(3, 4, dtype=torch.float16)
+    for dim in ([1], []):
+        expected = torch.ops.aten.norm.ScalarOpt_dim_dtype(x, p, dim, True, dtype=torch.float32)
+        got = torch.ops.aten.norm.ScalarOpt_dim_dtype(x.to(DEV), p, dim, True, dtype=torch.float32)
+        assert got.dtype == torch.float32
+        torch.testing.assert_close(got.cpu(), expected)

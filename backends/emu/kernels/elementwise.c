@@ -2,11 +2,14 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * Elementwise kernels: unary, binary and ternary arithmetic, comparisons, where, activations
- * and their backwards.  torch_backend hands them operands of the output's shape and of one
- * compute dtype (vendor.h, "Elementwise operators"), so each kernel is a table of 1-d loops,
- * one per compute dtype, run by the elementwise engine (common.c).  Loops have a contiguous
- * path the compiler vectorises and a strided path; float16 and bfloat16 compute in float.
+ * and their backwards, special functions (lgamma, digamma), and the isnan / isinf tests.
+ * torch_backend hands them operands of the output's shape and of one compute dtype (vendor.h,
+ * "Elementwise operators"), so each kernel is a table of 1-d loops, one per compute dtype, run by
+ * the elementwise engine (common.c).  Loops have a contiguous path the compiler vectorises and a
+ * strided path; float16 and bfloat16 compute in float.
  */
+#define _GNU_SOURCE /* lgamma_r, lgammaf_r: lgamma without the global signgam */
+
 #include <stdio.h>
 #include <tgmath.h>
 
@@ -79,6 +82,28 @@
       for (int64_t i = 0; i < n; i++) {                                        \
         C x = LD(a + i * s[1]);                                                \
         ST(o + i * s[0], (EXPR));                                              \
+      }                                                                        \
+    }                                                                          \
+  }
+
+/* Unary with a bool output (isnan, isposinf, isneginf). */
+#define UNARY_BOOL_LOOP(NAME, SFX, S, C, LD, ST, DT, EXPR)                     \
+  EMU_HOT_LOOP static void NAME##_##SFX(char **d, const int64_t *s, int64_t n, \
+                                        const void *params) {                  \
+    (void)params;                                                              \
+    typedef C T __attribute__((unused));                                       \
+    enum { IS_FLOAT = EW_IS_FLOAT(DT) };                                       \
+    char *o = d[0];                                                            \
+    const char *a = d[1];                                                      \
+    if (s[0] == 1 && s[1] == sizeof(S)) {                                      \
+      for (int64_t i = 0; i < n; i++) {                                        \
+        C x = LD((const S *)a + i);                                            \
+        ST_B8((uint8_t *)o + i, (EXPR));                                       \
+      }                                                                        \
+    } else {                                                                   \
+      for (int64_t i = 0; i < n; i++) {                                        \
+        C x = LD(a + i * s[1]);                                                \
+        ST_B8(o + i * s[0], (EXPR));                                           \
       }                                                                        \
     }                                                                          \
   }
@@ -253,6 +278,76 @@ static inline double gelu_backward_d(double g, double x, int approximate) {
 #define GELU_BACKWARD(g, x, approximate) \
   _Generic((x), float : gelu_backward_f, default : gelu_backward_d)(g, x, approximate)
 
+/* lgamma without the global signgam (lgamma is not thread-safe), as libm's lgamma in float
+ * for float, float16 and bfloat16 (PyTorch's CPU computes those in float too). */
+static inline float lgamma_f(float x) {
+  int sign;
+  return lgammaf_r(x, &sign);
+}
+static inline double lgamma_d(double x) {
+  int sign;
+  return lgamma_r(x, &sign);
+}
+#define LGAMMA(x) _Generic((x), float : lgamma_f, default : lgamma_d)(x)
+
+/* digamma as PyTorch's CPU computes it (ATen's calc_digamma, from the Cephes Math Library):
+ * reflection for negative x, recurrence up to x >= 10, then the asymptotic series; the float
+ * version in float except the reflection term. */
+static double digamma_d(double x) {
+  static const double A[] = {8.33333333333333333333E-2, -2.10927960927960927961E-2,
+                             7.57575757575757575758E-3, -4.16666666666666666667E-3,
+                             3.96825396825396825397E-3, -8.33333333333333333333E-3,
+                             8.33333333333333333333E-2};
+  const double pi = 3.14159265358979323846;
+  if (x == 0) return copysign(INFINITY, -x);
+  if (x < 0) {
+    if (x == trunc(x)) return NAN;
+    double whole, r = modf(x, &whole);
+    return digamma_d(1 - x) - pi / tan(pi * r);
+  }
+  double result = 0;
+  while (x < 10) {
+    result -= 1 / x;
+    x += 1;
+  }
+  if (x == 10) return result + 2.25175258906672110764;
+  double y = 0;
+  if (x < 1.0e17) {
+    double z = 1.0 / (x * x), p = 0;
+    for (int i = 0; i < 7; i++) p = p * z + A[i];
+    y = z * p;
+  }
+  return result + log(x) - (0.5 / x) - y;
+}
+static float digamma_f(float x) {
+  static const float A[] = {8.33333333333333333333E-2f, -2.10927960927960927961E-2f,
+                            7.57575757575757575758E-3f, -4.16666666666666666667E-3f,
+                            3.96825396825396825397E-3f, -8.33333333333333333333E-3f,
+                            8.33333333333333333333E-2f};
+  const double pi = 3.14159265358979323846;
+  if (x == 0) return copysignf(INFINITY, -x);
+  if (x < 0) {
+    if (x == truncf(x)) return NAN;
+    double whole, r = modf((double)x, &whole);
+    float pi_over_tan_pi_x = (float)(pi / tan(pi * r));
+    return digamma_f(1 - x) - pi_over_tan_pi_x;
+  }
+  float result = 0;
+  while (x < 10) {
+    result -= 1 / x;
+    x += 1;
+  }
+  if (x == 10) return result + 2.25175258906672110764f;
+  float y = 0;
+  if (x < 1.0e17f) {
+    float z = 1 / (x * x), p = 0;
+    for (int i = 0; i < 7; i++) p = p * z + A[i];
+    y = z * p;
+  }
+  return result + logf(x) - (0.5f / x) - y;
+}
+#define DIGAMMA(x) _Generic((x), float : digamma_f, default : digamma_d)(x)
+
 /* PyTorch's lerp: exact at both ends. */
 #define LERP(x, y, w) \
   (fabs((double)(w)) < 0.5 ? (x) + (w) * ((y) - (x)) : (y) - ((y) - (x)) * (1 - (w)))
@@ -280,6 +375,14 @@ FLOAT_OP(UNARY_LOOP, floor_, floor(x))
 FLOAT_OP(UNARY_LOOP, ceil_, ceil(x))
 FLOAT_OP(UNARY_LOOP, trunc_, trunc(x))
 FLOAT_OP(UNARY_LOOP, silu, x *SIGMOID(x))
+FLOAT_OP(UNARY_LOOP, lgamma_, LGAMMA(x))
+FLOAT_OP(UNARY_LOOP, digamma_, DIGAMMA(x))
+/* sgn of a real number: -1, 0 or 1; NaN gives 0, as PyTorch's CPU (on bool: the value) */
+ALL_OP(UNARY_LOOP, sgn, (T)((x > 0) - (x < 0)))
+/* tests with a bool result; integers and bool are never NaN or infinite */
+ALL_OP(UNARY_BOOL_LOOP, isnan_, x != x)
+ALL_OP(UNARY_BOOL_LOOP, isposinf, IS_FLOAT && (double)x == (double)INFINITY)
+ALL_OP(UNARY_BOOL_LOOP, isneginf, IS_FLOAT && (double)x == -(double)INFINITY)
 NUMERIC_OP(UNARY_LOOP, relu, (x != x) ? x : (x > 0 ? x : (T)0))
 FLOAT_OP(UNARY_LOOP, pow_scalar,
          P->f[0] == 2.0   ? x * x
@@ -317,6 +420,7 @@ static const ew_loop bitwise_not_loops[TB_DTYPE_COUNT] = {
 INTEGRAL_OP(BINARY_LOOP, bitwise_and, x &y)
 INTEGRAL_OP(BINARY_LOOP, bitwise_or, x | y)
 INTEGRAL_OP(BINARY_LOOP, bitwise_xor, x ^ y)
+ALL_OP(BINARY_LOOP, logical_or, (T)(x != 0 || y != 0))
 
 /* binary */
 /* x + alpha * y rounded once, as PyTorch's CPU kernels do with a fused multiply-add (computed
@@ -524,6 +628,15 @@ UNARY(ceil, "ceil.out", ceil__loops, EMU_FLOATS)
 UNARY(trunc, "trunc.out", trunc__loops, EMU_FLOATS)
 UNARY(silu, "silu.out", silu_loops, EMU_FLOATS)
 UNARY(relu, "relu", relu_loops, EMU_FLOATS | EMU_INTS)
+UNARY(lgamma, "lgamma.out", lgamma__loops, EMU_FLOATS)
+UNARY(digamma, "digamma.out", digamma__loops, EMU_FLOATS)
+UNARY(sgn, "sgn.out", sgn_loops, EMU_ALL_TYPES)
+/* (self, out) with a bool output and self's dtype as the compute dtype */
+#define UNARY_TEST(ID, OPNAME, LOOPS) \
+  EW_KERNEL(ID, OPNAME, "xT", INPUTS(0), 1, NO_SCALARS, LOOPS, true, -1, EMU_ALL_TYPES)
+UNARY_TEST(isnan, "isnan.out", isnan__loops)
+UNARY_TEST(isposinf, "isposinf.out", isposinf_loops)
+UNARY_TEST(isneginf, "isneginf.out", isneginf_loops)
 /* relu_: (self); self is operand and output */
 EW_KERNEL(relu_, "relu_", "T", INPUTS(0), 0, NO_SCALARS, relu_loops, false, -1,
           EMU_FLOATS | EMU_INTS)
@@ -566,29 +679,49 @@ EMU_KERNEL(k_clamp, "clamp.out", kernel_clamp, EMU_FLOATS | EMU_INTS);
  * (ATen's rule, right-aligned); the kernel builds that view and runs the elementwise engine
  * with self as output and operand.  Anything ATen would reject or convert (a mask that is not
  * bool or does not broadcast, a float value for an integer tensor, a self whose elements
- * overlap) is declined, so the CPU fallback raises ATen's own error or does the conversion. */
+ * overlap) is declined, so the CPU fallback raises ATen's own error or does the conversion.
+ * masked_fill_.Tensor: the same with a 0-dim value tensor of self's dtype, read when the task
+ * runs (a value on the host arrives as a number). */
 static const ew_spec spec_masked_fill = {
     "masked_fill_.Scalar", "TTn", INPUTS(0, 1), 0, SCALARS(2), masked_fill_loops, false, 1};
-static tb_status kernel_masked_fill(tb_stream stream, const tb_value *args, int32_t count) {
-  tb_status status = emu_check_args(spec_masked_fill.name, args, count, spec_masked_fill.kinds);
+
+static void run_masked_fill_tensor(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_tensor *self = call->args[0].as.tensor, *value = call->args[2].as.tensor;
+  ew_params params;
+  memset(&params, 0, sizeof params);
+  if (emu_is_floating(value->dtype)) {
+    params.f[0] = emu_load_double(value->data, value->dtype);
+  } else {
+    params.i[0] = emu_load_int(value->data, value->dtype);
+  }
+  emu_tensor operands[2] = {*self, *call->args[1].as.tensor};
+  ew_run(self, operands, 2, masked_fill_loops[self->dtype], &params);
+}
+
+static tb_status enqueue_masked_fill(const char *name, tb_stream stream, const tb_value *args,
+                                     int32_t count) {
+  tb_status status = emu_check_args(name, args, count, "TTx");
   if (status != TB_OK) return status;
   const tb_tensor *self = args[0].as.tensor, *mask = args[1].as.tensor;
   if (mask->dtype != TB_DTYPE_BOOL || mask->ndim > self->ndim ||
       (args[2].kind == TB_VALUE_DOUBLE && !emu_is_floating(self->dtype))) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: masked_fill_: mask or value needs ATen's checks");
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: mask or value needs ATen's checks", name);
+  }
+  if (args[2].kind == TB_VALUE_TENSOR &&
+      (args[2].as.tensor->ndim != 0 || args[2].as.tensor->dtype != self->dtype)) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: value is not a 0-dim tensor of self's dtype",
+                    name);
   }
   int64_t sizes[EMU_MAX_DIMS], strides[EMU_MAX_DIMS];
-  if (self->ndim > EMU_MAX_DIMS) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: masked_fill_: too many dimensions");
-  }
   for (int32_t d = 0; d < self->ndim; d++) {
     int32_t m = d - (self->ndim - mask->ndim); /* the mask's dimension aligned with d */
     int64_t size = m >= 0 ? mask->sizes[m] : 1;
     if (size != self->sizes[d] && size != 1) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: masked_fill_: mask does not broadcast");
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: mask does not broadcast", name);
     }
     if (self->strides[d] == 0 && self->sizes[d] > 1) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: masked_fill_: self has overlapping elements");
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: self has overlapping elements", name);
     }
     sizes[d] = self->sizes[d];
     strides[d] = size == self->sizes[d] && m >= 0 ? mask->strides[m] : 0;
@@ -599,9 +732,22 @@ static tb_status kernel_masked_fill(tb_stream stream, const tb_value *args, int3
   view.strides = strides;
   tb_value copy[3] = {args[0], args[1], args[2]};
   copy[1].as.tensor = &view;
+  if (args[2].kind == TB_VALUE_TENSOR) {
+    if (masked_fill_loops[self->dtype] == NULL) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtype %d", name, (int)self->dtype);
+    }
+    return emu_launch(name, stream, copy, 3, run_masked_fill_tensor, 0, NULL);
+  }
   return enqueue_with(&spec_masked_fill, stream, copy, 3, NULL);
 }
+static tb_status kernel_masked_fill(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_masked_fill("masked_fill_.Scalar", stream, args, count);
+}
+static tb_status kernel_masked_fill_tensor(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_masked_fill("masked_fill_.Tensor", stream, args, count);
+}
 EMU_KERNEL(k_masked_fill, "masked_fill_.Scalar", kernel_masked_fill, EMU_ALL_TYPES);
+EMU_KERNEL(k_masked_fill_tensor, "masked_fill_.Tensor", kernel_masked_fill_tensor, EMU_ALL_TYPES);
 
 /* logical_not.out: (self, out); the input arrives cast to the output's dtype */
 UNARY(logical_not, "logical_not.out", logical_not_loops, EMU_ALL_TYPES)
@@ -613,6 +759,9 @@ UNARY(bitwise_not, "bitwise_not.out", bitwise_not_loops, EMU_INTS | TB_DTYPE_BIT
 BITWISE(bitwise_and, "bitwise_and.Tensor_out")
 BITWISE(bitwise_or, "bitwise_or.Tensor_out")
 BITWISE(bitwise_xor, "bitwise_xor.Tensor_out")
+/* logical_or.out: (self, other, out); the inputs arrive cast to the output's dtype */
+EW_KERNEL(logical_or, "logical_or.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, logical_or_loops, false,
+          -1, EMU_ALL_TYPES)
 
 /* clamp_min.out / clamp_max.out: (self, bound, out); a float bound on an integer tensor is
  * declined (ATen promotes that case to float) */
@@ -731,6 +880,14 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_bitwise_or,
                                                     &k_bitwise_xor,
                                                     &k_masked_fill,
+                                                    &k_masked_fill_tensor,
+                                                    &k_logical_or,
+                                                    &k_lgamma,
+                                                    &k_digamma,
+                                                    &k_sgn,
+                                                    &k_isnan,
+                                                    &k_isposinf,
+                                                    &k_isneginf,
                                                     &k_clamp_max,
                                                     &k_add,
                                                     &k_sub,

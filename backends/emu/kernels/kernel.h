@@ -269,6 +269,7 @@ extern const tb_kernel *const emu_rnn_kernels[];
 extern const tb_kernel *const emu_batchnorm_kernels[];
 extern const tb_kernel *const emu_pooling_kernels[];
 extern const tb_kernel *const emu_upsample_kernels[];
+extern const tb_kernel *const emu_shape_kernels[];
 
 #define EMU_KERNEL(symbol, opname, function, dtype_mask) \
   static const tb_kernel symbol = {sizeof(tb_kernel), opname, function, dtype_mask, 0}

@@ -2,9 +2,12 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * Negative log-likelihood loss (the second half of cross_entropy), forward and backward, for
- * inputs of shape [N, C] or [C] with class-index targets, optional class weights, reductions
+ * inputs of shape [N, C] or [C] (nll_loss) and [N, C, H, W] (nll_loss2d, which F.nll_loss
+ * also uses for [N, C, d1, ...]) with class-index targets, optional class weights, reductions
  * none / mean / sum and an ignore index.
  */
+#include <stdlib.h>
+
 #include "kernel.h"
 
 enum { REDUCTION_NONE = 0, REDUCTION_MEAN = 1, REDUCTION_SUM = 2 };
@@ -118,7 +121,212 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
   return emu_launch("nll_loss_backward.grad_input", stream, args, count, run_backward, 0, NULL);
 }
 
+/* ---- nll_loss2d: self [N, C, H, W], target [N, H, W] (int64), weight [C]? ---- */
+
+static double at4(const emu_tensor *t, int64_t n, int64_t c, int64_t h, int64_t w) {
+  int64_t offset = n * t->strides[0] + c * t->strides[1] + h * t->strides[2] + w * t->strides[3];
+  return emu_load_double(t->data + offset * (int64_t)emu_itemsize(t->dtype), t->dtype);
+}
+static char *address3(const emu_tensor *t, int64_t n, int64_t h, int64_t w) {
+  int64_t offset = n * t->strides[0] + h * t->strides[1] + w * t->strides[2];
+  return t->data + offset * (int64_t)emu_itemsize(t->dtype);
+}
+
+/* The rows (b, h) of a 2-d loss, split over the pool; a failed row stops its chunk. */
+typedef struct nll2d_job {
+  emu_task *task;
+  const emu_tensor *self, *target, *weight, *grad, *out; /* out: output or grad_input */
+  int64_t reduction, ignore;
+  double g;               /* backward with a reduction: -(grad / total_weight) or -grad */
+  double *sums, *weights; /* forward with a reduction: per row, added in order afterwards */
+} nll2d_job;
+
+/* The row's target at w, or -1 (the task failed) when out of range and not ignored. */
+static bool nll2d_target(const nll2d_job *job, int64_t b, int64_t h, int64_t w, int64_t *t) {
+  *t = emu_load_int(address3(job->target, b, h, w), job->target->dtype);
+  if (*t == job->ignore || (*t >= 0 && *t < job->self->sizes[1])) return true;
+  emu_task_fail(job->task, "nll_loss2d: target %lld is out of bounds for %lld classes",
+                (long long)*t, (long long)job->self->sizes[1]);
+  return false;
+}
+
+static void forward_2d_rows(void *context, int64_t begin, int64_t end) {
+  const nll2d_job *job = context;
+  const int64_t height = job->self->sizes[2], width = job->self->sizes[3];
+  for (int64_t row = begin; row < end; row++) {
+    int64_t b = row / height, h = row % height;
+    double sum = 0, weights = 0;
+    for (int64_t w = 0; w < width; w++) {
+      int64_t t;
+      if (!nll2d_target(job, b, h, w, &t)) return;
+      double value = 0;
+      if (t != job->ignore) {
+        double cw = job->weight ? element(job->weight, t, 0) : 1.0;
+        value = -at4(job->self, b, t, h, w) * cw;
+        weights += cw;
+      }
+      if (job->reduction == REDUCTION_NONE) {
+        emu_store_double(address3(job->out, b, h, w), job->out->dtype, value);
+      }
+      sum += value;
+    }
+    if (job->sums) {
+      job->sums[row] = sum;
+      job->weights[row] = weights;
+    }
+  }
+}
+
+/* nll_loss2d_forward.output: (self, target, weight?, reduction, ignore_index, output,
+ * total_weight); sums in double */
+static void run_forward_2d(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_arg *a = call->args;
+  const emu_tensor *self = a[0].as.tensor, *total = a[6].as.tensor;
+  nll2d_job job = {.task = task,
+                   .self = self,
+                   .target = a[1].as.tensor,
+                   .weight = a[2].kind == TB_VALUE_TENSOR ? a[2].as.tensor : NULL,
+                   .out = a[5].as.tensor,
+                   .reduction = a[3].as.i,
+                   .ignore = a[4].as.i};
+  const int64_t rows = self->sizes[0] * self->sizes[2], width = self->sizes[3];
+  if (job.reduction != REDUCTION_NONE && rows > 0) {
+    job.sums = malloc((size_t)rows * sizeof(double));
+    job.weights = malloc((size_t)rows * sizeof(double));
+    if (job.sums == NULL || job.weights == NULL) {
+      emu_task_fail(task, "nll_loss2d: out of host memory");
+      free(job.sums);
+      free(job.weights);
+      return;
+    }
+  }
+  emu_parallel_for(rows, width >= 4096 ? 1 : 4096 / (width > 0 ? width : 1), forward_2d_rows, &job);
+  double sum = 0, weights = 0;
+  for (int64_t row = 0; job.sums && row < rows; row++) {
+    sum += job.sums[row];
+    weights += job.weights[row];
+  }
+  free(job.sums);
+  free(job.weights);
+  if (job.reduction != REDUCTION_NONE) {
+    emu_store_double(job.out->data, job.out->dtype,
+                     job.reduction == REDUCTION_MEAN ? sum / weights : sum);
+  }
+  if (total->data)
+    emu_store_double(total->data, total->dtype, job.reduction == REDUCTION_NONE ? 0 : weights);
+}
+
+static bool nll2d_shapes(const tb_tensor *self, const tb_tensor *target, const tb_value *weight) {
+  if (!emu_is_floating(self->dtype) || self->ndim != 4 || target->ndim != 3 ||
+      target->dtype != TB_DTYPE_INT64 || target->sizes[0] != self->sizes[0] ||
+      target->sizes[1] != self->sizes[2] || target->sizes[2] != self->sizes[3]) {
+    return false;
+  }
+  if (weight->kind != TB_VALUE_TENSOR) return true;
+  const tb_tensor *w = weight->as.tensor;
+  return w->dtype == self->dtype && w->ndim == 1 && w->sizes[0] == self->sizes[1];
+}
+
+static tb_status kernel_forward_2d(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("nll_loss2d_forward.output", args, count, "TTtiiTT");
+  if (status != TB_OK) return status;
+  const tb_tensor *output = args[5].as.tensor;
+  bool none = args[3].as.i == REDUCTION_NONE;
+  if (!nll2d_shapes(args[0].as.tensor, args[1].as.tensor, &args[2]) ||
+      output->ndim != (none ? 3 : 0) || args[6].as.tensor->ndim != 0) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: nll_loss2d_forward: needs ATen's checks");
+  }
+  return emu_launch("nll_loss2d_forward.output", stream, args, count, run_forward_2d, 0, NULL);
+}
+
+static void backward_2d_rows(void *context, int64_t begin, int64_t end) {
+  const nll2d_job *job = context;
+  const emu_tensor *gi = job->out;
+  const int64_t height = job->self->sizes[2], width = job->self->sizes[3];
+  const int64_t item = (int64_t)emu_itemsize(gi->dtype);
+  for (int64_t row = begin; row < end; row++) {
+    int64_t b = row / height, h = row % height;
+    for (int64_t w = 0; w < width; w++) {
+      int64_t t;
+      if (!nll2d_target(job, b, h, w, &t)) return;
+      if (t == job->ignore) continue;
+      double value;
+      if (job->reduction == REDUCTION_NONE) {
+        value = -(job->weight ? element(job->weight, t, 0) : 1.0) *
+                emu_load_double(address3(job->grad, b, h, w), job->grad->dtype);
+      } else {
+        value = job->weight ? element(job->weight, t, 0) * job->g : job->g;
+      }
+      int64_t offset =
+          b * gi->strides[0] + t * gi->strides[1] + h * gi->strides[2] + w * gi->strides[3];
+      emu_store_double(gi->data + offset * item, gi->dtype, value);
+    }
+  }
+}
+
+/* nll_loss2d_backward.grad_input: (grad_output, self, target, weight?, reduction,
+ * ignore_index, total_weight, grad_input); as the CPU: -(g / total_weight) (mean) or -g,
+ * times the class weight */
+static void run_backward_2d(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_arg *a = call->args;
+  const emu_tensor *self = a[1].as.tensor, *total = a[6].as.tensor;
+  nll2d_job job = {.task = task,
+                   .self = self,
+                   .target = a[2].as.tensor,
+                   .weight = a[3].kind == TB_VALUE_TENSOR ? a[3].as.tensor : NULL,
+                   .grad = a[0].as.tensor,
+                   .out = a[7].as.tensor,
+                   .reduction = a[4].as.i,
+                   .ignore = a[5].as.i};
+  emu_arg zero = {.kind = TB_VALUE_INT};
+  emu_tensor zeros;
+  char storage[16];
+  ew_operand(&zero, job.out->dtype, job.out, &zeros, storage);
+  emu_copy_tensor(job.out, &zeros);
+  if (job.out->numel == 0) return;
+  if (job.reduction != REDUCTION_NONE) {
+    job.g = element(job.grad, 0, 0);
+    if (job.reduction == REDUCTION_MEAN) job.g /= emu_load_double(total->data, total->dtype);
+    job.g = -job.g;
+  }
+  const int64_t rows = self->sizes[0] * self->sizes[2], width = self->sizes[3];
+  emu_parallel_for(rows, width >= 4096 ? 1 : 4096 / width, backward_2d_rows, &job);
+}
+
+static tb_status kernel_backward_2d(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("nll_loss2d_backward.grad_input", args, count, "TTTtiiTT");
+  if (status != TB_OK) return status;
+  const tb_tensor *grad = args[0].as.tensor, *self = args[1].as.tensor;
+  const tb_tensor *grad_input = args[7].as.tensor;
+  bool none = args[4].as.i == REDUCTION_NONE;
+  const tb_tensor *total = args[6].as.tensor;
+  int64_t total_numel = 1;
+  for (int32_t d = 0; d < total->ndim; d++) total_numel *= total->sizes[d];
+  bool ok = nll2d_shapes(self, args[2].as.tensor, &args[3]) && grad->dtype == self->dtype &&
+            grad_input->dtype == self->dtype && total->dtype == self->dtype &&
+            grad_input->ndim == 4 && total_numel == 1;
+  for (int32_t d = 0; ok && d < 4; d++) ok = grad_input->sizes[d] == self->sizes[d];
+  if (ok && none) {
+    ok = grad->ndim == 3;
+    for (int32_t d = 0; ok && d < 3; d++) ok = grad->sizes[d] == args[2].as.tensor->sizes[d];
+  } else if (ok) {
+    int64_t numel = 1;
+    for (int32_t d = 0; d < grad->ndim; d++) numel *= grad->sizes[d];
+    ok = grad->ndim <= 1 && numel == 1;
+  }
+  if (!ok) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: nll_loss2d_backward: needs ATen's checks");
+  }
+  return emu_launch("nll_loss2d_backward.grad_input", stream, args, count, run_backward_2d, 0,
+                    NULL);
+}
+
 EMU_KERNEL(k_forward, "nll_loss_forward.output", kernel_forward, EMU_FLOATS);
 EMU_KERNEL(k_backward, "nll_loss_backward.grad_input", kernel_backward, EMU_FLOATS);
+EMU_KERNEL(k_forward_2d, "nll_loss2d_forward.output", kernel_forward_2d, EMU_FLOATS);
+EMU_KERNEL(k_backward_2d, "nll_loss2d_backward.grad_input", kernel_backward_2d, EMU_FLOATS);
 
-const tb_kernel *const emu_loss_kernels[] = {&k_forward, &k_backward, NULL};
+const tb_kernel *const emu_loss_kernels[] = {&k_forward, &k_backward, &k_forward_2d, &k_backward_2d,
+                                             NULL};

@@ -2,7 +2,8 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * Reductions over a set of dimensions: sum, mean, amax, amin, argmax, argmin, var, std, any,
- * all.
+ * all, max / min (over everything, or over one dimension with the index), vector norms; and
+ * beside them the other reductions along vectors: cumsum and dot.
  * Floating inputs accumulate in double and integers in int64, so results are at least as
  * accurate as PyTorch's CPU kernels; the output (shape and dtype from ATen's meta function)
  * receives the converted result.
@@ -16,19 +17,39 @@
 
 #include "kernel.h"
 
-enum reduce_op { SUM, MEAN, AMAX, AMIN, ARGMAX, ARGMIN, VAR, STD, ANY, ALL };
+/* MAX_DIM / MIN_DIM: the extreme and its index (max.dim_max); NORM: a vector norm. */
+enum reduce_op {
+  SUM,
+  MEAN,
+  AMAX,
+  AMIN,
+  ARGMAX,
+  ARGMIN,
+  VAR,
+  STD,
+  ANY,
+  ALL,
+  MAX_DIM,
+  MIN_DIM,
+  NORM
+};
+
+static inline bool is_max(int op) { return op == AMAX || op == ARGMAX || op == MAX_DIM; }
 
 typedef struct reduce_state {
   int op;
   double correction; /* var/std */
+  double ord;        /* NORM */
   uint32_t reduced;  /* bit d: input dimension d is reduced */
+  int outputs;       /* 2 for MAX_DIM / MIN_DIM (values, indices), else 1 */
 } reduce_state;
 
 typedef struct reduce_plan {
-  const emu_tensor *in, *out;
+  const emu_tensor *in, *out, *indices; /* indices: the second output of MAX_DIM / MIN_DIM */
   const reduce_state *state;
   int kept_count, reduced_count;
   int64_t kept_sizes[EMU_MAX_DIMS], kept_in_strides[EMU_MAX_DIMS], kept_out_strides[EMU_MAX_DIMS];
+  int64_t kept_index_strides[EMU_MAX_DIMS];
   int64_t reduced_sizes[EMU_MAX_DIMS], reduced_strides[EMU_MAX_DIMS]; /* innermost last */
   int64_t reduction_size;
   size_t item;
@@ -44,6 +65,47 @@ typedef struct accumulator {
 } accumulator;
 
 static inline bool is_nan(double v) { return v != v; }
+
+/* Vector norms: sum |x|^ord (sum of squares for 2, of magnitudes for 1, count of nonzeros for
+ * 0) or the largest / smallest magnitude for +-inf, NaN propagating as on PyTorch's CPU. */
+static void norm_run(double ord, accumulator *acc, const char *p, int64_t n, int64_t stride,
+                     tb_dtype dt) {
+  if (ord == 2 && dt == TB_DTYPE_FLOAT32 && stride == 4) {
+    const float *f = (const float *)p;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      s0 += (double)f[i] * f[i];
+      s1 += (double)f[i + 1] * f[i + 1];
+      s2 += (double)f[i + 2] * f[i + 2];
+      s3 += (double)f[i + 3] * f[i + 3];
+    }
+    for (; i < n; i++) s0 += (double)f[i] * f[i];
+    acc->sum += (s0 + s1) + (s2 + s3);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double v = fabs(emu_load_double(p + i * stride, dt));
+    if (ord == 2) {
+      acc->sum += v * v;
+    } else if (ord == 1) {
+      acc->sum += v;
+    } else if (ord == 0) {
+      acc->sum += v != 0;
+    } else if (isinf(ord)) {
+      if (acc->nan) continue;
+      if (is_nan(v)) {
+        acc->nan = true;
+        acc->best = v;
+      } else if (acc->count == 0 || (ord > 0 ? v > acc->best : v < acc->best)) {
+        acc->best = v;
+      }
+      acc->count++;
+    } else {
+      acc->sum += pow(v, ord);
+    }
+  }
+}
 
 /* Accumulates the contiguous-or-strided run of `n` elements starting at `p`, whose
  * flattened reduction indices start at `index`. */
@@ -87,11 +149,14 @@ static void accumulate_run(const reduce_plan *plan, accumulator *acc, const char
     for (int64_t i = 0; i < n; i++) acc->sum += emu_load_double(p + i * stride, dt); /* mean */
     return;
   }
+  if (op == NORM) {
+    norm_run(plan->state->ord, acc, p, n, stride, dt);
+    return;
+  }
   if (!emu_is_floating(dt)) { /* exact int64 comparisons: doubles lose bits above 2^53 */
     for (int64_t i = 0; i < n; i++) {
       int64_t v = emu_load_int(p + i * stride, dt);
-      bool better =
-          acc->count == 0 || ((op == AMAX || op == ARGMAX) ? v > acc->ibest : v < acc->ibest);
+      bool better = acc->count == 0 || (is_max(op) ? v > acc->ibest : v < acc->ibest);
       if (better) {
         acc->ibest = v;
         acc->best_index = index + i;
@@ -110,7 +175,7 @@ static void accumulate_run(const reduce_plan *plan, accumulator *acc, const char
       acc->nan = true;
     } else if (acc->count == 0) {
       better = true;
-    } else if (op == AMAX || op == ARGMAX) {
+    } else if (is_max(op)) {
       better = v > acc->best;
     } else {
       better = v < acc->best;
@@ -161,7 +226,7 @@ static void squares_run(const reduce_plan *plan, accumulator *acc, const char *p
   }
 }
 
-static void store_result(const reduce_plan *plan, char *out, accumulator *acc) {
+static void store_result(const reduce_plan *plan, char *out, char *index_out, accumulator *acc) {
   const int op = plan->state->op;
   const tb_dtype od = plan->out->dtype;
   const int64_t n = plan->reduction_size;
@@ -189,6 +254,25 @@ static void store_result(const reduce_plan *plan, char *out, accumulator *acc) {
     case ARGMIN:
       emu_store_int(out, od, acc->best_index);
       break;
+    case MAX_DIM:
+    case MIN_DIM:
+      if (emu_is_floating(plan->in->dtype)) {
+        emu_store_double(out, od, acc->best);
+      } else {
+        emu_store_int(out, od, acc->ibest);
+      }
+      emu_store_int(index_out, plan->indices->dtype, acc->best_index);
+      break;
+    case NORM: {
+      double ord = plan->state->ord;
+      emu_store_double(out, od,
+                       isinf(ord) ? acc->best
+                       : ord == 2 ? sqrt(acc->sum)
+                       : ord == 1 ? acc->sum
+                       : ord == 0 ? acc->sum
+                                  : pow(acc->sum, 1.0 / ord));
+      break;
+    }
     case ANY:
       emu_store_int(out, od, acc->isum != 0);
       break;
@@ -208,12 +292,16 @@ static void reduce_outputs(void *context, int64_t begin, int64_t end) {
   for (int64_t o = begin; o < end; o++) {
     const char *in = plan->in->data;
     char *out = plan->out->data;
+    char *index_out = plan->indices ? plan->indices->data : NULL;
     int64_t rest = o;
     for (int d = plan->kept_count - 1; d >= 0; d--) {
       int64_t i = rest % plan->kept_sizes[d];
       rest /= plan->kept_sizes[d];
       in += i * plan->kept_in_strides[d] * (int64_t)plan->item;
       out += i * plan->kept_out_strides[d] * (int64_t)emu_itemsize(plan->out->dtype);
+      if (index_out) {
+        index_out += i * plan->kept_index_strides[d] * (int64_t)emu_itemsize(plan->indices->dtype);
+      }
     }
     accumulator acc = {0};
     walk(plan, in, &acc, accumulate_run);
@@ -222,7 +310,7 @@ static void reduce_outputs(void *context, int64_t begin, int64_t end) {
       acc.sum = 0;
       walk(plan, in, &acc, squares_run);
     }
-    store_result(plan, out, &acc);
+    store_result(plan, out, index_out, &acc);
   }
 }
 
@@ -285,7 +373,7 @@ static void reduce_columns(void *context, int64_t begin, int64_t end) {
     int64_t out_stride = plan->kept_out_strides[plan->kept_count - 1] * (int64_t)out_item;
     for (int64_t j = 0; j < inner; j++) {
       accumulator a = {.sum = acc[j], .isum = iacc[j]};
-      store_result(plan, out + j * out_stride, &a);
+      store_result(plan, out + j * out_stride, NULL, &a);
     }
   }
   free(acc);
@@ -296,8 +384,10 @@ static void run_reduce(emu_task *task) {
   emu_call *call = emu_call_of(task);
   const reduce_state *state = call->scratch;
   const emu_tensor *in = call->args[0].as.tensor;
-  const emu_tensor *out = call->args[call->count - 1].as.tensor;
-  reduce_plan plan = {.in = in, .out = out, .state = state, .item = emu_itemsize(in->dtype)};
+  const emu_tensor *out = call->args[call->count - state->outputs].as.tensor;
+  const emu_tensor *indices = state->outputs == 2 ? call->args[call->count - 1].as.tensor : NULL;
+  reduce_plan plan = {
+      .in = in, .out = out, .indices = indices, .state = state, .item = emu_itemsize(in->dtype)};
   /* Output strides per input dimension: keepdim outputs have the input's rank; others drop
    * the reduced dimensions. */
   bool keepdim = out->ndim == in->ndim && in->ndim > 0;
@@ -315,6 +405,8 @@ static void run_reduce(emu_task *task) {
       plan.kept_sizes[plan.kept_count] = in->sizes[d];
       plan.kept_in_strides[plan.kept_count] = in->strides[d];
       plan.kept_out_strides[plan.kept_count] = out->ndim > 0 ? out->strides[out_dim] : 0;
+      plan.kept_index_strides[plan.kept_count] =
+          indices && indices->ndim > 0 ? indices->strides[out_dim] : 0;
       plan.kept_count++;
       out_dim++;
     }
@@ -323,8 +415,8 @@ static void run_reduce(emu_task *task) {
   for (int k = 0; k < plan.kept_count; k++) outputs *= plan.kept_sizes[k];
   if (outputs == 0) return;
   if (plan.reduction_size == 0) {
-    /* Empty reductions: sum 0, any false, all true, mean / var nan (ATen's meta rejects
-     * empty amax/argmax). */
+    /* Empty reductions: sum 0, any false, all true, norms 0, mean / var nan (ATen's meta
+     * rejects empty amax/argmax/max, and the infinity norms of nothing). */
     accumulator zero = {0};
     for (int64_t o = 0; o < outputs; o++) {
       char *p = out->data;
@@ -334,8 +426,8 @@ static void run_reduce(emu_task *task) {
              (int64_t)emu_itemsize(out->dtype);
         rest /= plan.kept_sizes[d];
       }
-      if (state->op == SUM || state->op == ANY || state->op == ALL) {
-        store_result(&plan, p, &zero); /* 0, false, true */
+      if (state->op == SUM || state->op == ANY || state->op == ALL || state->op == NORM) {
+        store_result(&plan, p, NULL, &zero); /* 0, false, true, 0 */
       } else {
         emu_store_double(p, out->dtype, NAN);
       }
@@ -384,7 +476,7 @@ static tb_status enqueue_reduce(const char *name, const char *kinds, int op, int
   if (!(dtypes & TB_DTYPE_BIT(in->dtype))) {
     return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtype %d", name, (int)in->dtype);
   }
-  reduce_state state = {.op = op, .correction = 1.0};
+  reduce_state state = {.op = op, .correction = 1.0, .outputs = 1};
   const tb_value all = {.kind = TB_VALUE_NONE};
   status = dims_mask(name, dim_arg >= 0 ? &args[dim_arg] : &all, in->ndim, &state.reduced);
   if (status != TB_OK) return status;
@@ -392,10 +484,68 @@ static tb_status enqueue_reduce(const char *name, const char *kinds, int op, int
     const tb_value *c = &args[correction_arg];
     state.correction = c->kind == TB_VALUE_DOUBLE ? c->as.f : (double)c->as.i;
   }
+  if (op == MAX_DIM || op == MIN_DIM) state.outputs = 2;
+  if (op == NORM) {
+    const tb_tensor *out = args[count - 1].as.tensor;
+    bool wider = out->dtype == in->dtype || out->dtype == TB_DTYPE_FLOAT64 ||
+                 (out->dtype == TB_DTYPE_FLOAT32 && emu_itemsize(in->dtype) == 2);
+    if (!wider) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: result dtype %d narrower than input's",
+                      name, (int)out->dtype);
+    }
+    state.ord = args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f
+                : args[1].kind == TB_VALUE_INT  ? (double)args[1].as.i
+                : args[1].kind == TB_VALUE_BOOL ? (double)args[1].as.b
+                                                : 2.0; /* norm.out's p=None */
+    /* Over single elements ATen returns |x| (x != 0 for ord 0), not (|x|^p)^(1/p). */
+    int64_t size = 1;
+    for (int32_t d = 0; d < in->ndim; d++) {
+      if ((state.reduced >> d) & 1u) size *= in->sizes[d];
+    }
+    if (size == 1) state.ord = state.ord == 0 ? 0 : 1;
+  }
   return emu_launch(name, stream, args, count, run_reduce, sizeof state, &state);
 }
 
 #define NUMERIC (EMU_FLOATS | EMU_INTS | TB_DTYPE_BIT(TB_DTYPE_BOOL))
+
+/* max.unary_out / min.unary_out: (self, out), over every element; an empty self is declined
+ * (ATen raises, its meta function does not) */
+static bool is_empty(const tb_value *a, int32_t n) {
+  if (n < 1 || a[0].kind != TB_VALUE_TENSOR) return false;
+  for (int32_t d = 0; d < a[0].as.tensor->ndim; d++) {
+    if (a[0].as.tensor->sizes[d] == 0) return true;
+  }
+  return false;
+}
+static tb_status kernel_max(tb_stream s, const tb_value *a, int32_t n) {
+  if (is_empty(a, n)) return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: max.unary_out: empty");
+  return enqueue_reduce("max.unary_out", "TT", AMAX, -1, -1, NUMERIC, s, a, n);
+}
+static tb_status kernel_min(tb_stream s, const tb_value *a, int32_t n) {
+  if (is_empty(a, n)) return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: min.unary_out: empty");
+  return enqueue_reduce("min.unary_out", "TT", AMIN, -1, -1, NUMERIC, s, a, n);
+}
+/* max.dim_max / min.dim_min: (self, dim, keepdim, values, indices); ties and NaN as the CPU:
+ * the first extreme, the first NaN */
+static tb_status kernel_max_dim(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_reduce("max.dim_max", "TibTT", MAX_DIM, 1, -1, NUMERIC, s, a, n);
+}
+static tb_status kernel_min_dim(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_reduce("min.dim_min", "TibTT", MIN_DIM, 1, -1, NUMERIC, s, a, n);
+}
+/* linalg_vector_norm.out: (self, ord, dim?, keepdim, dtype?, out) */
+static tb_status kernel_vector_norm(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_reduce("linalg_vector_norm.out", "TnJbdT", NORM, 2, -1, EMU_FLOATS, s, a, n);
+}
+/* norm.out / norm.dtype_out: (self, p?, dim[], keepdim, [dtype,] out), which ATen computes as
+ * linalg_vector_norm with p 2 by default */
+static tb_status kernel_norm(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_reduce("norm.out", "TNIbT", NORM, 2, -1, EMU_FLOATS, s, a, n);
+}
+static tb_status kernel_norm_dtype(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_reduce("norm.dtype_out", "TNIbdT", NORM, 2, -1, EMU_FLOATS, s, a, n);
+}
 
 /* sum.IntList_out / mean.out: (self, dim?, keepdim, dtype?, out) */
 static tb_status kernel_sum(tb_stream s, const tb_value *a, int32_t n) {
@@ -444,6 +594,209 @@ static tb_status kernel_std(tb_stream s, const tb_value *a, int32_t n) {
 LOGICAL_REDUCTION(any, ANY, "any")
 LOGICAL_REDUCTION(all, ALL, "all")
 
+/* ---- cumsum.out: (self, dim, dtype?, out) ----
+ * As ATen: the input converted to the output's dtype, then summed along the dimension in the
+ * CPU's accumulation type (double for float32 and float64, float for float16 and bfloat16,
+ * int64 for integers), every partial sum stored. */
+
+typedef struct scan_plan {
+  const emu_tensor *in, *out;
+  int dim; /* -1: a 0-dim tensor */
+  int64_t length;
+} scan_plan;
+
+/* `v` rounded to dtype `d`, as a conversion to it would. */
+static double round_to(tb_dtype d, double v) {
+  char element[8];
+  emu_store_double(element, d, v);
+  return emu_load_double(element, d);
+}
+
+static void scan_lines(void *context, int64_t begin, int64_t end) {
+  const scan_plan *plan = context;
+  const emu_tensor *in = plan->in, *out = plan->out;
+  const tb_dtype id = in->dtype, od = out->dtype;
+  const int64_t is = emu_itemsize(id), os = emu_itemsize(od), n = plan->length;
+  const int64_t in_step = plan->dim >= 0 ? in->strides[plan->dim] * is : 0;
+  const int64_t out_step = plan->dim >= 0 ? out->strides[plan->dim] * os : 0;
+  for (int64_t line = begin; line < end; line++) {
+    const char *src = in->data;
+    char *dst = out->data;
+    int64_t rest = line;
+    for (int d = in->ndim - 1; d >= 0; d--) {
+      if (d == plan->dim) continue;
+      int64_t i = rest % in->sizes[d];
+      rest /= in->sizes[d];
+      src += i * in->strides[d] * is;
+      dst += i * out->strides[d] * os;
+    }
+    if (id == TB_DTYPE_FLOAT32 && od == TB_DTYPE_FLOAT32) {
+      double acc = 0;
+      for (int64_t k = 0; k < n; k++) {
+        acc += *(const float *)(src + k * in_step);
+        *(float *)(dst + k * out_step) = (float)acc;
+      }
+    } else if (od == TB_DTYPE_FLOAT32 || od == TB_DTYPE_FLOAT64) {
+      double acc = 0;
+      for (int64_t k = 0; k < n; k++) {
+        double v = emu_load_double(src + k * in_step, id);
+        acc += id == od ? v : round_to(od, v);
+        emu_store_double(dst + k * out_step, od, acc);
+      }
+    } else if (emu_is_floating(od)) {
+      float acc = 0;
+      for (int64_t k = 0; k < n; k++) {
+        acc += (float)round_to(od, emu_load_double(src + k * in_step, id));
+        emu_store_double(dst + k * out_step, od, acc);
+      }
+    } else { /* integers: int64 sums wrap like the output's narrower ones */
+      int64_t acc = 0;
+      for (int64_t k = 0; k < n; k++) {
+        acc += emu_load_int(src + k * in_step, id);
+        emu_store_int(dst + k * out_step, od, acc);
+      }
+    }
+  }
+}
+
+static void run_cumsum(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_tensor *in = call->args[0].as.tensor, *out = call->args[3].as.tensor;
+  if (out->numel == 0) return;
+  scan_plan plan = {.in = in, .out = out, .dim = -1, .length = 1};
+  if (in->ndim > 0) {
+    int64_t dim = call->args[1].as.i;
+    plan.dim = (int)(dim < 0 ? dim + in->ndim : dim);
+    plan.length = in->sizes[plan.dim];
+  }
+  int64_t lines = in->numel / plan.length;
+  emu_parallel_for(lines, plan.length >= 4096 ? 1 : 4096 / plan.length, scan_lines, &plan);
+}
+
+static tb_status kernel_cumsum(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("cumsum.out", args, count, "TidT");
+  if (status != TB_OK) return status;
+  const tb_tensor *in = args[0].as.tensor, *out = args[3].as.tensor;
+  int32_t rank = in->ndim > 0 ? in->ndim : 1;
+  bool shaped = out->ndim == in->ndim;
+  for (int32_t d = 0; shaped && d < in->ndim; d++) shaped = out->sizes[d] == in->sizes[d];
+  if (!shaped || out->dtype == TB_DTYPE_BOOL || args[1].as.i < -rank || args[1].as.i >= rank) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: cumsum.out: shapes, dimension or bool output");
+  }
+  return emu_launch("cumsum.out", stream, args, count, run_cumsum, 0, NULL);
+}
+
+/* ---- dot.out / vdot.out (real vectors): (self, other, out) ----
+ * Sums in double (floating) or int64 (integers, which wrap like the output), in fixed blocks
+ * split over the pool and added in order, so the result does not depend on the threads. */
+
+enum { DOT_BLOCK = 1 << 15 };
+
+typedef struct dot_job {
+  const emu_tensor *a, *b;
+  double *sums;
+  int64_t *isums;
+} dot_job;
+
+static void dot_blocks(void *context, int64_t begin, int64_t end) {
+  const dot_job *job = context;
+  const emu_tensor *a = job->a, *b = job->b;
+  const tb_dtype dt = a->dtype;
+  const int64_t item = emu_itemsize(dt), sa = a->strides[0] * item, sb = b->strides[0] * item;
+  for (int64_t block = begin; block < end; block++) {
+    int64_t first = block * DOT_BLOCK;
+    int64_t n = a->numel - first < DOT_BLOCK ? a->numel - first : DOT_BLOCK;
+    const char *pa = a->data + first * sa, *pb = b->data + first * sb;
+    if (dt == TB_DTYPE_FLOAT32 && sa == 4 && sb == 4) {
+      const float *x = (const float *)pa, *y = (const float *)pb;
+      double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      int64_t i = 0;
+      for (; i + 4 <= n; i += 4) {
+        s0 += (double)x[i] * y[i];
+        s1 += (double)x[i + 1] * y[i + 1];
+        s2 += (double)x[i + 2] * y[i + 2];
+        s3 += (double)x[i + 3] * y[i + 3];
+      }
+      for (; i < n; i++) s0 += (double)x[i] * y[i];
+      job->sums[block] = (s0 + s1) + (s2 + s3);
+    } else if (emu_is_floating(dt)) {
+      double sum = 0;
+      for (int64_t i = 0; i < n; i++) {
+        sum += emu_load_double(pa + i * sa, dt) * emu_load_double(pb + i * sb, dt);
+      }
+      job->sums[block] = sum;
+    } else {
+      int64_t sum = 0;
+      for (int64_t i = 0; i < n; i++) {
+        sum += emu_load_int(pa + i * sa, dt) * emu_load_int(pb + i * sb, dt);
+      }
+      job->isums[block] = sum;
+    }
+  }
+}
+
+static void run_dot(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_tensor *a = call->args[0].as.tensor, *b = call->args[1].as.tensor;
+  const emu_tensor *out = call->args[2].as.tensor;
+  int64_t blocks = (a->numel + DOT_BLOCK - 1) / DOT_BLOCK;
+  double single;
+  int64_t isingle;
+  dot_job job = {a, b, &single, &isingle};
+  if (blocks > 1) {
+    job.sums = malloc((size_t)blocks * sizeof(double));
+    job.isums = malloc((size_t)blocks * sizeof(int64_t));
+    if (job.sums == NULL || job.isums == NULL) {
+      free(job.sums);
+      free(job.isums);
+      emu_task_fail(task, "dot: out of host memory");
+      return;
+    }
+  }
+  double sum = 0;
+  int64_t isum = 0;
+  if (blocks > 0) {
+    emu_parallel_for(blocks, 1, dot_blocks, &job);
+    for (int64_t k = 0; k < blocks; k++) {
+      if (emu_is_floating(a->dtype)) {
+        sum += job.sums[k];
+      } else {
+        isum += job.isums[k];
+      }
+    }
+  }
+  if (emu_is_floating(a->dtype)) {
+    emu_store_double(out->data, out->dtype, sum);
+  } else {
+    emu_store_int(out->data, out->dtype, isum);
+  }
+  if (blocks > 1) {
+    free(job.sums);
+    free(job.isums);
+  }
+}
+
+static tb_status enqueue_dot(const char *name, tb_stream stream, const tb_value *args,
+                             int32_t count) {
+  tb_status status = emu_check_args(name, args, count, "TTT");
+  if (status != TB_OK) return status;
+  const tb_tensor *a = args[0].as.tensor, *b = args[1].as.tensor, *out = args[2].as.tensor;
+  if (a->ndim != 1 || b->ndim != 1 || a->sizes[0] != b->sizes[0] || a->dtype != b->dtype ||
+      out->dtype != a->dtype || out->ndim != 0 || a->dtype == TB_DTYPE_BOOL) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: needs ATen's checks", name);
+  }
+  return emu_launch(name, stream, args, count, run_dot, 0, NULL);
+}
+static tb_status kernel_dot(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_dot("dot.out", s, a, n);
+}
+static tb_status kernel_vdot(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_dot("vdot.out", s, a, n); /* real vectors: vdot is dot */
+}
+
+EMU_KERNEL(k_cumsum, "cumsum.out", kernel_cumsum, NUMERIC);
+EMU_KERNEL(k_dot, "dot.out", kernel_dot, EMU_FLOATS | EMU_INTS);
+EMU_KERNEL(k_vdot, "vdot.out", kernel_vdot, EMU_FLOATS | EMU_INTS);
 EMU_KERNEL(k_sum, "sum.IntList_out", kernel_sum, NUMERIC);
 EMU_KERNEL(k_mean, "mean.out", kernel_mean, EMU_FLOATS);
 EMU_KERNEL(k_amax, "amax.out", kernel_amax, EMU_FLOATS | EMU_INTS);
@@ -452,7 +805,16 @@ EMU_KERNEL(k_argmax, "argmax.out", kernel_argmax, EMU_FLOATS | EMU_INTS);
 EMU_KERNEL(k_argmin, "argmin.out", kernel_argmin, EMU_FLOATS | EMU_INTS);
 EMU_KERNEL(k_var, "var.correction_out", kernel_var, EMU_FLOATS);
 EMU_KERNEL(k_std, "std.correction_out", kernel_std, EMU_FLOATS);
+EMU_KERNEL(k_max, "max.unary_out", kernel_max, NUMERIC);
+EMU_KERNEL(k_min, "min.unary_out", kernel_min, NUMERIC);
+EMU_KERNEL(k_max_dim, "max.dim_max", kernel_max_dim, NUMERIC);
+EMU_KERNEL(k_min_dim, "min.dim_min", kernel_min_dim, NUMERIC);
+EMU_KERNEL(k_vector_norm, "linalg_vector_norm.out", kernel_vector_norm, EMU_FLOATS);
+EMU_KERNEL(k_norm, "norm.out", kernel_norm, EMU_FLOATS);
+EMU_KERNEL(k_norm_dtype, "norm.dtype_out", kernel_norm_dtype, EMU_FLOATS);
 
 const tb_kernel *const emu_reduce_kernels[] = {
-    &k_sum,     &k_mean,    &k_amax,     &k_amin,    &k_argmax,  &k_argmin,   &k_var, &k_std,
-    &k_any_all, &k_any_dim, &k_any_dims, &k_all_all, &k_all_dim, &k_all_dims, NULL};
+    &k_sum,    &k_mean,    &k_amax,    &k_amin,     &k_argmax,      &k_argmin,  &k_var,
+    &k_std,    &k_any_all, &k_any_dim, &k_any_dims, &k_all_all,     &k_all_dim, &k_all_dims,
+    &k_max,    &k_min,     &k_max_dim, &k_min_dim,  &k_vector_norm, &k_norm,    &k_norm_dtype,
+    &k_cumsum, &k_dot,     &k_vdot,    NULL};

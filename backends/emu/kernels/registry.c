@@ -4,6 +4,8 @@
  * emu's kernel table: every kernel file's list, flattened once.
  */
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "kernel.h"
 
@@ -15,13 +17,17 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void build(void) {
   const tb_kernel *const *lists[] = {
-      emu_elementwise_kernels, emu_reduce_kernels,  emu_softmax_kernels, emu_blas_kernels,
-      emu_index_kernels,       emu_norm_kernels,    emu_loss_kernels,    emu_random_kernels,
-      emu_optim_kernels,       emu_copy_kernels,    emu_conv_kernels,    emu_rnn_kernels,
-      emu_batchnorm_kernels,   emu_pooling_kernels, emu_upsample_kernels};
+      emu_elementwise_kernels, emu_reduce_kernels,  emu_softmax_kernels,  emu_blas_kernels,
+      emu_index_kernels,       emu_norm_kernels,    emu_loss_kernels,     emu_random_kernels,
+      emu_optim_kernels,       emu_copy_kernels,    emu_conv_kernels,     emu_rnn_kernels,
+      emu_batchnorm_kernels,   emu_pooling_kernels, emu_upsample_kernels, emu_shape_kernels};
   int64_t count = 0;
   for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
-    for (const tb_kernel *const *k = lists[l]; *k != NULL && count < EMU_MAX_KERNELS; k++) {
+    for (const tb_kernel *const *k = lists[l]; *k != NULL; k++) {
+      if (count == EMU_MAX_KERNELS) { /* a build error in all but name: never drop kernels */
+        fprintf(stderr, "emu: more than %d kernels: raise EMU_MAX_KERNELS\n", EMU_MAX_KERNELS);
+        abort();
+      }
       g_kernels[count++] = *k;
     }
   }
