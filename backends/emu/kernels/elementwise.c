@@ -798,6 +798,12 @@ EW_KERNEL(maximum, "maximum.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, maximum_lo
           EMU_FLOATS | EMU_INTS)
 EW_KERNEL(minimum, "minimum.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, minimum_loops, false, -1,
           EMU_FLOATS | EMU_INTS)
+/* clamp_min.Tensor_out / clamp_max.Tensor_out: (self, bound, out); NaN in either propagates,
+ * which is maximum's and minimum's rule */
+EW_KERNEL(clamp_min_tensor, "clamp_min.Tensor_out", "xxT", INPUTS(0, 1), 2, NO_SCALARS,
+          maximum_loops, false, -1, EMU_FLOATS | EMU_INTS)
+EW_KERNEL(clamp_max_tensor, "clamp_max.Tensor_out", "xxT", INPUTS(0, 1), 2, NO_SCALARS,
+          minimum_loops, false, -1, EMU_FLOATS | EMU_INTS)
 
 /* comparisons: (self, other, out) with other a tensor or a Scalar */
 #define COMPARE(ID, NAME, LOOPS)                                                                  \
@@ -894,6 +900,8 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_mul,
                                                     &k_div,
                                                     &k_maximum,
+                                                    &k_clamp_min_tensor,
+                                                    &k_clamp_max_tensor,
                                                     &k_minimum,
                                                     &k_eq_tensor,
                                                     &k_eq_scalar,

@@ -4,7 +4,7 @@
  * Negative log-likelihood loss (the second half of cross_entropy), forward and backward, for
  * inputs of shape [N, C] or [C] (nll_loss) and [N, C, H, W] (nll_loss2d, which F.nll_loss
  * also uses for [N, C, d1, ...]) with class-index targets, optional class weights, reductions
- * none / mean / sum and an ignore index.
+ * none / mean / sum and an ignore index; and the mean squared error, forward and backward.
  */
 #include <stdlib.h>
 
@@ -323,10 +323,155 @@ static tb_status kernel_backward_2d(tb_stream stream, const tb_value *args, int3
                     NULL);
 }
 
+/* ---- mean squared error ---- */
+
+typedef struct mse_job {
+  const char *a, *b, *g; /* contiguous self, target (compute dtype) and grad_output */
+  char *out;             /* contiguous output (compute dtype) */
+  tb_dtype dt;
+  double g_scalar; /* grad_output when it is one value */
+  double norm;
+  bool g_full; /* grad_output has one value per element */
+} mse_job;
+
+static void mse_elements(void *context, int64_t begin, int64_t end) {
+  const mse_job *j = context;
+  if (j->dt == TB_DTYPE_FLOAT32) {
+    const float *a = (const float *)j->a, *b = (const float *)j->b, *g = (const float *)j->g;
+    float *out = (float *)j->out;
+    if (j->g == NULL) { /* forward, no reduction */
+      for (int64_t i = begin; i < end; i++) out[i] = (a[i] - b[i]) * (a[i] - b[i]);
+    } else if (j->g_full) {
+      for (int64_t i = begin; i < end; i++) out[i] = (float)j->norm * (a[i] - b[i]) * g[i];
+    } else {
+      float scale = (float)(j->norm * j->g_scalar);
+      for (int64_t i = begin; i < end; i++) out[i] = scale * (a[i] - b[i]);
+    }
+    return;
+  }
+  size_t item = emu_itemsize(j->dt);
+  for (int64_t i = begin; i < end; i++) {
+    double d = emu_load_double(j->a + i * (int64_t)item, j->dt) -
+               emu_load_double(j->b + i * (int64_t)item, j->dt);
+    double v = j->g == NULL ? d * d
+               : j->g_full  ? j->norm * d * emu_load_double(j->g + i * (int64_t)item, j->dt)
+                            : j->norm * j->g_scalar * d;
+    emu_store_double(j->out + i * (int64_t)item, j->dt, v);
+  }
+}
+
+static tb_dtype mse_dtype(tb_dtype d) { return d == TB_DTYPE_FLOAT64 ? d : TB_DTYPE_FLOAT32; }
+
+/* mse_loss.out: (self, target, reduction, out) */
+static void run_mse(emu_task *task) {
+  const emu_arg *a = emu_call_of(task)->args;
+  const emu_tensor *self = a[0].as.tensor, *target = a[1].as.tensor, *out = a[3].as.tensor;
+  mse_job j = {.dt = mse_dtype(self->dtype)};
+  void *scratch[2] = {NULL, NULL};
+  j.a = emu_contiguous_as(self, j.dt, &scratch[0]);
+  j.b = emu_contiguous_as(target, j.dt, &scratch[1]);
+  if (j.a == NULL || j.b == NULL) {
+    emu_task_fail(task, "mse_loss: out of host memory");
+  } else if (a[2].as.i == REDUCTION_NONE) {
+    j.out = emu_output_begin(out, j.dt);
+    if (j.out == NULL) {
+      emu_task_fail(task, "mse_loss: out of host memory");
+    } else {
+      emu_parallel_for(self->numel, 32768, mse_elements, &j);
+    }
+    emu_output_end(out, j.out, j.dt, j.out != NULL);
+  } else {
+    double sum = 0;
+    size_t item = emu_itemsize(j.dt);
+    for (int64_t i = 0; i < self->numel; i++) {
+      double d = emu_load_double(j.a + i * (int64_t)item, j.dt) -
+                 emu_load_double(j.b + i * (int64_t)item, j.dt);
+      sum += d * d;
+    }
+    /* the mean of no elements is NaN, as on the CPU */
+    emu_store_double(out->data, out->dtype,
+                     a[2].as.i == REDUCTION_MEAN ? sum / (double)self->numel : sum);
+  }
+  for (int k = 0; k < 2; k++) free(scratch[k]);
+}
+
+static bool same_shape(const tb_tensor *x, const tb_tensor *y) {
+  if (x->ndim != y->ndim) return false;
+  for (int32_t d = 0; d < x->ndim; d++) {
+    if (x->sizes[d] != y->sizes[d]) return false;
+  }
+  return true;
+}
+
+static tb_status kernel_mse(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("mse_loss.out", args, count, "TTiT");
+  if (status != TB_OK) return status;
+  const tb_tensor *self = args[0].as.tensor, *target = args[1].as.tensor, *out = args[3].as.tensor;
+  int64_t reduction = args[2].as.i;
+  if (!same_shape(self, target) || target->dtype != self->dtype || out->dtype != self->dtype ||
+      reduction < REDUCTION_NONE || reduction > REDUCTION_SUM ||
+      (reduction != REDUCTION_NONE && out->ndim != 0) ||
+      (reduction == REDUCTION_NONE && !same_shape(out, self))) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED,
+                    "emu: mse_loss.out: broadcast or mixed-dtype operands are not implemented");
+  }
+  return emu_launch("mse_loss.out", stream, args, count, run_mse, 0, NULL);
+}
+
+/* mse_loss_backward.grad_input: (grad_output, self, target, reduction, grad_input) */
+static void run_mse_backward(emu_task *task) {
+  const emu_arg *a = emu_call_of(task)->args;
+  const emu_tensor *self = a[1].as.tensor, *target = a[2].as.tensor, *gi = a[4].as.tensor;
+  mse_job j = {.dt = mse_dtype(self->dtype)};
+  j.norm = a[3].as.i == REDUCTION_MEAN ? 2.0 / (double)(self->numel ? self->numel : 1) : 2.0;
+  void *scratch[3] = {NULL, NULL, NULL};
+  j.a = emu_contiguous_as(self, j.dt, &scratch[0]);
+  j.b = emu_contiguous_as(target, j.dt, &scratch[1]);
+  bool ok = j.a != NULL && j.b != NULL;
+  if (a[0].kind != TB_VALUE_TENSOR) {
+    j.g_scalar = emu_arg_double(&a[0]);
+    j.g = j.a; /* any non-NULL pointer: this is a backward */
+  } else if (a[0].as.tensor->numel == 1 && self->numel != 1) {
+    j.g_scalar = emu_load_double(a[0].as.tensor->data, a[0].as.tensor->dtype);
+    j.g = j.a;
+  } else {
+    j.g_full = true;
+    j.g = emu_contiguous_as(a[0].as.tensor, j.dt, &scratch[2]);
+    ok = ok && j.g != NULL;
+  }
+  j.out = ok ? emu_output_begin(gi, j.dt) : NULL;
+  if (j.out == NULL) {
+    emu_task_fail(task, "mse_loss_backward: out of host memory");
+  } else {
+    emu_parallel_for(self->numel, 32768, mse_elements, &j);
+  }
+  emu_output_end(gi, j.out, j.dt, j.out != NULL);
+  for (int k = 0; k < 3; k++) free(scratch[k]);
+}
+
+static tb_status kernel_mse_backward(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("mse_loss_backward.grad_input", args, count, "?TTiT");
+  if (status != TB_OK) return status;
+  const tb_tensor *self = args[1].as.tensor, *target = args[2].as.tensor;
+  const tb_tensor *gi = args[4].as.tensor;
+  bool grad_ok = emu_is_number(&args[0]) ||
+                 (args[0].kind == TB_VALUE_TENSOR && args[0].as.tensor->dtype == self->dtype &&
+                  (same_shape(args[0].as.tensor, self) || args[0].as.tensor->ndim == 0));
+  if (!grad_ok || !same_shape(self, target) || !same_shape(gi, self) ||
+      target->dtype != self->dtype || gi->dtype != self->dtype) {
+    return emu_fail(
+        TB_ERROR_NOT_SUPPORTED,
+        "emu: mse_loss_backward: broadcast or mixed-dtype operands are not implemented");
+  }
+  return emu_launch("mse_loss_backward.grad_input", stream, args, count, run_mse_backward, 0, NULL);
+}
+
 EMU_KERNEL(k_forward, "nll_loss_forward.output", kernel_forward, EMU_FLOATS);
 EMU_KERNEL(k_backward, "nll_loss_backward.grad_input", kernel_backward, EMU_FLOATS);
 EMU_KERNEL(k_forward_2d, "nll_loss2d_forward.output", kernel_forward_2d, EMU_FLOATS);
 EMU_KERNEL(k_backward_2d, "nll_loss2d_backward.grad_input", kernel_backward_2d, EMU_FLOATS);
+EMU_KERNEL(k_mse, "mse_loss.out", kernel_mse, EMU_FLOATS);
+EMU_KERNEL(k_mse_backward, "mse_loss_backward.grad_input", kernel_mse_backward, EMU_FLOATS);
 
-const tb_kernel *const emu_loss_kernels[] = {&k_forward, &k_backward, &k_forward_2d, &k_backward_2d,
-                                             NULL};
+const tb_kernel *const emu_loss_kernels[] = {
+    &k_forward, &k_backward, &k_forward_2d, &k_backward_2d, &k_mse, &k_mse_backward, NULL};
