@@ -346,16 +346,16 @@ def main(argv: list[str] | None = None) -> int:
         f"model zoo on '{device}' ({torch_backend.vendor_info()['vendor']}) vs the CPU "
         f"(PyTorch {torch.__version__}, {torch.get_num_threads()} threads): one SGD step each"
     )
-    header = f"| {'model':<20} | {'max |difference|':>16} | {'tolerance':>15} |"
+    header = f"| {'model':<20} | {'max abs diff':>12} | {'tolerance':>15} |"
     header += "" if args.no_timing else f" {'step: device':>12} | {'cpu':>8} | {'ratio':>6} |"
     header += f" {'fallback calls':>14} |"
     print(header)
-    print("|" + "|".join("-" * (len(c) + 0) for c in header.split("|")[1:-1]) + "|")
+    print("|" + "|".join("-" * len(c) for c in header.split("|")[1:-1]) + "|")
     failed = []
     for name in names:
         case = CASES[name]
         result = compare(case, device)
-        row = f"| {name:<20} | {result.max_diff:>16.2e} | {f'{case.atol:g} + {case.rtol:g}x':>15} |"
+        row = f"| {name:<20} | {result.max_diff:>12.2e} | {f'{case.atol:g} + {case.rtol:g}x':>15} |"
         if not args.no_timing:
             t_dev, t_cpu = step_time(case, device), step_time(case, "cpu")
             row += f" {t_dev * 1e3:>9.1f} ms | {t_cpu * 1e3:>5.1f} ms | {t_dev / t_cpu:>5.2f}x |"
