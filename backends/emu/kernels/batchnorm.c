@@ -281,21 +281,13 @@ static bool parameter_types_ok(const tb_value *args, int first, int last, tb_dty
   return true;
 }
 
-static bool same_shape(const tb_tensor *a, const tb_tensor *b) {
-  if (a->ndim != b->ndim) return false;
-  for (int32_t d = 0; d < a->ndim; d++) {
-    if (a->sizes[d] != b->sizes[d]) return false;
-  }
-  return true;
-}
-
 static tb_status kernel_forward(tb_stream stream, const tb_value *args, int32_t count) {
   static const char name[] = "native_batch_norm";
   tb_status status = emu_check_args(name, args, count, "TttttbffTTT");
   if (status != TB_OK) return status;
   const tb_tensor *input = args[0].as.tensor, *out = args[8].as.tensor;
   if (input->ndim < 2 || !emu_is_floating(input->dtype) || out->dtype != input->dtype ||
-      !same_shape(input, out)) {
+      !emu_same_shape(input, out)) {
     return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: [N, C, ...] floating input only", name);
   }
   int64_t c = input->sizes[1], numel = 1;
@@ -362,7 +354,7 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
   if (status != TB_OK) return status;
   const tb_tensor *grad = args[0].as.tensor, *input = args[1].as.tensor;
   if (input->ndim < 2 || !emu_is_floating(input->dtype) || grad->dtype != input->dtype ||
-      !same_shape(input, grad) || !parameter_types_ok(args, 2, 6, input->dtype)) {
+      !emu_same_shape(input, grad) || !parameter_types_ok(args, 2, 6, input->dtype)) {
     return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: [N, C, ...] floating input only", name);
   }
   int64_t c = input->sizes[1];
@@ -380,7 +372,7 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
     }
   }
   const tb_value *gin = &args[10], *gw = &args[11], *gb = &args[12];
-  if ((present(gin) && !same_shape(gin->as.tensor, input)) ||
+  if ((present(gin) && !emu_same_shape(gin->as.tensor, input)) ||
       (present(gw) && !optional_channel(gw, c)) || (present(gb) && !optional_channel(gb, c))) {
     return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unexpected output shapes", name);
   }

@@ -195,6 +195,15 @@ void emu_store_int(char *p, tb_dtype d, int64_t v);
 
 /* ---- strided tensors ---- */
 
+/* True when the two kernel arguments have the same sizes. */
+static inline bool emu_same_shape(const tb_tensor *a, const tb_tensor *b) {
+  if (a->ndim != b->ndim) return false;
+  for (int32_t d = 0; d < a->ndim; d++) {
+    if (a->sizes[d] != b->sizes[d]) return false;
+  }
+  return true;
+}
+
 /* True when the tensor's elements are contiguous in row-major order. */
 bool emu_is_contiguous(const emu_tensor *t);
 /* The tensor's elements in row-major order: its own data when contiguous, else a fresh

@@ -395,23 +395,15 @@ static void run_mse(emu_task *task) {
   for (int k = 0; k < 2; k++) free(scratch[k]);
 }
 
-static bool same_shape(const tb_tensor *x, const tb_tensor *y) {
-  if (x->ndim != y->ndim) return false;
-  for (int32_t d = 0; d < x->ndim; d++) {
-    if (x->sizes[d] != y->sizes[d]) return false;
-  }
-  return true;
-}
-
 static tb_status kernel_mse(tb_stream stream, const tb_value *args, int32_t count) {
   tb_status status = emu_check_args("mse_loss.out", args, count, "TTiT");
   if (status != TB_OK) return status;
   const tb_tensor *self = args[0].as.tensor, *target = args[1].as.tensor, *out = args[3].as.tensor;
   int64_t reduction = args[2].as.i;
-  if (!same_shape(self, target) || target->dtype != self->dtype || out->dtype != self->dtype ||
+  if (!emu_same_shape(self, target) || target->dtype != self->dtype || out->dtype != self->dtype ||
       reduction < REDUCTION_NONE || reduction > REDUCTION_SUM ||
       (reduction != REDUCTION_NONE && out->ndim != 0) ||
-      (reduction == REDUCTION_NONE && !same_shape(out, self))) {
+      (reduction == REDUCTION_NONE && !emu_same_shape(out, self))) {
     return emu_fail(TB_ERROR_NOT_SUPPORTED,
                     "emu: mse_loss.out: broadcast or mixed-dtype operands are not implemented");
   }
@@ -456,8 +448,8 @@ static tb_status kernel_mse_backward(tb_stream stream, const tb_value *args, int
   const tb_tensor *gi = args[4].as.tensor;
   bool grad_ok = emu_is_number(&args[0]) ||
                  (args[0].kind == TB_VALUE_TENSOR && args[0].as.tensor->dtype == self->dtype &&
-                  (same_shape(args[0].as.tensor, self) || args[0].as.tensor->ndim == 0));
-  if (!grad_ok || !same_shape(self, target) || !same_shape(gi, self) ||
+                  (emu_same_shape(args[0].as.tensor, self) || args[0].as.tensor->ndim == 0));
+  if (!grad_ok || !emu_same_shape(self, target) || !emu_same_shape(gi, self) ||
       target->dtype != self->dtype || gi->dtype != self->dtype) {
     return emu_fail(
         TB_ERROR_NOT_SUPPORTED,

@@ -70,14 +70,6 @@ static bool same_planes(const tb_tensor *a, const tb_tensor *b) {
   return true;
 }
 
-static bool same_shape(const tb_tensor *a, const tb_tensor *b) {
-  if (a->ndim != b->ndim) return false;
-  for (int32_t d = 0; d < a->ndim; d++) {
-    if (a->sizes[d] != b->sizes[d]) return false;
-  }
-  return true;
-}
-
 /* The geometry from an input and an output shaped [..., H, W] and the pooling arguments
  * (NULL where the operator has none). */
 static pool2d geometry(const emu_tensor *input, const emu_tensor *output, const emu_arg *kernel,
@@ -362,8 +354,8 @@ static tb_status kernel_max_pool(tb_stream stream, const tb_value *args, int32_t
   const tb_tensor *input = args[0].as.tensor, *out = args[6].as.tensor;
   const tb_tensor *indices = args[7].as.tensor;
   if (input->dtype == TB_DTYPE_BOOL || out->dtype != input->dtype ||
-      indices->dtype != TB_DTYPE_INT64 || !same_planes(input, out) || !same_shape(out, indices) ||
-      !pool_args_ok(args, 1, true)) {
+      indices->dtype != TB_DTYPE_INT64 || !same_planes(input, out) ||
+      !emu_same_shape(out, indices) || !pool_args_ok(args, 1, true)) {
     return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes, shapes or arguments",
                     name);
   }
@@ -389,8 +381,8 @@ static tb_status kernel_max_pool_backward(tb_stream stream, const tb_value *args
   const tb_tensor *grad = args[0].as.tensor, *self = args[1].as.tensor;
   const tb_tensor *indices = args[7].as.tensor, *gin = args[8].as.tensor;
   if (!emu_is_floating(grad->dtype) || gin->dtype != grad->dtype ||
-      indices->dtype != TB_DTYPE_INT64 || !same_planes(self, grad) || !same_shape(grad, indices) ||
-      !same_shape(self, gin)) {
+      indices->dtype != TB_DTYPE_INT64 || !same_planes(self, grad) ||
+      !emu_same_shape(grad, indices) || !emu_same_shape(self, gin)) {
     return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
   }
   return emu_launch(name, stream, args, count, run_max_pool_backward, 0, NULL);
@@ -452,7 +444,7 @@ static tb_status kernel_avg_pool_backward(tb_stream stream, const tb_value *args
   if (status != TB_OK) return status;
   const tb_tensor *grad = args[0].as.tensor, *self = args[1].as.tensor, *gin = args[8].as.tensor;
   if (!avg_types_ok(grad->dtype) || gin->dtype != grad->dtype || !same_planes(self, grad) ||
-      !same_shape(self, gin) || !pool_args_ok(args, 2, false) || !divisor_ok(&args[7])) {
+      !emu_same_shape(self, gin) || !pool_args_ok(args, 2, false) || !divisor_ok(&args[7])) {
     return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes, shapes or arguments",
                     name);
   }
@@ -507,7 +499,7 @@ static tb_status kernel_adaptive_backward(tb_stream stream, const tb_value *args
   if (status != TB_OK) return status;
   const tb_tensor *grad = args[0].as.tensor, *self = args[1].as.tensor, *gin = args[2].as.tensor;
   if (!emu_is_floating(grad->dtype) || gin->dtype != grad->dtype || !same_planes(self, grad) ||
-      !same_shape(self, gin)) {
+      !emu_same_shape(self, gin)) {
     return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
   }
   if (grad->sizes[grad->ndim - 2] * grad->sizes[grad->ndim - 1] > 0 &&

@@ -170,9 +170,8 @@ static tb_status enqueue_triangle(const char *name, emu_task_fn fn, tb_stream st
   tb_status status = emu_check_args(name, args, count, "TiT");
   if (status != TB_OK) return status;
   const tb_tensor *self = args[0].as.tensor, *out = args[2].as.tensor;
-  bool shaped = self->ndim == out->ndim && self->ndim >= 2 && self->dtype == out->dtype;
-  for (int32_t d = 0; shaped && d < self->ndim; d++) shaped = self->sizes[d] == out->sizes[d];
-  if (!shaped) return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: shapes or dtypes", name);
+  if (self->ndim < 2 || self->dtype != out->dtype || !emu_same_shape(self, out))
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: shapes or dtypes", name);
   return emu_launch(name, stream, args, count, fn, 0, NULL);
 }
 static tb_status kernel_tril(tb_stream s, const tb_value *a, int32_t n) {
