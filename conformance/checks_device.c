@@ -46,6 +46,11 @@ static tb_check_outcome check_properties(tb_check_context *ctx) {
     EXPECT_TRUE(props.total_memory > 0, "device %d: properties.total_memory is 0", (int)d);
     EXPECT_TRUE(props.compute_units >= 0, "device %d: properties.compute_units is %d", (int)d,
                 (int)props.compute_units);
+    const uint64_t known = (UINT64_C(1) << TB_DTYPE_COUNT) - 1;
+    EXPECT_TRUE((props.dtypes & ~known) == 0,
+                "device %d: properties.dtypes 0x%llx has bits beyond the tb_dtype values "
+                "(0x%llx)",
+                (int)d, (unsigned long long)props.dtypes, (unsigned long long)known);
   }
   outcome = TB_CHECK_PASS;
 done:

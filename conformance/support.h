@@ -93,5 +93,7 @@ extern const tb_check tbc_event_checks[];
 extern const size_t tbc_event_check_count;
 extern const tb_check tbc_thread_checks[];
 extern const size_t tbc_thread_check_count;
+extern const tb_check tbc_fault_checks[];
+extern const size_t tbc_fault_check_count;
 
 #endif /* TORCH_BACKEND_CONFORMANCE_SUPPORT_H_ */

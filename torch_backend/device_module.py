@@ -119,8 +119,22 @@ class device_of(device):
 
 
 def synchronize(device: DeviceLike = None) -> None:
-    """Wait for all work on every stream of ``device`` (default: current) to finish."""
+    """Wait for all work on every stream of ``device`` (default: current) to finish.
+
+    Raises ``torch.AcceleratorError`` when work on the device failed: the device is then
+    *faulted*, and every later synchronize, copy to the host (``.cpu()``, ``.item()``) and new
+    work raises the same failure until :func:`reset_device` (as CUDA's sticky errors)."""
     torch.accelerator.synchronize(_index(device))
+
+
+def reset_device(device: DeviceLike = None) -> None:
+    """Clear a fault of ``device`` (default: current) so that a long-lived process can go on.
+
+    Waits for the device's work to stop, then lets it accept work and copies again.  Tensors
+    stay allocated and usable, but the contents of any tensor written by the failed work or by
+    work that ran after it are unspecified: recompute them.  Does nothing on a healthy device.
+    Raises ``NotImplementedError`` when the vendor cannot reset (its faults last until exit)."""
+    _ops._reset_device(_index(device))
 
 
 @dataclasses.dataclass(frozen=True)

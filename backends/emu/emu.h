@@ -86,9 +86,13 @@ int32_t emu_stream_device(tb_stream stream);
 /* Counts one task of `stream` complete: only emu_task::finish calls it. */
 void emu_stream_count_completion(tb_stream stream);
 tb_status emu_check_stream(tb_stream stream, const char *call);
-/* Called by a running task to report that its work failed; reported by the next
- * synchronize/query of its stream. */
+/* Called by a running task to report that its work failed: faults the stream's device (vendor.h,
+ * "Device faults") with the message and the task's name, unless it is faulted already. */
 void emu_task_fail(emu_task *task, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* Whether `device` is faulted (no lock: for skipping work). */
+bool emu_is_faulted(int32_t device);
+/* TB_OK, or TB_ERROR_DEVICE_FAULT with the fault's message when `device` is faulted. */
+tb_status emu_check_fault(int32_t device, const char *call);
 
 /* Records that `name` ran for `ns` nanoseconds (profile.c; only with profiling on). */
 void emu_profile_record(const char *name, uint64_t ns);

@@ -35,6 +35,7 @@ tb_status emu_device_get_properties(int32_t device, tb_device_properties *proper
   mine.compute_units = emu_get_config()->threads;
   mine.arch_major = 1;
   mine.arch_minor = 0;
+  mine.dtypes = ((uint64_t)1 << TB_DTYPE_COUNT) - 1; /* every element type: memory is bytes */
   size_t size = properties->struct_size < sizeof mine ? properties->struct_size : sizeof mine;
   memcpy((char *)properties + sizeof(size_t), (const char *)&mine + sizeof(size_t),
          size - sizeof(size_t));
@@ -99,6 +100,7 @@ typedef struct copy_args {
   char *dst;
   const char *src;
   size_t size;
+  int32_t src_device; /* -1: host */
 } copy_args;
 
 static void copy_range(void *context, int64_t begin, int64_t end) {
@@ -108,7 +110,7 @@ static void copy_range(void *context, int64_t begin, int64_t end) {
 
 /* memcpy, split across the pool for large sizes. */
 static void parallel_copy(char *dst, const char *src, size_t size) {
-  copy_args c = {dst, src, size};
+  copy_args c = {dst, src, size, -1};
   emu_parallel_for((int64_t)size, 1 << 22, copy_range, &c);
 }
 
@@ -129,6 +131,9 @@ static tb_status resolve(const char *call, int32_t dst_device, void *dst, int32_
   tb_status status = TB_OK;
   if (dst_device >= 0) status = emu_check_device(dst_device, call);
   if (status == TB_OK && src_device >= 0) status = emu_check_device(src_device, call);
+  /* no copy to or from a faulted device (vendor.h, "Device faults") */
+  if (status == TB_OK && dst_device >= 0) status = emu_check_fault(dst_device, call);
+  if (status == TB_OK && src_device >= 0) status = emu_check_fault(src_device, call);
   if (status != TB_OK) return status;
   if (dst == NULL || src == NULL) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %s is NULL for %zu bytes", call,
@@ -181,14 +186,17 @@ tb_status emu_copy_d2d(int32_t dst_device, void *dst, int32_t src_device, const 
 
 static void run_copy(emu_task *task) {
   const copy_args *c = (const copy_args *)task->payload;
+  /* a source that faulted after the copy was enqueued has no bytes worth moving */
+  if (c->src_device >= 0 && emu_is_faulted(c->src_device)) return;
   parallel_copy(c->dst, c->src, c->size);
 }
 
-static tb_status enqueue_copy(tb_stream stream, char *dst, const char *src, size_t size) {
+static tb_status enqueue_copy(tb_stream stream, char *dst, const char *src, size_t size,
+                              int32_t src_device) {
   emu_task *task = emu_task_new(run_copy, sizeof(copy_args));
   if (task == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: out of memory enqueuing a copy");
   task->name = "copy (async)";
-  *(copy_args *)task->payload = (copy_args){dst, src, size};
+  *(copy_args *)task->payload = (copy_args){dst, src, size, src_device};
   return emu_stream_enqueue(stream, task);
 }
 
@@ -198,7 +206,7 @@ tb_status emu_copy_h2d_async(tb_stream stream, void *dst, const void *src, size_
   char *d = NULL;
   const char *s = NULL;
   status = resolve("copy_h2d_async", emu_stream_device(stream), dst, -1, src, size, &d, &s);
-  return status != TB_OK ? status : enqueue_copy(stream, d, s, size);
+  return status != TB_OK ? status : enqueue_copy(stream, d, s, size, -1);
 }
 
 tb_status emu_copy_d2h_async(tb_stream stream, void *dst, const void *src, size_t size) {
@@ -207,7 +215,7 @@ tb_status emu_copy_d2h_async(tb_stream stream, void *dst, const void *src, size_
   char *d = NULL;
   const char *s = NULL;
   status = resolve("copy_d2h_async", -1, dst, emu_stream_device(stream), src, size, &d, &s);
-  return status != TB_OK ? status : enqueue_copy(stream, d, s, size);
+  return status != TB_OK ? status : enqueue_copy(stream, d, s, size, emu_stream_device(stream));
 }
 
 tb_status emu_copy_d2d_async(tb_stream stream, int32_t dst_device, void *dst, int32_t src_device,
@@ -224,7 +232,7 @@ tb_status emu_copy_d2d_async(tb_stream stream, int32_t dst_device, void *dst, in
   char *d = NULL;
   const char *s = NULL;
   status = resolve("copy_d2d_async", dst_device, dst, src_device, src, size, &d, &s);
-  return status != TB_OK ? status : enqueue_copy(stream, d, s, size);
+  return status != TB_OK ? status : enqueue_copy(stream, d, s, size, src_device);
 }
 
 typedef struct memset_args {
@@ -247,6 +255,8 @@ tb_status emu_memset_async(tb_stream stream, void *ptr, int value, size_t size) 
   tb_status status = emu_check_stream(stream, "memset_async");
   if (status != TB_OK || size == 0) return status;
   int32_t device = emu_stream_device(stream);
+  status = emu_check_fault(device, "memset_async");
+  if (status != TB_OK) return status;
   if (ptr == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: memset_async: ptr is NULL");
   char *d = NULL;
   status = device_address(device, ptr, size, "memset_async", &d);

@@ -41,7 +41,7 @@ struct tb_stream_impl {
   int32_t device;
   int32_t priority;
   _Atomic int refs;
-  pthread_mutex_t mutex;   /* guards `error` and the sleeping protocol of the conditions */
+  pthread_mutex_t mutex;   /* guards the sleeping protocol of the conditions */
   pthread_cond_t work;     /* signalled when tasks arrive and the worker sleeps */
   pthread_cond_t progress; /* signalled when tasks complete and synchronizers sleep */
   task_queue queue;
@@ -50,7 +50,6 @@ struct tb_stream_impl {
   _Atomic bool destroyed;     /* the user's handle is gone: exit once idle */
   _Atomic bool worker_sleeping;
   _Atomic int waiters; /* threads sleeping (or about to) on `progress` */
-  char error[512];     /* first failure since the last report, "" if none */
   pthread_t thread;
 };
 
@@ -144,6 +143,37 @@ static void event_release(tb_event e) {
   free(e);
 }
 
+/* ---- device faults (vendor.h, "Device faults") ---- */
+
+/* The first failure of asynchronous work on each device; reported by every later query,
+ * synchronize, copy and enqueue until emu_device_reset.  `faulted` is the fast check; the
+ * message is written and read under g_faults_mutex (faults are rare). */
+static pthread_mutex_t g_faults_mutex = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic bool g_faulted[EMU_MAX_DEVICES];
+static char g_fault_message[EMU_MAX_DEVICES][512];
+
+static void fault_device(int32_t device, const char *message) {
+  pthread_mutex_lock(&g_faults_mutex);
+  if (!atomic_load(&g_faulted[device])) {
+    snprintf(g_fault_message[device], sizeof g_fault_message[device], "%s", message);
+    atomic_store(&g_faulted[device], true);
+  }
+  pthread_mutex_unlock(&g_faults_mutex);
+}
+
+bool emu_is_faulted(int32_t device) {
+  return atomic_load_explicit(&g_faulted[device], memory_order_acquire);
+}
+
+tb_status emu_check_fault(int32_t device, const char *call) {
+  if (!emu_is_faulted(device)) return TB_OK;
+  pthread_mutex_lock(&g_faults_mutex);
+  tb_status status = emu_fail(TB_ERROR_DEVICE_FAULT, "emu: %s: device %d is faulted: %s", call,
+                              (int)device, g_fault_message[device]);
+  pthread_mutex_unlock(&g_faults_mutex);
+  return status;
+}
+
 /* ---- tasks ---- */
 
 emu_task *emu_task_new(emu_task_fn fn, size_t payload_size) {
@@ -160,15 +190,14 @@ emu_task *emu_task_new(emu_task_fn fn, size_t payload_size) {
 }
 
 void emu_task_fail(emu_task *task, const char *format, ...) {
-  emu_stream *s = task->stream;
-  pthread_mutex_lock(&s->mutex);
-  if (s->error[0] == '\0') {
-    va_list args;
-    va_start(args, format);
-    vsnprintf(s->error, sizeof s->error, format, args);
-    va_end(args);
-  }
-  pthread_mutex_unlock(&s->mutex);
+  char message[448];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  char full[512];
+  snprintf(full, sizeof full, "%s (in %s)", message, task->name);
+  fault_device(task->stream->device, full);
 }
 
 tb_status emu_check_stream(tb_stream stream, const char *call) {
@@ -293,9 +322,8 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-/* Waits until `target` tasks of `s` have completed; spins first, then sleeps.  Returns and
- * clears the stream's failure message, if any. */
-static tb_status wait_for(emu_stream *s, uint64_t target, const char *call) {
+/* Waits until `target` tasks of `s` have completed; spins first, then sleeps. */
+static void wait_idle(emu_stream *s, uint64_t target) {
   const int spin_us = emu_get_config()->spin_us;
   if (atomic_load_explicit(&s->completed, memory_order_acquire) < target) {
     uint64_t deadline = now_ns() + (uint64_t)spin_us * 1000u;
@@ -311,13 +339,13 @@ static tb_status wait_for(emu_stream *s, uint64_t target, const char *call) {
     pthread_cond_wait(&s->progress, &s->mutex);
   }
   atomic_fetch_sub_explicit(&s->waiters, 1, memory_order_relaxed);
-  tb_status status = TB_OK;
-  if (s->error[0] != '\0') {
-    status = emu_fail(TB_ERROR_INTERNAL, "emu: %s: %s", call, s->error);
-    s->error[0] = '\0';
-  }
   pthread_mutex_unlock(&s->mutex);
-  return status;
+}
+
+/* wait_idle, then the device's fault, if any. */
+static tb_status wait_for(emu_stream *s, uint64_t target, const char *call) {
+  wait_idle(s, target);
+  return emu_check_fault(s->device, call);
 }
 
 /* ---- the stream API ---- */
@@ -387,15 +415,9 @@ tb_status emu_stream_destroy(tb_stream s) {
 tb_status emu_stream_query(tb_stream s) {
   tb_status status = emu_check_stream(s, "stream query");
   if (status != TB_OK) return status;
-  pthread_mutex_lock(&s->mutex);
-  bool idle = atomic_load(&s->completed) >= atomic_load(&s->enqueued);
-  if (idle && s->error[0] != '\0') {
-    status = emu_fail(TB_ERROR_INTERNAL, "emu: stream query: %s", s->error);
-    s->error[0] = '\0';
-  }
-  pthread_mutex_unlock(&s->mutex);
+  status = emu_check_fault(s->device, "stream query");
   if (status != TB_OK) return status;
-  return idle ? TB_OK : TB_ERROR_NOT_READY;
+  return atomic_load(&s->completed) >= atomic_load(&s->enqueued) ? TB_OK : TB_ERROR_NOT_READY;
 }
 
 tb_status emu_stream_synchronize(tb_stream s) {
@@ -404,16 +426,15 @@ tb_status emu_stream_synchronize(tb_stream s) {
   return wait_for(s, atomic_load(&s->enqueued), "stream synchronize");
 }
 
-tb_status emu_device_synchronize(int32_t device) {
-  tb_status status = emu_check_device(device, "device synchronize");
-  if (status != TB_OK) return status;
+/* Waits until every stream of `device` has finished what was enqueued before the call. */
+static tb_status wait_device(int32_t device, const char *call) {
   /* Snapshot the device's streams (with references) and their targets, then wait on each. */
   pthread_mutex_lock(&g_devices_mutex);
   size_t count = g_devices[device].count;
   emu_stream **streams = count ? malloc(count * sizeof *streams) : NULL;
   if (count && streams == NULL) {
     pthread_mutex_unlock(&g_devices_mutex);
-    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: device synchronize: out of memory");
+    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: %s: out of memory", call);
   }
   for (size_t i = 0; i < count; i++) {
     streams[i] = g_devices[device].streams[i];
@@ -421,12 +442,45 @@ tb_status emu_device_synchronize(int32_t device) {
   }
   pthread_mutex_unlock(&g_devices_mutex);
   for (size_t i = 0; i < count; i++) {
-    tb_status one = wait_for(streams[i], atomic_load(&streams[i]->enqueued), "device synchronize");
-    if (status == TB_OK) status = one;
+    wait_idle(streams[i], atomic_load(&streams[i]->enqueued));
     stream_release(streams[i]);
   }
   free(streams);
-  return status;
+  return TB_OK;
+}
+
+tb_status emu_device_synchronize(int32_t device) {
+  tb_status status = emu_check_device(device, "device synchronize");
+  if (status == TB_OK) status = wait_device(device, "device synchronize");
+  return status != TB_OK ? status : emu_check_fault(device, "device synchronize");
+}
+
+tb_status emu_device_reset(int32_t device) {
+  tb_status status = emu_check_device(device, "device reset");
+  if (status == TB_OK) status = wait_device(device, "device reset");
+  if (status != TB_OK) return status;
+  pthread_mutex_lock(&g_faults_mutex);
+  atomic_store(&g_faulted[device], false);
+  g_fault_message[device][0] = '\0';
+  pthread_mutex_unlock(&g_faults_mutex);
+  return TB_OK;
+}
+
+/* inject_fault: work that fails when the stream reaches it, with the caller's message. */
+static void run_injected_fault(emu_task *task) { emu_task_fail(task, "%s", (char *)task->payload); }
+
+tb_status emu_stream_inject_fault(tb_stream s, const char *message) {
+  tb_status status = emu_check_stream(s, "stream inject_fault");
+  if (status != TB_OK) return status;
+  if (message == NULL) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: stream inject_fault: message is NULL");
+  }
+  size_t length = strlen(message);
+  emu_task *task = emu_task_new(run_injected_fault, length + 1);
+  if (task == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: inject_fault: out of memory");
+  task->name = "inject_fault";
+  memcpy(task->payload, message, length + 1);
+  return emu_stream_enqueue(s, task);
 }
 
 /* ---- events ---- */
@@ -540,6 +594,7 @@ static bool record_done(tb_event e, const emu_record *r) {
 
 tb_status emu_event_query(tb_event e) {
   tb_status status = check_event(e, "event query");
+  if (status == TB_OK) status = emu_check_fault(e->device, "event query");
   if (status != TB_OK) return status;
   emu_record *r = pending_record(e);
   record_release(r);
@@ -563,7 +618,7 @@ tb_status emu_event_synchronize(tb_event e) {
   emu_record *r = pending_record(e);
   if (r != NULL) wait_record(e, r);
   record_release(r);
-  return TB_OK;
+  return emu_check_fault(e->device, "event synchronize");
 }
 
 static void run_wait(emu_task *task) {
@@ -575,6 +630,7 @@ static void run_wait(emu_task *task) {
 tb_status emu_stream_wait_event(tb_stream s, tb_event e) {
   tb_status status = emu_check_stream(s, "stream wait_event");
   if (status == TB_OK) status = check_event(e, "stream wait_event");
+  if (status == TB_OK) status = emu_check_fault(s->device, "stream wait_event");
   if (status != TB_OK) return status;
   emu_record *r = pending_record(e);
   if (r == NULL) return TB_OK; /* never recorded, or already complete: nothing to wait for */

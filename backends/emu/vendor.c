@@ -13,6 +13,7 @@
 tb_status emu_device_count(int32_t *count);
 tb_status emu_device_get_properties(int32_t device, tb_device_properties *properties);
 tb_status emu_device_synchronize(int32_t device);
+tb_status emu_device_reset(int32_t device);
 tb_status emu_device_malloc(int32_t device, size_t size, void **ptr);
 tb_status emu_device_free(int32_t device, void *ptr);
 tb_status emu_host_malloc(size_t size, void **ptr);
@@ -33,6 +34,7 @@ tb_status emu_stream_query(tb_stream stream);
 tb_status emu_stream_synchronize(tb_stream stream);
 tb_status emu_stream_wait_event(tb_stream stream, tb_event event);
 tb_status emu_stream_priority_range(int32_t device, int32_t *least, int32_t *greatest);
+tb_status emu_stream_inject_fault(tb_stream stream, const char *message);
 tb_status emu_event_create(int32_t device, uint32_t flags, tb_event *event);
 tb_status emu_event_destroy(tb_event event);
 tb_status emu_event_record(tb_event event, tb_stream stream);
@@ -45,6 +47,7 @@ static const tb_device_api k_device = {
     .count = emu_device_count,
     .get_properties = emu_device_get_properties,
     .synchronize = emu_device_synchronize,
+    .reset = emu_device_reset,
 };
 
 static const tb_memory_api k_memory = {
@@ -71,6 +74,7 @@ static const tb_stream_api k_stream = {
     .synchronize = emu_stream_synchronize,
     .wait_event = emu_stream_wait_event,
     .priority_range = emu_stream_priority_range,
+    .inject_fault = emu_stream_inject_fault,
 };
 
 static const tb_event_api k_event = {

@@ -9,6 +9,8 @@
  *   - g_config: written once under pthread_once, read-only afterwards.
  *   - g_used[]: per-device byte counters, atomics.
  *   - t_error: thread-local by definition of the last-error contract.
+ *   - g_faulted[] / g_fault_message[]: each device's fault (vendor.h, "Device faults"); the flag
+ *     is atomic, the message is written and read under g_fault_mutex.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -145,15 +147,53 @@ TB_WEAK tb_status tbv_device_get_properties(int32_t device, tb_device_properties
   snprintf(mine.name, sizeof mine.name, "Fake Device %d", (int)device);
   mine.total_memory = g_config.capacity;
   mine.compute_units = 1;
+  mine.dtypes = ((uint64_t)1 << TB_DTYPE_COUNT) - 1; /* every element type: memory is bytes */
   size_t size = properties->struct_size < sizeof mine ? properties->struct_size : sizeof mine;
   memcpy((char *)properties + sizeof(size_t), (const char *)&mine + sizeof(size_t),
          size - sizeof(size_t));
   return TB_OK;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Device faults: work runs when it is enqueued, so a fault is set by the call that enqueues   */
+/* the failing work (inject_fault) and reported by every later call of the contract.          */
+
+static pthread_mutex_t g_fault_mutex = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int g_faulted[FAKE_MAX_DEVICES];
+static char g_fault_message[FAKE_MAX_DEVICES][512];
+
+static tb_status check_fault(int32_t device, const char *call) {
+  if (!atomic_load(&g_faulted[device])) return TB_OK;
+  pthread_mutex_lock(&g_fault_mutex);
+  tb_status status = tb_fake_set_error(TB_ERROR_DEVICE_FAULT, "fake: %s: device %d is faulted: %s",
+                                       call, (int)device, g_fault_message[device]);
+  pthread_mutex_unlock(&g_fault_mutex);
+  return status;
+}
+
+static void fault_device(int32_t device, const char *message) {
+  pthread_mutex_lock(&g_fault_mutex);
+  if (!atomic_load(&g_faulted[device])) {
+    snprintf(g_fault_message[device], sizeof g_fault_message[device], "%s", message);
+    atomic_store(&g_faulted[device], 1);
+  }
+  pthread_mutex_unlock(&g_fault_mutex);
+}
+
 TB_WEAK tb_status tbv_device_synchronize(int32_t device) {
   /* Streams run synchronously: when a call has returned, its work is done. */
-  return check_device(device, "device synchronize");
+  tb_status status = check_device(device, "device synchronize");
+  return status != TB_OK ? status : check_fault(device, "device synchronize");
+}
+
+TB_WEAK tb_status tbv_device_reset(int32_t device) {
+  tb_status status = check_device(device, "device reset");
+  if (status != TB_OK) return status;
+  pthread_mutex_lock(&g_fault_mutex);
+  atomic_store(&g_faulted[device], 0);
+  g_fault_message[device][0] = '\0';
+  pthread_mutex_unlock(&g_fault_mutex);
+  return TB_OK;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -270,6 +310,7 @@ static tb_status check_copy(const char *call, const void *dst, const void *src, 
 
 TB_WEAK tb_status tbv_memory_copy_h2d(int32_t device, void *dst, const void *src, size_t size) {
   tb_status status = check_device(device, "copy_h2d");
+  if (status == TB_OK && size != 0) status = check_fault(device, "copy_h2d");
   if (status == TB_OK) status = check_copy("copy_h2d", dst, src, size);
   if (status == TB_OK && size != 0) memcpy(dst, src, size);
   return status;
@@ -277,6 +318,7 @@ TB_WEAK tb_status tbv_memory_copy_h2d(int32_t device, void *dst, const void *src
 
 TB_WEAK tb_status tbv_memory_copy_d2h(int32_t device, void *dst, const void *src, size_t size) {
   tb_status status = check_device(device, "copy_d2h");
+  if (status == TB_OK && size != 0) status = check_fault(device, "copy_d2h");
   if (status == TB_OK) status = check_copy("copy_d2h", dst, src, size);
   if (status == TB_OK && size != 0) memcpy(dst, src, size);
   return status;
@@ -286,6 +328,8 @@ TB_WEAK tb_status tbv_memory_copy_d2d(int32_t dst_device, void *dst, int32_t src
                                       const void *src, size_t size) {
   tb_status status = check_device(dst_device, "copy_d2d (destination)");
   if (status == TB_OK) status = check_device(src_device, "copy_d2d (source)");
+  if (status == TB_OK && size != 0) status = check_fault(dst_device, "copy_d2d");
+  if (status == TB_OK && size != 0) status = check_fault(src_device, "copy_d2d");
   if (status == TB_OK) status = check_copy("copy_d2d", dst, src, size);
   if (status == TB_OK && size != 0) memcpy(dst, src, size);
   return status;
@@ -335,6 +379,7 @@ TB_WEAK tb_status tbv_memory_copy_d2d_async(tb_stream stream, int32_t dst_device
 
 TB_WEAK tb_status tbv_memory_memset_async(tb_stream stream, void *ptr, int value, size_t size) {
   tb_status status = check_stream(stream, "memset_async");
+  if (status == TB_OK && size != 0) status = check_fault(stream->device, "memset_async");
   if (status != TB_OK) return status;
   if (size != 0 && ptr == NULL) {
     return tb_fake_set_error(TB_ERROR_INVALID_ARGUMENT, "fake: memset_async: ptr is NULL");
@@ -393,11 +438,25 @@ TB_WEAK tb_status tbv_stream_destroy(tb_stream stream) {
 }
 
 TB_WEAK tb_status tbv_stream_query(tb_stream stream) {
-  return check_stream(stream, "stream query");
+  tb_status status = check_stream(stream, "stream query");
+  return status != TB_OK ? status : check_fault(stream->device, "stream query");
 }
 
 TB_WEAK tb_status tbv_stream_synchronize(tb_stream stream) {
-  return check_stream(stream, "stream synchronize");
+  tb_status status = check_stream(stream, "stream synchronize");
+  return status != TB_OK ? status : check_fault(stream->device, "stream synchronize");
+}
+
+TB_WEAK tb_status tbv_stream_inject_fault(tb_stream stream, const char *message) {
+  tb_status status = check_stream(stream, "stream inject_fault");
+  if (status != TB_OK) return status;
+  if (message == NULL) {
+    return tb_fake_set_error(TB_ERROR_INVALID_ARGUMENT, "fake: inject_fault: message is NULL");
+  }
+  char full[512];
+  snprintf(full, sizeof full, "%s (in inject_fault)", message);
+  fault_device(stream->device, full); /* the work "runs" now: streams are synchronous */
+  return TB_OK;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -420,7 +479,8 @@ static tb_status check_event(tb_event event, const char *call) {
 
 TB_WEAK tb_status tbv_stream_wait_event(tb_stream stream, tb_event event) {
   tb_status status = check_stream(stream, "stream wait_event");
-  return status != TB_OK ? status : check_event(event, "stream wait_event");
+  if (status == TB_OK) status = check_event(event, "stream wait_event");
+  return status != TB_OK ? status : check_fault(stream->device, "stream wait_event");
 }
 
 TB_WEAK tb_status tbv_event_create(int32_t device, uint32_t flags, tb_event *event) {
@@ -467,10 +527,14 @@ TB_WEAK tb_status tbv_event_record(tb_event event, tb_stream stream) {
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_event_query(tb_event event) { return check_event(event, "event query"); }
+TB_WEAK tb_status tbv_event_query(tb_event event) {
+  tb_status status = check_event(event, "event query");
+  return status != TB_OK ? status : check_fault(event->device, "event query");
+}
 
 TB_WEAK tb_status tbv_event_synchronize(tb_event event) {
-  return check_event(event, "event synchronize");
+  tb_status status = check_event(event, "event synchronize");
+  return status != TB_OK ? status : check_fault(event->device, "event synchronize");
 }
 
 TB_WEAK tb_status tbv_event_elapsed_time(tb_event start, tb_event end, float *ms) {
@@ -509,6 +573,7 @@ static const tb_device_api g_device_api = {
     .count = tbv_device_count,
     .get_properties = tbv_device_get_properties,
     .synchronize = tbv_device_synchronize,
+    .reset = tbv_device_reset,
 };
 
 static const tb_memory_api g_memory_api = {
@@ -535,6 +600,7 @@ static const tb_stream_api g_stream_api = {
     .synchronize = tbv_stream_synchronize,
     .wait_event = tbv_stream_wait_event,
     .priority_range = tbv_stream_priority_range,
+    .inject_fault = tbv_stream_inject_fault,
 };
 
 static const tb_event_api g_event_api = {

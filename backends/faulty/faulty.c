@@ -12,6 +12,10 @@
  *   TORCH_BACKEND_FAULTY_AFTER   let this many calls succeed first (default 0)
  *   TORCH_BACKEND_FAULTY_TIMES   fail this many times, then succeed again (default: forever)
  *   TORCH_BACKEND_FAULTY_STATUS  the status to return (default TB_ERROR_INTERNAL)
+ *   TORCH_BACKEND_FAULTY_FORGET_FAULTS  1: break the device-fault contract the way a careless
+ *                                vendor would, reporting TB_ERROR_DEVICE_FAULT once and then
+ *                                answering TB_OK as if the fault had cleared (the conformance
+ *                                suite must catch this)
  *
  * The shim takes the wrapped vendor's device type, so PyTorch code written for that device runs
  * unchanged.  Global state: the configuration and wrapped handle are written once under
@@ -28,16 +32,18 @@
 
 static struct {
   tb_vendor_handle *wrapped;
-  char error[4096]; /* why the wrapped vendor could not be loaded */
-  char call[64];    /* "group.function" to fail, or "" */
-  long after;       /* successful calls before failing */
-  long times;       /* failures to inject; < 0: unlimited */
-  tb_status status; /* status to inject */
+  char error[4096];  /* why the wrapped vendor could not be loaded */
+  char call[64];     /* "group.function" to fail, or "" */
+  long after;        /* successful calls before failing */
+  long times;        /* failures to inject; < 0: unlimited */
+  tb_status status;  /* status to inject */
+  int forget_faults; /* report a device fault once, then pretend it cleared */
   char name[192];
 } g_config;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static _Atomic long g_calls;    /* calls of the configured function so far */
-static _Atomic long g_injected; /* failures injected so far */
+static _Atomic long g_calls;         /* calls of the configured function so far */
+static _Atomic long g_injected;      /* failures injected so far */
+static _Atomic int g_fault_reported; /* forget_faults: a device fault was reported once */
 
 static _Thread_local int t_injected; /* the calling thread's last failure was ours */
 static _Thread_local char t_message[256];
@@ -54,7 +60,7 @@ static tb_status parse_status(const char *name) {
   static const tb_status all[] = {TB_ERROR_INVALID_ARGUMENT, TB_ERROR_INVALID_DEVICE,
                                   TB_ERROR_OUT_OF_MEMORY,    TB_ERROR_NOT_READY,
                                   TB_ERROR_NOT_SUPPORTED,    TB_ERROR_INTERNAL,
-                                  TB_ERROR_UNAVAILABLE};
+                                  TB_ERROR_UNAVAILABLE,      TB_ERROR_DEVICE_FAULT};
   for (size_t i = 0; name != NULL && i < sizeof all / sizeof all[0]; i++) {
     if (strcmp(name, tb_status_name(all[i])) == 0) return all[i];
   }
@@ -75,6 +81,7 @@ static void configure(void) {
   g_config.after = env_long("TORCH_BACKEND_FAULTY_AFTER", 0);
   g_config.times = env_long("TORCH_BACKEND_FAULTY_TIMES", -1);
   g_config.status = parse_status(getenv("TORCH_BACKEND_FAULTY_STATUS"));
+  g_config.forget_faults = env_long("TORCH_BACKEND_FAULTY_FORGET_FAULTS", 0) != 0;
   snprintf(g_config.name, sizeof g_config.name, "torch_backend faulty shim over %s",
            g_config.wrapped != NULL ? g_config.wrapped->vendor_name : wrapped);
 }
@@ -94,6 +101,10 @@ static int inject(const char *call, tb_status *status) {
 
 /* Passes a wrapped call's status through; a real failure makes last_error the wrapped one's. */
 static tb_status pass(tb_status status) {
+  if (status == TB_ERROR_DEVICE_FAULT && g_config.forget_faults &&
+      atomic_exchange(&g_fault_reported, 1)) {
+    return TB_OK; /* the contract violation under test: a fault reported only once */
+  }
   if (status != TB_OK && status != TB_ERROR_NOT_READY) t_injected = 0;
   return status;
 }
@@ -115,6 +126,14 @@ static const char *faulty_last_error(void) {
 FORWARD(device, count, (int32_t * count), (count))
 FORWARD(device, get_properties, (int32_t d, tb_device_properties *p), (d, p))
 FORWARD(device, synchronize, (int32_t d), (d))
+/* reset: forwarded; a reset also ends forget_faults' pretence. */
+static tb_status faulty_device_reset(int32_t d) {
+  tb_status injected;
+  if (inject("device.reset", &injected)) return injected;
+  tb_status status = pass(W->device.reset(d));
+  if (status == TB_OK) atomic_store(&g_fault_reported, 0);
+  return status;
+}
 FORWARD(memory, device_malloc, (int32_t d, size_t n, void **p), (d, n, p))
 FORWARD(memory, device_free, (int32_t d, void *p), (d, p))
 FORWARD(memory, host_malloc, (size_t n, void **p), (n, p))
@@ -138,6 +157,7 @@ FORWARD(stream, query, (tb_stream s), (s))
 FORWARD(stream, synchronize, (tb_stream s), (s))
 FORWARD(stream, wait_event, (tb_stream s, tb_event e), (s, e))
 FORWARD(stream, priority_range, (int32_t d, int32_t *l, int32_t *g), (d, l, g))
+FORWARD(stream, inject_fault, (tb_stream s, const char *message), (s, message))
 FORWARD(event, create, (int32_t d, uint32_t flags, tb_event *e), (d, flags, e))
 FORWARD(event, destroy, (tb_event e), (e))
 FORWARD(event, record, (tb_event e, tb_stream s), (e, s))
@@ -157,7 +177,7 @@ static pthread_once_t g_table_once = PTHREAD_ONCE_INIT;
 
 static void build_table(void) {
   g_device = (tb_device_api){sizeof g_device, SLOT(device, count), SLOT(device, get_properties),
-                             SLOT(device, synchronize)};
+                             SLOT(device, synchronize), SLOT(device, reset)};
   g_memory = (tb_memory_api){sizeof g_memory,
                              SLOT(memory, device_malloc),
                              SLOT(memory, device_free),
@@ -177,7 +197,8 @@ static void build_table(void) {
                              SLOT(stream, query),
                              SLOT(stream, synchronize),
                              SLOT(stream, wait_event),
-                             SLOT(stream, priority_range)};
+                             SLOT(stream, priority_range),
+                             SLOT(stream, inject_fault)};
   g_event = (tb_event_api){sizeof g_event,           SLOT(event, create), SLOT(event, destroy),
                            SLOT(event, record),      SLOT(event, query),  SLOT(event, synchronize),
                            SLOT(event, elapsed_time)};

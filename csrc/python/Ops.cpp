@@ -52,6 +52,26 @@ std::tuple<std::string, int64_t, int64_t, int64_t, int64_t> device_properties(in
           props.arch_major, props.arch_minor};
 }
 
+// Clears a fault of `device` (vendor.h, "Device faults") through the vendor's reset.
+void reset_device(int64_t device) {
+  c10::DeviceIndex index = resolve_device(static_cast<c10::DeviceIndex>(device));
+  const Vendor& vendor = Vendor::Use("device.reset");
+  TORCH_CHECK_NOT_IMPLEMENTED(vendor.table().device.reset != nullptr, vendor.device_type(),
+                              ": the vendor cannot reset a device (tb_device_api::reset is "
+                              "NULL): a fault lasts until the process ends");
+  TB_VENDOR_CALL(device, reset, index);
+}
+
+// Enqueues failing work on the current stream of `device`: tests of fault handling.
+void inject_fault(int64_t device, const std::string& message) {
+  c10::DeviceIndex index = resolve_device(static_cast<c10::DeviceIndex>(device));
+  const Vendor& vendor = Vendor::Use("stream.inject_fault");
+  TORCH_CHECK_NOT_IMPLEMENTED(vendor.table().stream.inject_fault != nullptr, vendor.device_type(),
+                              ": the vendor cannot inject faults (tb_stream_api::inject_fault "
+                              "is NULL)");
+  TB_VENDOR_CALL(stream, inject_fault, vendor_stream(current_stream(index)), message.c_str());
+}
+
 std::tuple<int64_t, int64_t> stream_priorities(int64_t device) {
   auto [least, greatest] = stream_priority_range(static_cast<c10::DeviceIndex>(device));
   return {least, greatest};
@@ -125,6 +145,8 @@ TORCH_LIBRARY(torch_backend, m) {
   m.def("_is_in_bad_fork() -> bool", &is_in_bad_fork);
   m.def("_is_initialized() -> bool", &is_initialized);
   m.def("_device_properties(int device) -> (str, int, int, int, int)", &device_properties);
+  m.def("_reset_device(int device) -> ()", &reset_device);
+  m.def("_inject_fault(int device, str message) -> ()", &inject_fault);
   m.def("_stream_priority_range(int device) -> (int, int)", &stream_priorities);
   m.def("_stream_priority(int stream_id, int device) -> int", &stream_priority_of);
   m.def("_default_generator(int device) -> Generator?", &get_default_generator);

@@ -21,9 +21,17 @@ c10::DeviceIndex device_count() noexcept {
 
 void check_device_index(c10::DeviceIndex index) {
   const Vendor& vendor = Vendor::Get();
-  TORCH_CHECK_INDEX(index >= 0 && index < vendor.device_count(), vendor.device_type(),
-                    ": invalid device index ", static_cast<int>(index), " (the vendor has ",
-                    vendor.device_count(), " device", vendor.device_count() == 1 ? "" : "s", ")");
+  // A RuntimeError subclass, as CUDA's "invalid device ordinal" is.
+  if (C10_UNLIKELY(index < 0 || index >= vendor.device_count())) {
+    throw c10::AcceleratorError(
+        {__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+        static_cast<int32_t>(TB_ERROR_INVALID_DEVICE),
+        c10::str(vendor.device_type(), ": invalid device index ", static_cast<int>(index),
+                 ": out of range, the vendor has ", vendor.device_count(), " device",
+                 vendor.device_count() == 1 ? "" : "s",
+                 vendor.device_count() > 0 ? c10::str(" (0 to ", vendor.device_count() - 1, ")")
+                                           : std::string()));
+  }
 }
 
 c10::DeviceIndex current_device() { return t_current_device; }

@@ -24,6 +24,28 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
 
   c10::DeviceType type() const override { return static_type; }
 
+  // torch.accelerator.get_device_capability: the element types the vendor reports for the
+  // device (tb_device_properties::dtypes; 0, or a vendor older than ABI 1.2: every tb_dtype).
+  c10::DeviceCapability getDeviceCapability(Device device) const override {
+    static constexpr c10::ScalarType kTypes[TB_DTYPE_COUNT] = {
+        c10::ScalarType::Bool,  c10::ScalarType::Byte,     c10::ScalarType::Char,
+        c10::ScalarType::Short, c10::ScalarType::Int,      c10::ScalarType::Long,
+        c10::ScalarType::Half,  c10::ScalarType::BFloat16, c10::ScalarType::Float,
+        c10::ScalarType::Double};
+    tb_device_properties props{};
+    props.struct_size = sizeof props;
+    TB_VENDOR_CALL(device, get_properties, resolve_device(device.index()), &props);
+    uint64_t dtypes = props.dtypes != 0 ? props.dtypes : (uint64_t{1} << TB_DTYPE_COUNT) - 1;
+    c10::DeviceCapability capability;
+    capability.capability_data.capability_bits = 0;
+    for (int d = 0; d < TB_DTYPE_COUNT; d++) {
+      if (dtypes & TB_DTYPE_BIT(d)) {
+        capability.capability_data.capability_bits |= uint64_t{1} << static_cast<int>(kTypes[d]);
+      }
+    }
+    return capability;
+  }
+
   Device exchangeDevice(Device device) const override {
     return make_device(exchange_device(resolve_device(device.index())));
   }

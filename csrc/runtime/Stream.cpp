@@ -49,6 +49,9 @@ std::vector<std::unique_ptr<DeviceStreams>>& all_devices() {
 
 DeviceStreams& device_streams(c10::DeviceIndex device) {
   check_device_index(device);
+  // Handing out a pool stream is using the device, as creating a CUDA stream initialises CUDA:
+  // refused in a child forked after the parent used it.
+  Vendor::Use("stream pool");
   return *all_devices()[device];
 }
 

@@ -72,11 +72,13 @@ const Vendor& Vendor::Get() {
 const Vendor& Vendor::Use(const char* call) {
   const Vendor& vendor = Get();
   if (C10_UNLIKELY(g_in_bad_fork.load(std::memory_order_relaxed))) {
-    TORCH_CHECK(false, vendor.device_type(), ": ", call,
-                ": cannot use the vendor in a child process created by fork() after the parent "
-                "used it (its streams, threads and device state do not survive fork); start "
-                "child processes with the 'spawn' method, e.g. "
-                "torch.multiprocessing.set_start_method('spawn')");
+    // CUDA's words, with the device's name: what users search for.
+    TORCH_CHECK(false, "Cannot re-initialize ", vendor.device_type(),
+                " in forked subprocess. To use ", vendor.device_type(),
+                " with multiprocessing, you must use the 'spawn' start method (", call,
+                " in a child process forked after the parent used the device: its streams, "
+                "threads and device state do not survive fork(); e.g. "
+                "torch.multiprocessing.set_start_method('spawn'))");
   }
   if (C10_UNLIKELY(!g_in_use.load(std::memory_order_relaxed))) g_in_use.store(true);
   return vendor;
@@ -101,16 +103,21 @@ void Vendor::Fail(const char* call, tb_status status, const std::string& argumen
   std::string text = c10::str(handle_->device_type, ": ", call, "(", arguments, ") failed with ",
                               tb_status_name(status), ": ",
                               message != nullptr && *message ? message : "(no message)");
+  // Every class is a RuntimeError subclass in Python: users and libraries catch RuntimeError
+  // for device errors, as with CUDA's torch.AcceleratorError.
   switch (status) {
     case TB_ERROR_OUT_OF_MEMORY:
       C10_THROW_ERROR(OutOfMemoryError, text);
     case TB_ERROR_NOT_SUPPORTED:
       C10_THROW_ERROR(NotImplementedError, text);
-    case TB_ERROR_INVALID_DEVICE:
-    case TB_ERROR_INVALID_ARGUMENT:
-      C10_THROW_ERROR(ValueError, text);
+    case TB_ERROR_DEVICE_FAULT:
+      throw c10::AcceleratorError(
+          {__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, static_cast<int32_t>(status),
+          c10::str(text, ". The device refuses work until torch.", handle_->device_type,
+                   ".reset_device() clears the fault (results computed since are lost)"));
     default:
-      C10_THROW_ERROR(Error, text);
+      throw c10::AcceleratorError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                                  static_cast<int32_t>(status), text);
   }
 }
 

@@ -89,16 +89,17 @@ std::string FormatArguments(const Args&... args) {
 }  // namespace detail
 
 // Calls `group.fn(args...)` on the process's vendor and throws a c10 error naming the vendor,
-// the call, its arguments and the vendor's message if it does not return TB_OK.
+// the call, its arguments and the vendor's message if it does not return TB_OK.  Refuses in a
+// child forked after the parent used the device (Vendor::Use).
 //   TB_VENDOR_CALL(memory, device_malloc, device, size, &ptr);
-#define TB_VENDOR_CALL(group, fn, ...)                                          \
-  do {                                                                          \
-    const ::torch_backend::Vendor& tb_vendor_ = ::torch_backend::Vendor::Get(); \
-    tb_status tb_status_ = tb_vendor_.table().group.fn(__VA_ARGS__);            \
-    if (C10_UNLIKELY(tb_status_ != TB_OK)) {                                    \
-      tb_vendor_.Fail(#group "." #fn, tb_status_,                               \
-                      ::torch_backend::detail::FormatArguments(__VA_ARGS__));   \
-    }                                                                           \
+#define TB_VENDOR_CALL(group, fn, ...)                                                        \
+  do {                                                                                        \
+    const ::torch_backend::Vendor& tb_vendor_ = ::torch_backend::Vendor::Use(#group "." #fn); \
+    tb_status tb_status_ = tb_vendor_.table().group.fn(__VA_ARGS__);                          \
+    if (C10_UNLIKELY(tb_status_ != TB_OK)) {                                                  \
+      tb_vendor_.Fail(#group "." #fn, tb_status_,                                             \
+                      ::torch_backend::detail::FormatArguments(__VA_ARGS__));                 \
+    }                                                                                         \
   } while (0)
 
 // Like TB_VENDOR_CALL for queries: evaluates to true for TB_OK, false for TB_ERROR_NOT_READY,

@@ -63,6 +63,8 @@ tb_status tbv_device_count(int32_t *count);
 tb_status tbv_device_get_properties(int32_t device, tb_device_properties *properties);
 /** Slot tb_device_api::synchronize. */
 tb_status tbv_device_synchronize(int32_t device);
+/** Slot tb_device_api::reset (ABI 1.2).  fake: clears the device's fault. */
+tb_status tbv_device_reset(int32_t device);
 
 /** Slot tb_memory_api::device_malloc. */
 tb_status tbv_memory_device_malloc(int32_t device, size_t size, void **ptr);
@@ -103,6 +105,9 @@ tb_status tbv_stream_synchronize(tb_stream stream);
 tb_status tbv_stream_wait_event(tb_stream stream, tb_event event);
 /** Slot tb_stream_api::priority_range.  fake: least 0, greatest -1. */
 tb_status tbv_stream_priority_range(int32_t device, int32_t *least, int32_t *greatest);
+/** Slot tb_stream_api::inject_fault (ABI 1.2).  fake: faults the stream's device at once (work runs
+ *  when it is enqueued). */
+tb_status tbv_stream_inject_fault(tb_stream stream, const char *message);
 
 /** Slot tb_event_api::create. */
 tb_status tbv_event_create(int32_t device, uint32_t flags, tb_event *event);

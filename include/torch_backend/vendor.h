@@ -52,6 +52,30 @@
  * (the argument, the device index, the vendor runtime's own error text); torch_backend shows
  * them to users verbatim, prefixed with the vendor's name and the call.
  *
+ * @section tb_faults Device faults (ABI 1.2)
+ *
+ * Work that fails after its enqueueing call returned (a kernel that finds an index out of
+ * range, a copy the device cannot complete) leaves its device *faulted*: like CUDA's sticky
+ * errors, the failure cannot be forgotten by reporting it once, because the results of that
+ * work, and of everything that depended on it, are garbage.  From the moment the failing work
+ * runs until tb_device_api::reset clears it (or the process ends):
+ *
+ * - every tb_stream_api::query and tb_stream_api::synchronize of any stream of the device,
+ *   every tb_event_api::query and tb_event_api::synchronize of any event of the device, and
+ *   tb_device_api::synchronize of the device return ::TB_ERROR_DEVICE_FAULT (query returns it
+ *   in place of ::TB_ERROR_NOT_READY too) with the original failure's message, naming the work
+ *   that failed (the kernel's operator name) and what went wrong;
+ * - every copy from or to the device's memory, synchronous or asynchronous, and every enqueue
+ *   of new work on its streams (kernels, memset, event waits) returns ::TB_ERROR_DEVICE_FAULT
+ *   without doing anything: no bytes of a faulted device reach the host;
+ * - allocation, freeing, recording events, and creating or destroying streams and events keep
+ *   working, so that the caller can release what it holds (a caching allocator records events
+ *   when it frees memory used on several streams);
+ * - other devices are not affected.
+ *
+ * Which failure is reported when several fail: the first one on the device.  Work enqueued
+ * before the fault may or may not run.
+ *
  * @section tb_threads Threads
  *
  * Unless a function says otherwise, every function may be called concurrently from any number
@@ -91,7 +115,7 @@ extern "C" {
 /** Major version of this ABI.  Bumped only for incompatible changes (see @ref tb_versioning). */
 #define TB_ABI_VERSION_MAJOR 1
 /** Minor version of this ABI.  Bumped when fields are appended to a struct. */
-#define TB_ABI_VERSION_MINOR 1
+#define TB_ABI_VERSION_MINOR 2
 
 /** Marks a symbol as exported from the vendor's shared library. */
 #if defined(_WIN32)
@@ -141,7 +165,10 @@ typedef enum tb_status {
    *  device, failed kernel).  The message carries the runtime's own text. */
   TB_ERROR_INTERNAL = 6,
   /** The vendor's runtime is not usable in this process (no driver, failed initialisation). */
-  TB_ERROR_UNAVAILABLE = 7
+  TB_ERROR_UNAVAILABLE = 7,
+  /** ABI 1.2.  The device is faulted: earlier asynchronous work on it failed, and it reports that
+   *  failure until it is reset (see @ref tb_faults).  The message is the failure's. */
+  TB_ERROR_DEVICE_FAULT = 8
 } tb_status;
 
 /**
@@ -166,6 +193,8 @@ static inline const char *tb_status_name(tb_status status) {
       return "TB_ERROR_INTERNAL";
     case TB_ERROR_UNAVAILABLE:
       return "TB_ERROR_UNAVAILABLE";
+    case TB_ERROR_DEVICE_FAULT:
+      return "TB_ERROR_DEVICE_FAULT";
   }
   return "TB_ERROR_UNKNOWN";
 }
@@ -224,6 +253,10 @@ typedef struct tb_device_properties {
   int32_t arch_major;
   /** Vendor-defined architecture generation, minor part; 0 when unknown. */
   int32_t arch_minor;
+  /** ABI 1.2.  Bit set (::TB_DTYPE_BIT) of the element types whose tensors the device holds and
+   *  converts between: what `torch.accelerator.get_device_capability()` reports as
+   *  `supported_dtypes`.  0 means every ::tb_dtype. */
+  uint64_t dtypes;
 } tb_device_properties;
 
 /**
@@ -259,9 +292,19 @@ typedef struct tb_device_api {
   /**
    * Blocks until all work enqueued on every stream of @p device has finished.
    *
-   * Returns the first failure of that work, if any.  May block.
+   * Returns the first failure of that work, if any: ::TB_ERROR_DEVICE_FAULT while the device is
+   * faulted (see @ref tb_faults).  May block.
    */
   tb_status (*synchronize)(int32_t device);
+
+  /**
+   * Optional (ABI 1.2).  Clears a fault of @p device (see @ref tb_faults): waits until no work
+   * of the device is running, then lets the device accept work and copies again.  Allocations,
+   * streams and events stay valid; memory written by the failed work, or by work that ran
+   * after it, holds unspecified bytes.  Succeeds and does nothing on a device that is not
+   * faulted.  When NULL, a faulted device stays faulted until the process ends.  May block.
+   */
+  tb_status (*reset)(int32_t device);
 } tb_device_api;
 
 /** @} */
@@ -421,13 +464,15 @@ typedef struct tb_stream_api {
   /**
    * Reports whether all work enqueued on @p stream has finished: ::TB_OK when it has,
    * ::TB_ERROR_NOT_READY while some is outstanding.  A stream with no work is finished.
+   * ::TB_ERROR_DEVICE_FAULT while the stream's device is faulted (see @ref tb_faults).
    * Does not block.
    */
   tb_status (*query)(tb_stream stream);
 
   /**
-   * Blocks until all work enqueued on @p stream before this call has finished.  Returns the
-   * first failure of that work, if any.  May block.
+   * Blocks until all work enqueued on @p stream before this call has finished.  Returns
+   * ::TB_ERROR_DEVICE_FAULT while the stream's device is faulted (see @ref tb_faults), whether
+   * the failed work was on this stream or another.  May block.
    */
   tb_status (*synchronize)(tb_stream stream);
 
@@ -445,6 +490,15 @@ typedef struct tb_stream_api {
    * priority is treated as 0.  Does not block.
    */
   tb_status (*priority_range)(int32_t device, int32_t *least, int32_t *greatest);
+
+  /**
+   * Optional (ABI 1.2), for tests of fault handling.  Enqueues work on @p stream that fails
+   * when the stream reaches it, faulting the stream's device with @p message (copied) as the
+   * failure's message, exactly as a failing kernel would (see @ref tb_faults).  The
+   * conformance suite and torch_backend's tests use it to check the fault contract without
+   * depending on any particular kernel; vendors without it are not checked.  Asynchronous.
+   */
+  tb_status (*inject_fault)(tb_stream stream, const char *message);
 } tb_stream_api;
 
 /** @} */
@@ -495,11 +549,13 @@ typedef struct tb_event_api {
 
   /**
    * Reports whether the work before the latest record has finished: ::TB_OK when it has (or
-   * the event was never recorded), ::TB_ERROR_NOT_READY otherwise.  Does not block.
+   * the event was never recorded), ::TB_ERROR_NOT_READY otherwise; ::TB_ERROR_DEVICE_FAULT
+   * while the event's device is faulted (see @ref tb_faults).  Does not block.
    */
   tb_status (*query)(tb_event event);
 
-  /** Blocks until @p event completes.  Returns at once for an event never recorded.  May
+  /** Blocks until @p event completes.  Returns at once for an event never recorded.  Returns
+   *  ::TB_ERROR_DEVICE_FAULT while the event's device is faulted (see @ref tb_faults).  May
    *  block. */
   tb_status (*synchronize)(tb_event event);
 
@@ -575,7 +631,9 @@ typedef struct tb_event_api {
  * A kernel that cannot handle these particular arguments (a dtype, a rank, an option it does
  * not implement) returns ::TB_ERROR_NOT_SUPPORTED without enqueuing anything; torch_backend
  * then runs that call on the CPU fallback.  Errors found while the work runs (an index out of
- * range) are reported by the next synchronize or query of the stream.
+ * range) fault the device (see @ref tb_faults): every later synchronize or query reports them,
+ * naming the operator, until the device is reset.  On a faulted device a kernel returns
+ * ::TB_ERROR_DEVICE_FAULT without enqueuing anything.
  *
  * @section tb_kernel_rng Random numbers
  *

@@ -16,16 +16,18 @@ TB_EXPORT int not_a_vendor(void) { return 42; }
 #else
 
 static const tb_device_api k_device = {sizeof(tb_device_api), tbv_device_count,
-                                       tbv_device_get_properties, tbv_device_synchronize};
+                                       tbv_device_get_properties, tbv_device_synchronize,
+                                       tbv_device_reset};
 static tb_memory_api g_memory = {
     sizeof(tb_memory_api),     tbv_memory_device_malloc,  tbv_memory_device_free,
     tbv_memory_host_malloc,    tbv_memory_host_free,      tbv_memory_copy_h2d,
     tbv_memory_copy_d2h,       tbv_memory_copy_d2d,       tbv_memory_copy_h2d_async,
     tbv_memory_copy_d2h_async, tbv_memory_copy_d2d_async, tbv_memory_memset_async,
     tbv_memory_get_info};
-static tb_stream_api g_stream = {
-    sizeof(tb_stream_api),  tbv_stream_create,     tbv_stream_destroy,       tbv_stream_query,
-    tbv_stream_synchronize, tbv_stream_wait_event, tbv_stream_priority_range};
+static tb_stream_api g_stream = {sizeof(tb_stream_api),     tbv_stream_create,
+                                 tbv_stream_destroy,        tbv_stream_query,
+                                 tbv_stream_synchronize,    tbv_stream_wait_event,
+                                 tbv_stream_priority_range, tbv_stream_inject_fault};
 static tb_event_api g_event = {sizeof(tb_event_api),  tbv_event_create, tbv_event_destroy,
                                tbv_event_record,      tbv_event_query,  tbv_event_synchronize,
                                tbv_event_elapsed_time};

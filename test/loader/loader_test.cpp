@@ -169,7 +169,7 @@ TEST(Loader, MissingFunctionsAreEachNamed) {
   Open(BadLib("missing_functions"), &bad);
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, BadLib("missing_functions")));
-  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 1.1) lacks 3 required functions"));
+  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 1.2) lacks 3 required functions"));
   EXPECT_TRUE(Contains(bad.error, "memory.copy_h2d"));
   EXPECT_TRUE(Contains(bad.error, "stream.query"));
   EXPECT_TRUE(Contains(bad.error, "event.synchronize"));

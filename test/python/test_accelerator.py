@@ -51,3 +51,16 @@ def test_set_device_index(two_devices):
         assert MODULE.current_device() == 1
     finally:
         torch.accelerator.set_device_index(0)
+
+
+def test_device_capability_properties_and_memory_info():
+    capability = torch.accelerator.get_device_capability(f"{DEV}:0")
+    # what the vendor reports (tb_device_properties::dtypes): the bundled vendors hold every type
+    assert {torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.bool} <= set(
+        capability["supported_dtypes"]
+    )
+    props = MODULE.get_device_properties(0)
+    assert props.name and props.total_memory > 0
+    free, total = torch.accelerator.get_memory_info(0)
+    assert total == props.total_memory and 0 <= free <= total
+    assert MODULE.mem_get_info(0)[1] == total

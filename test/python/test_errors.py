@@ -1,5 +1,7 @@
 """Error paths: every failure surfaces as a Python exception naming the vendor, the call and the
-vendor's message, never a crash, and leaks nothing."""
+vendor's message -- a RuntimeError subclass, as CUDA's errors are, so that code catching
+RuntimeError keeps working -- never a crash, and leaks nothing; and a child forked after the
+parent used the device refuses every device call with CUDA's message."""
 
 from __future__ import annotations
 
@@ -23,8 +25,17 @@ def faulty(call: str, code: str, **env: str):
 
 
 def test_bad_device_index():
-    with pytest.raises(IndexError, match=rf"{DEV}: invalid device index 7 \(the vendor has"):
-        torch.empty(1, device=f"{DEV}:7")
+    count = MODULE.device_count()
+    message = rf"{DEV}: invalid device index 7: out of range, the vendor has {count} device"
+    for call in (
+        lambda: torch.empty(1, device=f"{DEV}:7"),
+        lambda: MODULE.set_device(7),
+        lambda: MODULE.synchronize(7),
+        lambda: torch.ones(1).to(f"{DEV}:7"),
+    ):
+        with pytest.raises(torch.AcceleratorError, match=message) as error:
+            call()
+        assert isinstance(error.value, RuntimeError)
 
 
 def test_unknown_vendor_fails_import_with_the_loader_message():
@@ -43,21 +54,21 @@ def test_vendor_library_path_that_does_not_exist():
 
 
 @pytest.mark.parametrize(
-    ("call", "code", "exception"),
+    ("call", "code"),
     [
-        ("memory.device_malloc", "torch.empty(10, device=DEV)", "RuntimeError"),
-        ("memory.copy_h2d_async", "torch.ones(10).to(DEV)", "RuntimeError"),
-        ("memory.copy_d2h_async", "torch.empty(10, device=DEV).cpu()", "RuntimeError"),
-        ("memory.memset_async", "torch.zeros(10, device=DEV)", "RuntimeError"),
-        ("stream.create", "torch.empty(10, device=DEV).fill_(1.5)", "RuntimeError"),
-        ("stream.synchronize", "torch.ones(3, device=DEV).sum().item()", "RuntimeError"),
-        ("device.synchronize", "getattr(torch, DEV).synchronize()", "RuntimeError"),
-        ("device.get_properties", "getattr(torch, DEV).get_device_name(0)", "RuntimeError"),
-        ("event.create", "getattr(torch, DEV).Event().record()", "RuntimeError"),
-        ("event.record", "getattr(torch, DEV).Event().record()", "RuntimeError"),
+        ("memory.device_malloc", "torch.empty(10, device=DEV)"),
+        ("memory.copy_h2d_async", "torch.ones(10).to(DEV)"),
+        ("memory.copy_d2h_async", "torch.empty(10, device=DEV).cpu()"),
+        ("memory.memset_async", "torch.zeros(10, device=DEV)"),
+        ("stream.create", "torch.empty(10, device=DEV).fill_(1.5)"),
+        ("stream.synchronize", "torch.ones(3, device=DEV).sum().item()"),
+        ("device.synchronize", "getattr(torch, DEV).synchronize()"),
+        ("device.get_properties", "getattr(torch, DEV).get_device_name(0)"),
+        ("event.create", "getattr(torch, DEV).Event().record()"),
+        ("event.record", "getattr(torch, DEV).Event().record()"),
     ],
 )
-def test_vendor_failure_in_a_call(call, code, exception):
+def test_vendor_failure_in_a_call(call, code):
     result = faulty(
         call,
         f"""
@@ -67,18 +78,47 @@ def test_vendor_failure_in_a_call(call, code, exception):
             {code}
             print("no error")
         except Exception as e:
-            print(type(e).__name__)
+            print(type(e).__name__, isinstance(e, RuntimeError))
             print(e)
         """,
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == exception, result.stdout
+    assert lines[0] == "AcceleratorError True", result.stdout
     message = "\n".join(lines[1:])
     assert f"{DEV}: {call}(" in message
     assert (
         f"failed with TB_ERROR_INTERNAL: faulty: injected TB_ERROR_INTERNAL into {call}" in message
     )
+
+
+@pytest.mark.parametrize(
+    ("status", "exception"),
+    [
+        ("TB_ERROR_INVALID_ARGUMENT", "AcceleratorError"),
+        ("TB_ERROR_INVALID_DEVICE", "AcceleratorError"),
+        ("TB_ERROR_OUT_OF_MEMORY", "OutOfMemoryError"),
+        ("TB_ERROR_NOT_SUPPORTED", "NotImplementedError"),
+        ("TB_ERROR_INTERNAL", "AcceleratorError"),
+        ("TB_ERROR_UNAVAILABLE", "AcceleratorError"),
+        ("TB_ERROR_DEVICE_FAULT", "AcceleratorError"),
+    ],
+)
+def test_every_status_is_a_runtime_error(status, exception):
+    result = faulty(
+        "stream.synchronize",
+        """
+        import torch, torch_backend
+        DEV = torch_backend.vendor_info()["device_type"]
+        try:
+            getattr(torch, DEV).current_stream().synchronize()
+        except Exception as e:
+            print(type(e).__name__, isinstance(e, RuntimeError))
+        """,
+        TORCH_BACKEND_FAULTY_STATUS=status,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [exception, "True"]
 
 
 def test_vendor_out_of_memory_status_becomes_out_of_memory_error():
@@ -125,29 +165,69 @@ def test_failure_leaks_nothing():
     assert "allocated 0" in result.stdout
 
 
-def test_use_in_a_forked_child():
+FORK_MESSAGE = (
+    f"Cannot re-initialize {DEV} in forked subprocess. To use {DEV} with multiprocessing, you "
+    "must use the 'spawn' start method"
+)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.ones(2, device=DEV)",
+        "m.init()",
+        "m.synchronize()",
+        "m.Stream()",
+        "m.current_stream().synchronize()",
+        "m.Event().record()",
+        "m.get_device_name(0)",
+        "x.cpu()",
+    ],
+)
+def test_use_in_a_forked_child(call):
     result = run_python(
         f"""
         import os, torch, torch_backend
-        x = torch.ones(2, device="{DEV}")  # the parent uses the device
+        DEV = "{DEV}"
+        m = getattr(torch, DEV)
+        x = torch.ones(2, device=DEV)  # the parent uses the device
         pid = os.fork()
         if pid == 0:
+            print("child initialized:", m.is_initialized(), "bad fork:", m._is_in_bad_fork())
             try:
-                torch.ones(2, device="{DEV}")
+                {call}
                 os._exit(3)
             except RuntimeError as e:
                 print("child:", e, flush=True)
-                os._exit(0 if torch.{DEV}._is_in_bad_fork() else 4)
+                os._exit(0)
         _, status = os.waitpid(pid, 0)
         print("status", os.waitstatus_to_exitcode(status))
-        print("parent still works", torch.ones(2, device="{DEV}").sum().item())
+        print("parent still works", torch.ones(2, device=DEV).sum().item())
         """
     )
     assert result.returncode == 0, result.stderr
-    assert "status 0" in result.stdout
-    assert f"child: {DEV}: " in result.stdout
-    assert "cannot use the vendor in a child process created by fork()" in result.stdout
+    assert "status 0" in result.stdout, result.stdout
+    assert "bad fork: True" in result.stdout
+    assert f"child: {FORK_MESSAGE}" in result.stdout
     assert "parent still works 2.0" in result.stdout
+
+
+def test_dataloader_fork_workers_that_do_not_touch_the_device():
+    result = run_python(
+        f"""
+        import multiprocessing, torch, torch_backend
+        DEV = "{DEV}"
+        w = torch.ones(3, device=DEV)  # the parent uses the device first
+        data = torch.utils.data.TensorDataset(torch.arange(12.0).view(6, 2))
+        loader = torch.utils.data.DataLoader(
+            data, batch_size=2, num_workers=2,
+            multiprocessing_context=multiprocessing.get_context("fork"))
+        total = sum((batch.to(DEV) * w[:2]).sum() for (batch,) in loader)
+        print("total", total.item())
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert "total 66.0" in result.stdout
 
 
 def test_fork_before_use_is_fine():

@@ -147,6 +147,9 @@ static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 
 tb_status emu_launch(const char *kernel, tb_stream stream, const tb_value *args, int32_t count,
                      emu_task_fn fn, size_t scratch_size, const void *scratch) {
+  /* a faulted device accepts no work (vendor.h, "Device faults") */
+  tb_status status = emu_check_fault(emu_stream_device(stream), kernel);
+  if (status != TB_OK) return status;
   /* One allocation: emu_call | args | tensors | integer/bool lists | strings | scratch. */
   size_t tensors = 0, words = 0, bytes = 0;
   for (int32_t i = 0; i < count; i++) {
