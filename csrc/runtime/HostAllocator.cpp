@@ -1,6 +1,8 @@
 // Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
 #include "runtime/HostAllocator.h"
 
+#include <c10/util/Logging.h>
+
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -45,10 +47,24 @@ struct HostAllocatorImpl final : at::CachingHostAllocatorImpl<c10::Stream, Poole
     }
   }
 
+  // Called from the deleter of a pinned tensor, which must not throw.  When the vendor cannot
+  // record the event, waiting for the stream keeps the block safe to reuse (an event never
+  // recorded counts as complete); when it cannot do that either, the block is never reused
+  // (PyTorch counted an event for it that never arrives): a leak, not a race.
   void record_stream(std::optional<std::vector<PooledEvent>>& events, c10::Stream stream) override {
-    PooledEvent event(stream.device_index(), /*timing=*/false);
-    torch_backend::record_event(event.get(), stream);
-    events->push_back(std::move(event));
+    try {
+      PooledEvent event(stream.device_index(), /*timing=*/false);
+      try {
+        torch_backend::record_event(event.get(), stream);
+      } catch (const c10::Error&) {
+        synchronize_stream(stream);
+      }
+      events->push_back(std::move(event));
+    } catch (const c10::Error& e) {
+      LOG(WARNING) << "torch_backend: a pinned host block used on " << stream
+                   << " cannot be made safe to reuse and is kept out of the cache: "
+                   << e.what_without_backtrace();
+    }
   }
 
   bool query_event(PooledEvent& event) override { return torch_backend::query_event(event.get()); }

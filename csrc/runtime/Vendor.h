@@ -68,12 +68,17 @@ class Vendor {
 
 namespace detail {
 
-// Small integers (c10::DeviceIndex is int8_t) print as numbers, not characters.
+// Small integers (c10::DeviceIndex is int8_t) print as numbers, not characters, and character
+// pointers (device addresses passed as char*) as addresses: printing one as a string would read
+// device memory.
 template <typename T>
 auto Printable(const T& value) {
   if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> ||
                 std::is_same_v<T, char>) {
     return static_cast<int>(value);
+  } else if constexpr (std::is_pointer_v<T> &&
+                       std::is_same_v<std::remove_cv_t<std::remove_pointer_t<T>>, char>) {
+    return static_cast<const void*>(value);
   } else {
     return value;
   }

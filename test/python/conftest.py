@@ -97,10 +97,16 @@ def two_devices():
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    """Prints the OpInfo conformance summary (test_opinfo.py) when that suite ran."""
+    """Prints the OpInfo conformance summary (test_opinfo.py) and the fault matrix
+    (test_fault_matrix.py) when those suites ran."""
     module = sys.modules.get("test_opinfo")
     summary = getattr(module, "SUMMARY", None)
     if summary is not None and summary.samples:
         terminalreporter.section("OpInfo conformance")
         for line in summary.lines():
+            terminalreporter.write_line(line)
+    matrix = getattr(sys.modules.get("test_fault_matrix"), "MATRIX", None)
+    if matrix:
+        terminalreporter.section("Fault matrix")
+        for line in matrix:
             terminalreporter.write_line(line)
