@@ -246,8 +246,9 @@ static tb_status forward_kernel(int i, tb_stream stream, const tb_value *args, i
 #define HUNDRED(macro, p)                                                              \
   TEN(macro, p##0)                                                                     \
   TEN(macro, p##1)                                                                     \
-  TEN(macro, p##2) TEN(macro, p##3) TEN(macro, p##4) TEN(macro, p##5) TEN(macro, p##6) \
-      TEN(macro, p##7) TEN(macro, p##8) TEN(macro, p##9)
+  TEN(macro, p##2)                                                                     \
+  TEN(macro, p##3) TEN(macro, p##4) TEN(macro, p##5) TEN(macro, p##6) TEN(macro, p##7) \
+      TEN(macro, p##8) TEN(macro, p##9)
 #define ALL(macro)  \
   HUNDRED(macro, 1) \
   HUNDRED(macro, 2) HUNDRED(macro, 3) HUNDRED(macro, 4) HUNDRED(macro, 5) HUNDRED(macro, 6)
