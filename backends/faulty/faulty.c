@@ -240,18 +240,18 @@ static tb_status forward_kernel(int i, tb_stream stream, const tb_value *args, i
   static tb_status trampoline_##n(tb_stream s, const tb_value *a, int32_t count) { \
     return forward_kernel(n - 100, s, a, count);                                   \
   }
-#define TEN(macro, p)                                                                             \
-  macro(p##0) macro(p##1) macro(p##2) macro(p##3) macro(p##4) macro(p##5) macro(p##6) macro(p##7) \
-      macro(p##8) macro(p##9)
-#define HUNDRED(macro, p)                                                              \
-  TEN(macro, p##0)                                                                     \
-  TEN(macro, p##1)                                                                     \
-  TEN(macro, p##2)                                                                     \
-  TEN(macro, p##3) TEN(macro, p##4) TEN(macro, p##5) TEN(macro, p##6) TEN(macro, p##7) \
-      TEN(macro, p##8) TEN(macro, p##9)
-#define ALL(macro)  \
-  HUNDRED(macro, 1) \
-  HUNDRED(macro, 2) HUNDRED(macro, 3) HUNDRED(macro, 4) HUNDRED(macro, 5) HUNDRED(macro, 6)
+/* clang-format's layout of these repetition macros does not settle: kept by hand. */
+// clang-format off
+#define TEN(macro, p) \
+  macro(p##0) macro(p##1) macro(p##2) macro(p##3) macro(p##4) \
+  macro(p##5) macro(p##6) macro(p##7) macro(p##8) macro(p##9)
+#define HUNDRED(macro, p) \
+  TEN(macro, p##0) TEN(macro, p##1) TEN(macro, p##2) TEN(macro, p##3) TEN(macro, p##4) \
+  TEN(macro, p##5) TEN(macro, p##6) TEN(macro, p##7) TEN(macro, p##8) TEN(macro, p##9)
+#define ALL(macro) \
+  HUNDRED(macro, 1) HUNDRED(macro, 2) HUNDRED(macro, 3) \
+  HUNDRED(macro, 4) HUNDRED(macro, 5) HUNDRED(macro, 6)
+// clang-format on
 ALL(TRAMPOLINE)
 #define POINTER(n) trampoline_##n,
 static const tb_kernel_fn k_trampolines[FAULTY_MAX_KERNELS] = {ALL(POINTER)};
