@@ -43,7 +43,8 @@ TEST(VendorLinkedIn, FailuresNameVendorCallArgumentsAndMessage) {
   try {
     TB_VENDOR_CALL(memory, device_malloc, 7, size_t{16}, &ptr);
     FAIL() << "an invalid device index did not throw";
-  } catch (const c10::ValueError& e) {
+  } catch (const c10::AcceleratorError& e) {  // a RuntimeError subclass in Python
+    EXPECT_EQ(e.get_error_code(), TB_ERROR_INVALID_DEVICE);
     std::string what = e.what_without_backtrace();
     EXPECT_TRUE(Contains(what, "fake: memory.device_malloc(7, 16, "));
     EXPECT_TRUE(Contains(what, "failed with TB_ERROR_INVALID_DEVICE"));
