@@ -32,7 +32,7 @@ def test_device_queries():
     assert props.total_memory > 0
     free, total = MODULE.mem_get_info(0)
     assert 0 <= free <= total
-    with pytest.raises(IndexError, match=rf"{DEV}: invalid device index 99"):
+    with pytest.raises(torch.AcceleratorError, match=rf"{DEV}: invalid device index 99"):
         MODULE.get_device_properties(99)
 
 

@@ -11,7 +11,7 @@ import math
 
 import pytest
 import torch
-from conftest import DEV
+from conftest import DEV, MODULE
 
 import torch_backend
 
@@ -523,9 +523,12 @@ def test_arange_out_keeps_a_shape_of_the_right_size():
 )
 def test_indices_out_of_range_fail_on_the_device(index):
     x = torch.zeros(5, 5, device=DEV)
-    with pytest.raises((IndexError, RuntimeError), match="out of bounds"):
-        index(x)
-        torch.accelerator.synchronize()
+    try:
+        with pytest.raises((IndexError, RuntimeError), match="out of bounds"):
+            index(x)
+            torch.accelerator.synchronize()
+    finally:
+        MODULE.reset_device()  # a fault found on the device lasts until reset (test_faults.py)
     assert torch.equal(x.cpu(), torch.zeros(5, 5))  # nothing written, the device usable
 
 
@@ -551,9 +554,12 @@ def test_index_with_masks_and_host_indices_matches_cpu():
 def test_index_put_mask_checks_values_against_its_count():
     x = torch.zeros(4, 2, device=DEV)
     mask = torch.tensor([True, False, True, False], device=DEV)  # selects 2 rows
-    with pytest.raises((IndexError, RuntimeError), match="shape mismatch"):
-        x.index_put_((mask,), torch.ones(3, 2, device=DEV))
-        torch.accelerator.synchronize()
+    try:
+        with pytest.raises((IndexError, RuntimeError), match="shape mismatch"):
+            x.index_put_((mask,), torch.ones(3, 2, device=DEV))
+            torch.accelerator.synchronize()
+    finally:
+        MODULE.reset_device()  # a fault found on the device lasts until reset
     x.index_put_((mask,), torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=DEV))
     assert x.cpu().tolist() == [[1, 2], [0, 0], [3, 4], [0, 0]]
 
