@@ -1,14 +1,15 @@
 # torch_backend: one entry point for everything.
 #
 #   make demo    the main job
-#   make test    every test (C-only build, full build, CTest, pytest, lint)
+#   make test    every test (C-only build, full build, CTest, pytest, sanitizers, lint)
 #   make bench   the benchmark table (device vs PyTorch CPU / memcpy), also as build/bench.json
 #   make models  the model zoo: one training step of each model on the device beside the CPU
 #   make docs    the documentation (Sphinx + Doxygen + Breathe) into build/docs/html
 #
 # Each target installs what this machine lacks (Debian packages with apt, Python packages with
-# pip) and rebuilds only what is stale.  Build trees: build/c (C part alone, no libtorch) and
-# build/py (the full build that `pip install -e .` drives through scikit-build-core).
+# pip) and rebuilds only what is stale.  Build trees: build/c (C part alone, no libtorch),
+# build/py (the full build that `pip install -e .` drives through scikit-build-core), build/asan
+# and build/tsan (the sanitizer builds of test-sanitize and test-tsan).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -34,7 +35,8 @@ BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake include loader 
                   -not -path 'test/python/*' 2>/dev/null)
 C_SOURCES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' '*.cpp' 2>/dev/null)
 
-.PHONY: help deps build demo bench models docs test test-c test-full test-docs lint format clean
+.PHONY: help deps build demo bench models docs test test-c test-full test-docs test-sanitize \
+        test-tsan lint format clean
 
 help:
 	@echo "make demo    run the main job (installs and builds what is missing)"
@@ -121,12 +123,70 @@ test-full: $(STAMP)/build
 	  TORCH_BACKEND_VENDOR=$$vendor $(PYTHON) -m pytest -q test/python || exit 1; \
 	done
 
+# Sanitizers (cmake/Sanitize.cmake).  libtorch, CPython, OpenBLAS and googletest are prebuilt and
+# stay uninstrumented.
+#
+# test-sanitize: everything of ours -- loader, vendors, conformance suite, the googletest suites,
+# csrc -- built with AddressSanitizer and UndefinedBehaviorSanitizer into build/asan.  CTest runs
+# there with leak detection on.  Then Python suites that drive the runtime (streams, events,
+# allocators, copies, kernels, fallback, errors) run on the installed package with build/asan/lib
+# first on the library path, so that Python loads the instrumented csrc, loader and vendors; the
+# ASan runtime is preloaded into the uninstrumented interpreter, and leak detection is off there
+# (CPython and libtorch keep memory until exit by design).  emu runs its kernels too (OpInfo
+# samples, training steps); fake has none, so its run stops at the runtime and the fallback.
+ASAN_BUILD := $(BUILD)/asan
+TSAN_BUILD := $(BUILD)/tsan
+LIBASAN = $(realpath $(shell $(CC) -print-file-name=libasan.so))
+LIBUBSAN = $(realpath $(shell $(CC) -print-file-name=libubsan.so))
+ASAN_FLAGS := check_initialization_order=1:detect_stack_use_after_return=1:strict_string_checks=1
+UBSAN_ENV := UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+SANITIZE_PYTEST_FAKE := test_streams.py test_events.py test_memory.py test_guard.py \
+                        test_device.py test_multi_device.py test_errors.py test_fallback.py \
+                        test_rng.py
+SANITIZE_PYTEST_EMU := $(SANITIZE_PYTEST_FAKE) test_kernels.py test_training.py test_opinfo.py
+# Python under ASan: the runtime preloaded, build/asan/lib searched before the package's lib/.
+ASAN_PYTHON = env LD_PRELOAD="$(LIBASAN) $(LIBUBSAN)" LD_LIBRARY_PATH=$(abspath $(ASAN_BUILD))/lib \
+  ASAN_OPTIONS=detect_leaks=0:$(ASAN_FLAGS) $(UBSAN_ENV) $(PYTHON)
+# Fails unless the vendor Python loaded is the instrumented one (argv[1]: its directory).
+ASAN_CHECK_LOADED := import sys, torch_backend as t; p = t.vendor_info()["library"]; \
+  sys.exit(0 if p.startswith(sys.argv[1]) else p + " is not the instrumented build")
+# $(call asan_pytest,VENDOR,SUITES)
+asan_pytest = echo "== pytest under ASan+UBSan against vendor '$(1)'" && \
+  TORCH_BACKEND_VENDOR=$(1) $(ASAN_PYTHON) -c '$(ASAN_CHECK_LOADED)' \
+    $(abspath $(ASAN_BUILD))/lib/ && \
+  TORCH_BACKEND_VENDOR=$(1) $(ASAN_PYTHON) -m pytest -q $(addprefix test/python/,$(2))
+
+test-sanitize: $(STAMP)/build
+	@mkdir -p $(ASAN_BUILD)
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  '-DTORCH_BACKEND_SANITIZE=address;undefined' \
+	  -DPython3_EXECUTABLE=$$($(PYTHON) -c 'import sys; print(sys.executable)') \
+	  > $(ASAN_BUILD)/configure.log || { cat $(ASAN_BUILD)/configure.log; exit 1; }
+	cmake --build $(ASAN_BUILD)
+	ASAN_OPTIONS=detect_leaks=1:$(ASAN_FLAGS) $(UBSAN_ENV) \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS)
+	@$(call asan_pytest,emu,$(SANITIZE_PYTEST_EMU))
+	@$(call asan_pytest,fake,$(SANITIZE_PYTEST_FAKE))
+
+# test-tsan: the C part built with ThreadSanitizer into build/tsan; the whole contract suite (its
+# thread checks, and every stream and event check, which run on emu's stream workers) against emu
+# and fake, and test/sanitize's large copies from several threads, which reach emu's worker pool.
+test-tsan: $(STAMP)/apt
+	@mkdir -p $(TSAN_BUILD)
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTORCH_BACKEND_SANITIZE=thread -DTORCH_BACKEND_WITH_TORCH=OFF \
+	  > $(TSAN_BUILD)/configure.log || { cat $(TSAN_BUILD)/configure.log; exit 1; }
+	cmake --build $(TSAN_BUILD) --target tb_contract_tests tb_emu_thread_tests tb_vendor_emu \
+	  tb_vendor_fake
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir $(TSAN_BUILD) \
+	  --output-on-failure -j$(JOBS) -R '^(contract\.(emu|fake|fake_2dev)|sanitize)\.'
+
 lint: $(STAMP)/pip
 	clang-format --dry-run -Werror $(C_SOURCES)
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
 
-test: lint test-c test-full test-docs
+test: lint test-c test-full test-sanitize test-tsan test-docs
 
 format: $(STAMP)/pip
 	clang-format -i $(C_SOURCES)

@@ -6,6 +6,8 @@
 #include <c10/core/DeviceGuard.h>
 
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 #include "aten/KernelCall.h"
 #include "runtime/DeviceAllocator.h"
@@ -54,7 +56,21 @@ void h2d_from_pinned(void* dst, const at::Tensor& pinned, size_t bytes, c10::Str
   protect_until_done(pinned, stream);
 }
 
-void synchronize(c10::Stream stream) { synchronize_stream(stream); }
+// Waits for `stream`, whose queued copy writes into `memory`: host memory that its owner may free
+// as soon as this returns or throws.  A failed wait has no effect (vendor.h), so the copy may
+// still be pending when the error propagates; the memory is then kept until the process exits
+// rather than freed (or handed out again by the host cache) under the vendor's feet.
+void wait_for_copy_into(c10::Stream stream, const c10::Storage& memory) {
+  try {
+    synchronize_stream(stream);
+  } catch (...) {
+    static std::mutex mutex;
+    static auto* kept = new std::vector<c10::Storage>();  // never destroyed: see above
+    std::lock_guard<std::mutex> lock(mutex);
+    kept->push_back(memory);
+    throw;
+  }
+}
 
 // Reads the bytes a device view spans into a pinned buffer and returns a CPU view of them
 // with the device view's sizes and strides.  Waits for the current stream.
@@ -66,7 +82,7 @@ at::Tensor read_span(const at::Tensor& src) {
   const char* base = static_cast<const char*>(src.storage().data()) + first * src.element_size();
   TB_VENDOR_CALL(memory, copy_d2h_async, vendor_stream(stream), buffer.data_ptr(), base,
                  static_cast<size_t>(count) * src.element_size());
-  synchronize(stream);
+  wait_for_copy_into(stream, buffer.storage());
   return buffer.as_strided(src.sizes(), src.strides(), 0);
 }
 
@@ -119,7 +135,9 @@ void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst, bool non_
   TB_VENDOR_CALL(memory, copy_d2h_async, vendor_stream(stream), dst.data_ptr(), src.data_ptr(),
                  nbytes(src));
   // Pageable destinations are always waited for; pinned ones only when asked to block.
-  if (!(non_blocking && is_pinned_pointer(dst.data_ptr()))) synchronize(stream);
+  if (!(non_blocking && is_pinned_pointer(dst.data_ptr()))) {
+    wait_for_copy_into(stream, dst.storage());
+  }
 }
 
 void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {

@@ -2,7 +2,9 @@
 # and build test/out_of_tree/project against it with find_package(TorchBackend), then run that
 # project's own CTest, which runs tb-conformance on the new vendor.
 #
-# Inputs (-D): TB_BUILD_DIR (this build tree), PROJECT_DIR, WORK_DIR.
+# Inputs (-D): TB_BUILD_DIR (this build tree), PROJECT_DIR, WORK_DIR; SANITIZE_FLAGS, the
+# sanitizer flags of this build separated by spaces (cmake/Sanitize.cmake), which the vendor
+# needs as well to link the instrumented porting kit.
 foreach(var TB_BUILD_DIR PROJECT_DIR WORK_DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run.cmake needs -D${var}=...")
@@ -23,7 +25,11 @@ run(${CMAKE_COMMAND} --install ${TB_BUILD_DIR} --prefix ${WORK_DIR}/prefix)
 file(GLOB_RECURSE config ${WORK_DIR}/prefix/*/TorchBackendConfig.cmake)
 list(GET config 0 config)
 get_filename_component(config_dir ${config} DIRECTORY)
+set(sanitize_args)
+if(SANITIZE_FLAGS)
+  set(sanitize_args "-DCMAKE_C_FLAGS=${SANITIZE_FLAGS}" "-DCMAKE_SHARED_LINKER_FLAGS=${SANITIZE_FLAGS}")
+endif()
 run(${CMAKE_COMMAND} -S ${PROJECT_DIR} -B ${WORK_DIR}/build -DTorchBackend_DIR=${config_dir}
-    -DCMAKE_BUILD_TYPE=Release)
+    -DCMAKE_BUILD_TYPE=Release ${sanitize_args})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${CMAKE_CTEST_COMMAND} --test-dir ${WORK_DIR}/build --output-on-failure)
