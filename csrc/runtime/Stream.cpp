@@ -134,6 +134,8 @@ tb_stream current_vendor_stream(c10::DeviceIndex device) {
   return vendor_stream(make_stream(device, id));
 }
 
+c10::StreamId current_stream_id(c10::DeviceIndex device) { return current_id(device); }
+
 int stream_priority(c10::Stream stream) {
   check_stream(stream);
   return device_streams(stream.device_index()).least - class_of(stream.id());
