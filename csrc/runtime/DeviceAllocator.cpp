@@ -4,6 +4,8 @@
 #include <c10/util/Logging.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -77,7 +79,7 @@ struct Segment {
 
 // What a request looks for: a block of `stream` with at least `size` bytes.
 struct BlockKey {
-  c10::StreamId stream;
+  int32_t stream;
   size_t size;
 };
 
@@ -92,26 +94,30 @@ using BlockSet = std::set<Block*, BlockOrder>;
 
 // A range of a segment (one vendor allocation): allocated to a tensor, awaiting events of
 // other streams (pending), or free in its pool.  The blocks of a segment are linked in
-// address order by prev/next and share the segment's stream.
-struct Block {
+// address order by prev/next and share the segment's stream.  What every allocation and free
+// reads and writes fills the first cache line; the rest is for pending frees and pool moves.
+struct alignas(64) Block {
   enum class State : uint8_t { kFree, kAllocated, kPending };
 
   char* ptr = nullptr;
   size_t size = 0;       // bytes, a multiple of kMinBlockSize
   size_t requested = 0;  // bytes the caller asked for (allocated blocks)
-  c10::StreamId stream = 0;
-  c10::DeviceIndex device = 0;
-  State state = State::kFree;
-  int pending_events = 0;  // events to complete before a pending block is free
-  BlockPool* pool = nullptr;
-  Segment* segment = nullptr;
   Block* prev = nullptr;
   Block* next = nullptr;
+  BlockPool* pool = nullptr;
+  Segment* segment = nullptr;
+  int32_t stream = 0;  // c10::StreamId of a torch_backend stream: small
+  State state = State::kFree;
+  c10::DeviceIndex device = 0;
+
+  int pending_events = 0;         // events to complete before a pending block is free
   BlockSet::iterator where;       // its place in the pool, while free
   std::vector<c10::Stream> uses;  // other streams it was used on (record_stream)
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
 };
+static_assert(offsetof(Block, pending_events) <= 64, "the hot fields fit one cache line");
+static_assert(1 + kMaxPriorityClasses * kStreamsPerPool <= INT32_MAX, "stream ids fit int32_t");
 
 inline bool BlockOrder::operator()(const Block* a, const Block* b) const {
   if (a->stream != b->stream) return a->stream < b->stream;
@@ -159,14 +165,22 @@ struct alignas(64) DeviceCache {
   DeviceStats stats;
 };
 
+// A statistic of every pool and of `pool` (SMALL_POOL or LARGE_POOL) gains or loses `amount`.
+void add(StatArray& stat, StatType pool, size_t amount) {
+  stat[kAll].increase(amount);
+  stat[static_cast<size_t>(pool)].increase(amount);
+}
+
+void sub(StatArray& stat, StatType pool, size_t amount) {
+  stat[kAll].decrease(amount);
+  stat[static_cast<size_t>(pool)].decrease(amount);
+}
+
 void update(StatArray& stat, StatType pool, int64_t amount) {
-  for (StatType type : {StatType::AGGREGATE, pool}) {
-    auto& s = stat[static_cast<size_t>(type)];
-    if (amount >= 0) {
-      s.increase(static_cast<size_t>(amount));
-    } else {
-      s.decrease(static_cast<size_t>(-amount));
-    }
+  if (amount >= 0) {
+    add(stat, pool, static_cast<size_t>(amount));
+  } else {
+    sub(stat, pool, static_cast<size_t>(-amount));
   }
 }
 
@@ -305,6 +319,12 @@ class CachingAllocator final : public c10::DeviceAllocator {
 
  private:
   static DeviceCache& Cache(c10::DeviceIndex device) {
+    DeviceCache* all = g_caches.load(std::memory_order_acquire);
+    if (C10_UNLIKELY(all == nullptr)) all = CreateCaches();
+    return all[device];
+  }
+
+  C10_NOINLINE static DeviceCache* CreateCaches() {
     static DeviceCache* caches = [] {
       c10::DeviceIndex count = device_count();
       auto* all = new DeviceCache[count > 0 ? count : 1];
@@ -314,8 +334,12 @@ class CachingAllocator final : public c10::DeviceAllocator {
       }
       return all;
     }();
-    return caches[device];
+    g_caches.store(caches, std::memory_order_release);
+    return caches;
   }
+
+  // Every device's state, created on first use for the devices the vendor reports.
+  static inline std::atomic<DeviceCache*> g_caches{nullptr};
 
   static size_t Reserved(const DeviceCache& cache) {
     return static_cast<size_t>(cache.stats.reserved_bytes[kAll].current);
@@ -339,7 +363,8 @@ class CachingAllocator final : public c10::DeviceAllocator {
 
   Block* Allocate(c10::DeviceIndex device, size_t requested) {
     const size_t size = round_size(requested);
-    const c10::StreamId stream = current_stream_id(device);
+    // Current stream ids are validated when set (check_stream): small.
+    const auto stream = static_cast<int32_t>(current_stream_id(device));
     DeviceCache& cache = Cache(device);
     std::lock_guard<std::mutex> lock(cache.mutex);
     if (cache.pending_count != 0) ProcessEvents(cache);
@@ -377,28 +402,28 @@ class CachingAllocator final : public c10::DeviceAllocator {
       }
       if (already_split) {
         // An inactive split block shrinks by `size`.
-        update(s.inactive_split_bytes, pool.type, -signed_size(size));
+        sub(s.inactive_split_bytes, pool.type, size);
       } else {
         // A whole segment becomes split: its rest is a new inactive split block.
-        update(s.inactive_split_bytes, pool.type, signed_size(found->size));
-        update(s.inactive_split, pool.type, 1);
+        add(s.inactive_split_bytes, pool.type, found->size);
+        add(s.inactive_split, pool.type, 1);
       }
     } else {
       block = found;
       Remove(cache, pool, found);
       if (already_split) {
         // An inactive split block becomes active as a whole.
-        update(s.inactive_split_bytes, pool.type, -signed_size(block->size));
-        update(s.inactive_split, pool.type, -1);
+        sub(s.inactive_split_bytes, pool.type, block->size);
+        sub(s.inactive_split, pool.type, 1);
       }
     }
     block->state = Block::State::kAllocated;
     block->requested = requested;
-    update(s.allocation, pool.type, 1);
-    update(s.allocated_bytes, pool.type, signed_size(block->size));
-    update(s.requested_bytes, pool.type, signed_size(requested));
-    update(s.active, pool.type, 1);
-    update(s.active_bytes, pool.type, signed_size(block->size));
+    add(s.allocation, pool.type, 1);
+    add(s.allocated_bytes, pool.type, block->size);
+    add(s.requested_bytes, pool.type, requested);
+    add(s.active, pool.type, 1);
+    add(s.active_bytes, pool.type, block->size);
     return block;
   }
 
@@ -408,7 +433,7 @@ class CachingAllocator final : public c10::DeviceAllocator {
   }
 
   // The best-fitting free block of `stream` for `size` bytes, or end().
-  static BlockSet::iterator FindFree(BlockPool& pool, c10::StreamId stream, size_t size) {
+  static BlockSet::iterator FindFree(BlockPool& pool, int32_t stream, size_t size) {
     auto it = pool.blocks.lower_bound(BlockKey{stream, size});
     if (it != pool.blocks.end() && (*it)->stream != stream) return pool.blocks.end();
     return it;
@@ -445,11 +470,11 @@ class CachingAllocator final : public c10::DeviceAllocator {
     return block;
   }
 
+  // Keeps a block object for reuse.  Its `uses` is empty and `pending_events` 0 already (a
+  // free block has none), so only the first cache line is written.
   static void Recycle(DeviceCache& cache, Block* block) {
-    block->uses.clear();
     block->segment = nullptr;
     block->prev = block->next = nullptr;
-    block->pending_events = 0;
     block->requested = 0;
     block->state = Block::State::kFree;
     cache.spare_blocks.push_back(block);
@@ -479,8 +504,8 @@ class CachingAllocator final : public c10::DeviceAllocator {
   // A new segment for a block of `size` bytes, as one free block in `pool`.  On
   // out-of-memory, whole free segments go back to the vendor and the allocation is retried;
   // then it raises torch.OutOfMemoryError.
-  BlockSet::iterator NewSegment(DeviceCache& cache, BlockPool& pool, c10::StreamId stream,
-                                size_t size, size_t requested) {
+  BlockSet::iterator NewSegment(DeviceCache& cache, BlockPool& pool, int32_t stream, size_t size,
+                                size_t requested) {
     const size_t preferred = segment_size(size);
     // A large request below kMinLargeAlloc asks for kLargeBuffer (room for more blocks); when
     // that does not fit, a segment of its own size is tried before giving the cache up.
@@ -524,8 +549,8 @@ class CachingAllocator final : public c10::DeviceAllocator {
     block->stream = stream;
     block->device = cache.device;
     block->pool = &pool;
-    update(cache.stats.segment, pool.type, 1);
-    update(cache.stats.reserved_bytes, pool.type, signed_size(bytes));
+    add(cache.stats.segment, pool.type, 1);
+    add(cache.stats.reserved_bytes, pool.type, bytes);
     cache.stats.num_device_alloc++;
     Insert(cache, pool, block);
     return block->where;
@@ -599,8 +624,8 @@ class CachingAllocator final : public c10::DeviceAllocator {
         it = pool->blocks.erase(it);
         cache.segments.erase(reinterpret_cast<uintptr_t>(block->ptr));
         delete block->segment;
-        update(cache.stats.segment, pool->type, -1);
-        update(cache.stats.reserved_bytes, pool->type, -signed_size(block->size));
+        sub(cache.stats.segment, pool->type, 1);
+        sub(cache.stats.reserved_bytes, pool->type, block->size);
         cache.stats.num_device_free++;
         Recycle(cache, block);
       }
@@ -668,8 +693,8 @@ class CachingAllocator final : public c10::DeviceAllocator {
     }
     if (split_blocks != 0) update(s.inactive_split, pool.type, split_blocks);
     if (split_bytes != 0) update(s.inactive_split_bytes, pool.type, split_bytes);
-    update(s.active, pool.type, -1);
-    update(s.active_bytes, pool.type, -signed_size(original_size));
+    sub(s.active, pool.type, 1);
+    sub(s.active_bytes, pool.type, original_size);
   }
 
   void Free(Block* block) {
@@ -677,9 +702,9 @@ class CachingAllocator final : public c10::DeviceAllocator {
     std::lock_guard<std::mutex> lock(cache.mutex);
     DeviceStats& s = cache.stats;
     StatType type = block->pool->type;
-    update(s.allocation, type, -1);
-    update(s.allocated_bytes, type, -signed_size(block->size));
-    update(s.requested_bytes, type, -signed_size(block->requested));
+    sub(s.allocation, type, 1);
+    sub(s.allocated_bytes, type, block->size);
+    sub(s.requested_bytes, type, block->requested);
     if (block->uses.empty()) {
       FreeBlock(cache, block);
       return;
