@@ -419,6 +419,9 @@ def memory_snapshot(device: DeviceLike = None) -> list[dict[str, Any]]:
     return segments
 
 
+_FIELDS = ("current", "peak", "allocated", "freed")  # of each statistic, as memory_stats keys
+
+
 def _format_size(size: int, reference: int) -> str:
     """``size`` in the unit ``reference`` reads best in (torch.cuda.memory_summary's rule)."""
     units = ["B  ", "KiB", "MiB", "GiB", "TiB", "PiB"]
@@ -483,9 +486,6 @@ def memory_summary(device: DeviceLike = None, abbreviated: bool = False) -> str:
             lines.append(f" {label:<24} | {cells} ")
     lines.append("=" * width)
     return "|" + "|\n|".join(line.ljust(width) for line in lines) + "|\n"
-
-
-_FIELDS = ("current", "peak", "allocated", "freed")
 
 
 # ----------------------------------------------------------------------------------------------
