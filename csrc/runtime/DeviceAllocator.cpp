@@ -10,7 +10,6 @@
 #include <deque>
 #include <limits>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -71,7 +70,9 @@ struct Block;
 struct BlockPool;
 struct DeviceCache;
 
-// One vendor allocation, cut into blocks linked in address order from `head`.
+// One vendor allocation, cut into blocks linked in address order from `head`.  The head block
+// keeps its identity for the segment's life: a split keeps the front piece, and merges keep
+// the block in front.
 struct Segment {
   size_t size;
   Block* head;
@@ -105,13 +106,12 @@ struct alignas(64) Block {
   Block* prev = nullptr;
   Block* next = nullptr;
   BlockPool* pool = nullptr;
-  Segment* segment = nullptr;
-  int32_t stream = 0;  // c10::StreamId of a torch_backend stream: small
+  BlockSet::iterator where;  // its node in the pool, while free
+  int32_t stream = 0;        // c10::StreamId of a torch_backend stream: small
   State state = State::kFree;
   c10::DeviceIndex device = 0;
 
   int pending_events = 0;         // events to complete before a pending block is free
-  BlockSet::iterator where;       // its place in the pool, while free
   std::vector<c10::Stream> uses;  // other streams it was used on (record_stream)
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
@@ -156,7 +156,7 @@ struct alignas(64) DeviceCache {
   // order, so each queue is checked from the front and only up to the first incomplete one.
   std::unordered_map<c10::Stream, std::deque<PendingFree>> pending;
   size_t pending_count = 0;
-  std::map<uintptr_t, Segment*> segments;  // every segment held, by base address
+  std::map<uintptr_t, Segment> segments;  // every segment held, by base address
   // Recycled Block objects and set nodes: the steady state allocates no host memory.
   std::vector<Block*> spare_blocks;
   std::vector<BlockSet::node_type> spare_nodes;
@@ -277,7 +277,7 @@ class CachingAllocator final : public c10::DeviceAllocator {
       auto it = cache.segments.upper_bound(address);
       if (it == cache.segments.begin()) continue;
       --it;
-      if (address < it->first + it->second->size) return d;
+      if (address < it->first + it->second.size) return d;
     }
     return std::nullopt;
   }
@@ -288,8 +288,8 @@ class CachingAllocator final : public c10::DeviceAllocator {
     std::lock_guard<std::mutex> lock(cache.mutex);
     std::vector<int64_t> rows;
     for (const auto& [base, segment] : cache.segments) {
-      for (const Block* block = segment->head; block != nullptr; block = block->next) {
-        rows.insert(rows.end(), {static_cast<int64_t>(base), signed_size(segment->size),
+      for (const Block* block = segment.head; block != nullptr; block = block->next) {
+        rows.insert(rows.end(), {static_cast<int64_t>(base), signed_size(segment.size),
                                  block->stream, block->pool->type == StatType::LARGE_POOL,
                                  static_cast<int64_t>(reinterpret_cast<uintptr_t>(block->ptr)),
                                  signed_size(block->size), signed_size(block->requested),
@@ -377,35 +377,32 @@ class CachingAllocator final : public c10::DeviceAllocator {
     const bool already_split = found->is_split();
     Block* block = nullptr;
     if (ShouldSplit(pool, found->size, size)) {
-      // A new block takes the front `size` bytes; `found` keeps the rest, free in the pool.
-      block = NewBlock(cache);
-      block->ptr = found->ptr;
-      block->size = size;
-      block->stream = found->stream;
-      block->device = found->device;
-      block->pool = &pool;
-      block->segment = found->segment;
-      block->prev = found->prev;
-      block->next = found;
-      if (block->prev != nullptr) {
-        block->prev->next = block;
-      } else {
-        block->segment->head = block;
-      }
-      found->prev = block;
-      found->ptr += size;
-      found->size -= size;
-      // `found` shrank in place: it may now belong before its predecessor in the pool.
+      // `found` keeps the front `size` bytes; a new block takes the rest, and its place in the
+      // pool.
+      Block* rest = NewBlock(cache);
+      rest->ptr = found->ptr + size;
+      rest->size = found->size - size;
+      rest->stream = found->stream;
+      rest->device = found->device;
+      rest->pool = &pool;
+      rest->prev = found;
+      rest->next = found->next;
+      if (rest->next != nullptr) rest->next->prev = rest;
+      found->next = rest;
+      found->size = size;
+      TakeNode(rest, found);
+      // `rest` is smaller than `found` was: it may now belong before its predecessor.
       if (pool.blocks.size() > 1 && it != pool.blocks.begin() &&
-          !BlockOrder()(*std::prev(it), found)) {
+          !BlockOrder()(*std::prev(it), rest)) {
         Reinsert(pool, it);
       }
+      block = found;
       if (already_split) {
         // An inactive split block shrinks by `size`.
         sub(s.inactive_split_bytes, pool.type, size);
       } else {
         // A whole segment becomes split: its rest is a new inactive split block.
-        add(s.inactive_split_bytes, pool.type, found->size);
+        add(s.inactive_split_bytes, pool.type, block->next->size);
         add(s.inactive_split, pool.type, 1);
       }
     } else {
@@ -451,6 +448,14 @@ class CachingAllocator final : public c10::DeviceAllocator {
     block->where = pool.blocks.insert(std::move(node)).position;
   }
 
+  // Puts `block` in the pool node of `old`, which leaves the pool, without unlinking the node.
+  // A node holds a plain Block*, which may change in place; the caller restores the order
+  // (Reinsert) if the new key does not sort where the old one did.
+  static void TakeNode(Block* block, Block* old) {
+    const_cast<Block*&>(*old->where) = block;
+    block->where = old->where;
+  }
+
   static void Remove(DeviceCache& cache, BlockPool& pool, Block* block) {
     cache.spare_nodes.push_back(pool.blocks.extract(block->where));
   }
@@ -473,7 +478,6 @@ class CachingAllocator final : public c10::DeviceAllocator {
   // Keeps a block object for reuse.  Its `uses` is empty and `pending_events` 0 already (a
   // free block has none), so only the first cache line is written.
   static void Recycle(DeviceCache& cache, Block* block) {
-    block->segment = nullptr;
     block->prev = block->next = nullptr;
     block->requested = 0;
     block->state = Block::State::kFree;
@@ -533,14 +537,10 @@ class CachingAllocator final : public c10::DeviceAllocator {
     }
     Block* block = nullptr;
     try {
-      auto segment = std::make_unique<Segment>(Segment{bytes, nullptr});
-      cache.segments.emplace(reinterpret_cast<uintptr_t>(ptr), segment.get());
       block = NewBlock(cache);
-      segment->head = block;
-      block->segment = segment.release();
+      cache.segments.emplace(reinterpret_cast<uintptr_t>(ptr), Segment{bytes, block});
     } catch (...) {
       // Out of host memory for the bookkeeping: the segment goes back rather than leaking.
-      cache.segments.erase(reinterpret_cast<uintptr_t>(ptr));
       Vendor::Get().table().memory.device_free(cache.device, ptr);
       throw;
     }
@@ -623,7 +623,6 @@ class CachingAllocator final : public c10::DeviceAllocator {
         TB_VENDOR_CALL(memory, device_free, cache.device, block->ptr);
         it = pool->blocks.erase(it);
         cache.segments.erase(reinterpret_cast<uintptr_t>(block->ptr));
-        delete block->segment;
         sub(cache.stats.segment, pool->type, 1);
         sub(cache.stats.reserved_bytes, pool->type, block->size);
         cache.stats.num_device_free++;
@@ -633,7 +632,8 @@ class CachingAllocator final : public c10::DeviceAllocator {
   }
 
   // Returns a block that no stream uses any more to its pool, merged with free neighbours.
-  // A free neighbour absorbs it in place, keeping its node in the pool when the order allows.
+  // The block in front absorbs the others and keeps a pool node in place when the order
+  // allows.
   static void FreeBlock(DeviceCache& cache, Block* block) {
     BlockPool& pool = *block->pool;
     DeviceStats& s = cache.stats;
@@ -649,34 +649,30 @@ class CachingAllocator final : public c10::DeviceAllocator {
       split_blocks -= 1;
       split_bytes -= signed_size(neighbour->size);
     }
+    block->state = Block::State::kFree;
+    block->requested = 0;
     Block* result = block;
     if (prev == nullptr && next == nullptr) {
-      block->state = Block::State::kFree;
-      block->requested = 0;
       Insert(cache, pool, block);
     } else {
-      result = prev != nullptr ? prev : next;
+      if (next != nullptr) {
+        // `block` absorbs `next`, in its node when `block` stays, else `prev` takes it over.
+        block->size += next->size;
+        block->next = next->next;
+        if (block->next != nullptr) block->next->prev = block;
+        if (prev == nullptr) {
+          TakeNode(block, next);
+        } else {
+          Remove(cache, pool, next);
+        }
+        Recycle(cache, next);
+      }
       if (prev != nullptr) {
         prev->size += block->size;
         prev->next = block->next;
         if (prev->next != nullptr) prev->next->prev = prev;
-      } else {
-        next->ptr = block->ptr;
-        next->size += block->size;
-        next->prev = block->prev;
-        if (next->prev != nullptr) {
-          next->prev->next = next;
-        } else {
-          next->segment->head = next;
-        }
-      }
-      Recycle(cache, block);
-      if (prev != nullptr && next != nullptr) {
-        Remove(cache, pool, next);
-        prev->size += next->size;
-        prev->next = next->next;
-        if (prev->next != nullptr) prev->next->prev = prev;
-        Recycle(cache, next);
+        Recycle(cache, block);
+        result = prev;
       }
       // `result` grew in place: it may now belong after its successor in the pool.
       if (pool.blocks.size() > 1) {
