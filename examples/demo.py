@@ -126,7 +126,7 @@ def main() -> int:
         f"device memory: {stats['allocated_bytes.all.current'] / mib:.2f} MiB allocated now, "
         f"peak {stats['allocated_bytes.all.peak'] / mib:.2f} MiB, "
         f"{stats['reserved_bytes.all.current'] / mib:.2f} MiB reserved in "
-        f"{stats['segment.all.current']} segments; {stats['allocation.all.allocated']} "
+        f"{stats['segment.all.current']} segment(s); {stats['allocation.all.allocated']} "
         f"allocations served by {stats['num_device_alloc']} vendor allocations"
     )
 

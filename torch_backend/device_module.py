@@ -374,6 +374,134 @@ def mem_get_info(device: DeviceLike = None) -> tuple[int, int]:
     return torch.accelerator.get_memory_info(_index(device))
 
 
+def set_per_process_memory_fraction(fraction: float, device: DeviceLike = None) -> None:
+    """Limit what the caching allocator may reserve on ``device`` to ``fraction`` (0 to 1) of
+    its total memory (as ``torch.cuda.set_per_process_memory_fraction``); beyond it, allocation
+    raises ``torch.OutOfMemoryError``.  1 lifts the limit."""
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    _ops._set_memory_fraction(fraction, _index(device))
+
+
+def get_per_process_memory_fraction(device: DeviceLike = None) -> float:
+    """The fraction set by :func:`set_per_process_memory_fraction` (1.0 when none was)."""
+    return float(_ops._memory_fraction(_index(device)))
+
+
+_BLOCK_STATES = ("inactive", "active_allocated", "active_pending_free")
+
+
+def memory_snapshot(device: DeviceLike = None) -> list[dict[str, Any]]:
+    """The caching allocator's segments on ``device`` and the blocks they are cut into, in
+    address order, shaped like ``torch.cuda.memory_snapshot()``'s segments (without stack
+    frames).  A block's ``state`` is ``active_allocated`` (held by a tensor),
+    ``active_pending_free`` (freed, waiting for streams it was used on) or ``inactive``
+    (free, cached)."""
+    index = _index(device)
+    rows = _ops._memory_snapshot(index)
+    segments: list[dict[str, Any]] = []
+    for i in range(0, len(rows), 8):
+        base, total, stream, large, address, size, requested, state = rows[i : i + 8]
+        if not segments or segments[-1]["address"] != base:
+            segments.append(
+                {
+                    "device": index,
+                    "address": base,
+                    "total_size": total,
+                    "allocated_size": 0,
+                    "active_size": 0,
+                    "requested_size": 0,
+                    "stream": stream,
+                    "segment_type": "large" if large else "small",
+                    "blocks": [],
+                }
+            )
+        segment = segments[-1]
+        segment["blocks"].append(
+            {
+                "address": address,
+                "size": size,
+                "requested_size": requested,
+                "state": _BLOCK_STATES[state],
+            }
+        )
+        if state == 1:
+            segment["allocated_size"] += size
+            segment["requested_size"] += requested
+        if state != 0:
+            segment["active_size"] += size
+    return segments
+
+
+_FIELDS = ("current", "peak", "allocated", "freed")  # of each statistic, as memory_stats keys
+
+
+def _format_size(size: int, reference: int) -> str:
+    """``size`` in the unit ``reference`` reads best in (torch.cuda.memory_summary's rule)."""
+    units = ["B  ", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    unit = 0
+    while unit + 1 < len(units) and reference >= 768 * 1024:
+        size //= 1024
+        reference //= 1024
+        unit += 1
+    return f"{size:6d} {units[unit]}"
+
+
+def _format_count(count: int, reference: int) -> str:
+    units = [" ", "K", "M"]
+    unit = 0
+    while unit + 1 < len(units) and reference >= 750 * 1000:
+        count //= 1000
+        reference //= 1000
+        unit += 1
+    return f"{count:7d} {units[unit]} "
+
+
+def memory_summary(device: DeviceLike = None, abbreviated: bool = False) -> str:
+    """A readable table of :func:`memory_stats` for ``device``, laid out like
+    ``torch.cuda.memory_summary``: current, peak, total allocated and total freed of each
+    statistic, for both pools and (unless ``abbreviated``) each pool apart."""
+    index = _index(device)
+    stats = memory_stats(index)
+    metrics = [
+        ("allocated_bytes", "Allocated memory", _format_size),
+        ("active_bytes", "Active memory", _format_size),
+        ("requested_bytes", "Requested memory", _format_size),
+        ("reserved_bytes", "Device reserved memory", _format_size),
+        ("inactive_split_bytes", "Non-releasable memory", _format_size),
+        ("allocation", "Allocations", _format_count),
+        ("active", "Active allocs", _format_count),
+        ("segment", "Device reserved segments", _format_count),
+        ("inactive_split", "Non-releasable allocs", _format_count),
+    ]
+    width = 79
+    title = f"PyTorch {_device_type} memory summary, device ID {index}"
+    counters = (
+        f"{_device_type} OOMs: {stats.get('num_ooms', 0):<10d} | "
+        f"device_malloc retries: {stats.get('num_alloc_retries', 0):<10d}"
+    )
+    lines = ["=" * width, title.center(width), "-" * width, counters.center(width), "=" * width]
+    lines.append("          Metric          | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  ")
+    for key, name, formatter in metrics:
+        lines.append("-" * width)
+        pools = [("all", name)]
+        if not abbreviated:
+            pools += [
+                ("large_pool", "      from large pool"),
+                ("small_pool", "      from small pool"),
+            ]
+        reference: list[int] = []
+        for pool, label in pools:
+            values = [stats.get(f"{key}.{pool}.{field}", 0) for field in _FIELDS]
+            reference = reference or values
+            cells = " | ".join(
+                formatter(value, ref) for value, ref in zip(values, reference, strict=True)
+            )
+            lines.append(f" {label:<24} | {cells} ")
+    lines.append("=" * width)
+    return "|" + "|\n|".join(line.ljust(width) for line in lines) + "|\n"
+
+
 # ----------------------------------------------------------------------------------------------
 # Autocast
 

@@ -13,6 +13,7 @@
 #include "aten/Fallback.h"
 #include "aten/KernelCall.h"
 #include "runtime/Device.h"
+#include "runtime/DeviceAllocator.h"
 #include "runtime/Generator.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
@@ -83,6 +84,18 @@ int64_t stream_priority_of(int64_t stream_id, int64_t device) {
   return stream_priority(stream);
 }
 
+void set_per_process_memory_fraction(double fraction, int64_t device) {
+  set_memory_fraction(resolve_device(static_cast<c10::DeviceIndex>(device)), fraction);
+}
+
+double get_per_process_memory_fraction(int64_t device) {
+  return memory_fraction(resolve_device(static_cast<c10::DeviceIndex>(device)));
+}
+
+std::vector<int64_t> get_memory_snapshot(int64_t device) {
+  return memory_snapshot(resolve_device(static_cast<c10::DeviceIndex>(device)));
+}
+
 at::Generator get_default_generator(int64_t device) {
   return default_generator(static_cast<c10::DeviceIndex>(device));
 }
@@ -149,6 +162,9 @@ TORCH_LIBRARY(torch_backend, m) {
   m.def("_inject_fault(int device, str message) -> ()", &inject_fault);
   m.def("_stream_priority_range(int device) -> (int, int)", &stream_priorities);
   m.def("_stream_priority(int stream_id, int device) -> int", &stream_priority_of);
+  m.def("_set_memory_fraction(float fraction, int device) -> ()", &set_per_process_memory_fraction);
+  m.def("_memory_fraction(int device) -> float", &get_per_process_memory_fraction);
+  m.def("_memory_snapshot(int device) -> int[]", &get_memory_snapshot);
   m.def("_default_generator(int device) -> Generator?", &get_default_generator);
   m.def("_fallback_counts() -> (str[], int[])", &get_fallback_counts);
   m.def("_reset_fallback_counts() -> ()", &reset_fallback_counts);

@@ -4,9 +4,17 @@
 #include <c10/util/Logging.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <limits>
 #include <map>
 #include <mutex>
+#include <set>
+#include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "runtime/Device.h"
@@ -17,21 +25,35 @@
 namespace torch_backend {
 namespace {
 
+using c10::CachingAllocator::StatArray;
 using c10::CachingAllocator::StatType;
 using c10::CachingDeviceAllocator::DeviceStats;
 
-constexpr size_t kMinBlock = 512;
-constexpr size_t kSmallLimit = size_t{1} << 20;
+// CUDACachingAllocator's sizes.
+constexpr size_t kMinBlockSize = 512;                // every block is a multiple of this
+constexpr size_t kSmallSize = size_t{1} << 20;       // largest request the small pool serves
+constexpr size_t kSmallBuffer = size_t{2} << 20;     // the small pool's segments
+constexpr size_t kLargeBuffer = size_t{20} << 20;    // large segments for requests below...
+constexpr size_t kMinLargeAlloc = size_t{10} << 20;  // ...this; from here on, the request...
+constexpr size_t kRoundLarge = size_t{2} << 20;      // ...rounded up to a multiple of this
+constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
+constexpr auto kAll = static_cast<size_t>(StatType::AGGREGATE);
 
-// Size class of a request: 512-byte steps up to 1 MiB, then four classes per power of two.
-size_t size_class(size_t bytes) {
-  if (bytes <= kSmallLimit) return std::max(kMinBlock, (bytes + kMinBlock - 1) & ~(kMinBlock - 1));
-  size_t power = size_t{1} << (63 - __builtin_clzll(bytes));
-  size_t step = power / 4;
-  return (bytes + step - 1) / step * step;
+size_t round_up(size_t bytes, size_t step) { return (bytes + step - 1) / step * step; }
+
+// The block size for a request of `bytes`.
+size_t round_size(size_t bytes) {
+  return bytes < kMinBlockSize ? kMinBlockSize : round_up(bytes, kMinBlockSize);
 }
 
-std::string format_bytes(int64_t bytes) {
+// The segment the vendor is asked for when no cached block fits a block of `size` bytes.
+size_t segment_size(size_t size) {
+  if (size <= kSmallSize) return kSmallBuffer;
+  if (size < kMinLargeAlloc) return kLargeBuffer;
+  return round_up(size, kRoundLarge);
+}
+
+std::string format_bytes(size_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);
   int unit = 0;
@@ -44,37 +66,125 @@ std::string format_bytes(int64_t bytes) {
   return text;
 }
 
-struct Block {
-  void* ptr = nullptr;
-  size_t size = 0;       // size class: bytes obtained from the vendor
-  size_t requested = 0;  // bytes the caller asked for
-  c10::DeviceIndex device = 0;
-  c10::StreamId stream = 0;       // stream it was allocated on
-  std::vector<c10::Stream> uses;  // other streams it was used on (record_stream)
-  int pending_events = 0;         // events to complete before reuse
-  bool allocated = false;
+struct Block;
+struct BlockPool;
+struct DeviceCache;
+
+// One vendor allocation, cut into blocks linked in address order from `head`.  The head block
+// keeps its identity for the segment's life: a split keeps the front piece, and merges keep
+// the block in front.
+struct Segment {
+  size_t size;
+  Block* head;
 };
 
-// One device's cache.  Everything is guarded by `mutex`.
-struct DeviceCache {
+// What a request looks for: a block of `stream` with at least `size` bytes.
+struct BlockKey {
+  int32_t stream;
+  size_t size;
+};
+
+// Free blocks by (stream, size, address): lower_bound of a BlockKey is the best fit.
+struct BlockOrder {
+  using is_transparent = void;
+  bool operator()(const Block* a, const Block* b) const;
+  bool operator()(const Block* a, const BlockKey& b) const;
+  bool operator()(const BlockKey& a, const Block* b) const;
+};
+using BlockSet = std::set<Block*, BlockOrder>;
+
+// A range of a segment (one vendor allocation): allocated to a tensor, awaiting events of
+// other streams (pending), or free in its pool.  The blocks of a segment are linked in
+// address order by prev/next and share the segment's stream.  What every allocation and free
+// reads and writes fills the first cache line; the rest is for pending frees and pool moves.
+struct alignas(64) Block {
+  enum class State : uint8_t { kFree, kAllocated, kPending };
+
+  char* ptr = nullptr;
+  size_t size = 0;       // bytes, a multiple of kMinBlockSize
+  size_t requested = 0;  // bytes the caller asked for (allocated blocks)
+  Block* prev = nullptr;
+  Block* next = nullptr;
+  BlockPool* pool = nullptr;
+  BlockSet::iterator where;  // its node in the pool, while free
+  int32_t stream = 0;        // c10::StreamId of a torch_backend stream: small
+  State state = State::kFree;
+  c10::DeviceIndex device = 0;
+
+  int pending_events = 0;         // events to complete before a pending block is free
+  std::vector<c10::Stream> uses;  // other streams it was used on (record_stream)
+
+  bool is_split() const { return prev != nullptr || next != nullptr; }
+};
+static_assert(offsetof(Block, pending_events) <= 64, "the hot fields fit one cache line");
+static_assert(1 + kMaxPriorityClasses * kStreamsPerPool <= INT32_MAX, "stream ids fit int32_t");
+
+inline bool BlockOrder::operator()(const Block* a, const Block* b) const {
+  if (a->stream != b->stream) return a->stream < b->stream;
+  if (a->size != b->size) return a->size < b->size;
+  return a->ptr < b->ptr;
+}
+
+// A key orders before every block of its stream and size (as if its address were 0).
+inline bool BlockOrder::operator()(const Block* a, const BlockKey& b) const {
+  return a->stream != b.stream ? a->stream < b.stream : a->size < b.size;
+}
+
+inline bool BlockOrder::operator()(const BlockKey& a, const Block* b) const {
+  return a.stream != b->stream ? a.stream < b->stream : a.size <= b->size;
+}
+
+struct BlockPool {
+  BlockSet blocks;
+  StatType type;       // SMALL_POOL or LARGE_POOL
+  DeviceCache* cache;  // the device state it belongs to
+};
+
+// A free awaiting an event recorded on a stream the block was used on.
+struct PendingFree {
+  PooledEvent event;
+  Block* block;
+};
+
+// One device's allocator state, guarded by its own mutex: devices never contend.
+struct alignas(64) DeviceCache {
   std::mutex mutex;
-  std::unordered_map<void*, Block*> blocks;                              // every block held
-  std::map<std::pair<c10::StreamId, size_t>, std::vector<Block*>> free;  // cached, reusable
-  std::vector<std::pair<PooledEvent, Block*>> pending;                   // freed, awaiting streams
+  c10::DeviceIndex device = 0;
+  BlockPool small{{}, StatType::SMALL_POOL, this};
+  BlockPool large{{}, StatType::LARGE_POOL, this};
+  // Pending frees by the stream their event was recorded on: a stream's events complete in
+  // order, so each queue is checked from the front and only up to the first incomplete one.
+  std::unordered_map<c10::Stream, std::deque<PendingFree>> pending;
+  size_t pending_count = 0;
+  std::map<uintptr_t, Segment> segments;  // every segment held, by base address
+  // Recycled Block objects and set nodes: the steady state allocates no host memory.
+  std::vector<Block*> spare_blocks;
+  std::vector<BlockSet::node_type> spare_nodes;
+  double fraction = 1.0;    // set_per_process_memory_fraction
+  size_t limit = kNoLimit;  // bytes the allocator may reserve on this device
   DeviceStats stats;
 };
 
-void update(c10::CachingAllocator::StatArray& stat, size_t size, int64_t amount) {
-  StatType pool = size <= kSmallLimit ? StatType::SMALL_POOL : StatType::LARGE_POOL;
-  for (StatType type : {StatType::AGGREGATE, pool}) {
-    auto& s = stat[static_cast<size_t>(type)];
-    if (amount >= 0) {
-      s.increase(static_cast<size_t>(amount));
-    } else {
-      s.decrease(static_cast<size_t>(-amount));
-    }
+// A statistic of every pool and of `pool` (SMALL_POOL or LARGE_POOL) gains or loses `amount`.
+void add(StatArray& stat, StatType pool, size_t amount) {
+  stat[kAll].increase(amount);
+  stat[static_cast<size_t>(pool)].increase(amount);
+}
+
+void sub(StatArray& stat, StatType pool, size_t amount) {
+  stat[kAll].decrease(amount);
+  stat[static_cast<size_t>(pool)].decrease(amount);
+}
+
+void update(StatArray& stat, StatType pool, int64_t amount) {
+  if (amount >= 0) {
+    add(stat, pool, static_cast<size_t>(amount));
+  } else {
+    sub(stat, pool, static_cast<size_t>(-amount));
   }
 }
+
+int64_t signed_size(size_t bytes) { return static_cast<int64_t>(bytes); }
 
 class CachingAllocator final : public c10::DeviceAllocator {
  public:
@@ -100,7 +210,7 @@ class CachingAllocator final : public c10::DeviceAllocator {
     for (c10::DeviceIndex d = 0; d < device_count(); d++) {
       DeviceCache& cache = Cache(d);
       std::lock_guard<std::mutex> lock(cache.mutex);
-      ReleaseCached(cache, /*wait=*/true);
+      ReleaseCachedBlocks(cache);
     }
   }
 
@@ -153,6 +263,91 @@ class CachingAllocator final : public c10::DeviceAllocator {
 
   std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
     check_device_index(device);
+    if (Vendor::Get().table().memory.get_info != nullptr) return VendorMemoryInfo(device, 0);
+    DeviceCache& cache = Cache(device);
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    return VendorMemoryInfo(device, Reserved(cache));
+  }
+
+  std::optional<c10::DeviceIndex> DeviceOf(const void* ptr) {
+    auto address = reinterpret_cast<uintptr_t>(ptr);
+    for (c10::DeviceIndex d = 0; d < device_count(); d++) {
+      DeviceCache& cache = Cache(d);
+      std::lock_guard<std::mutex> lock(cache.mutex);
+      auto it = cache.segments.upper_bound(address);
+      if (it == cache.segments.begin()) continue;
+      --it;
+      if (address < it->first + it->second.size) return d;
+    }
+    return std::nullopt;
+  }
+
+  std::vector<int64_t> Snapshot(c10::DeviceIndex device) {
+    check_device_index(device);
+    DeviceCache& cache = Cache(device);
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    std::vector<int64_t> rows;
+    for (const auto& [base, segment] : cache.segments) {
+      for (const Block* block = segment.head; block != nullptr; block = block->next) {
+        rows.insert(rows.end(), {static_cast<int64_t>(base), signed_size(segment.size),
+                                 block->stream, block->pool->type == StatType::LARGE_POOL,
+                                 static_cast<int64_t>(reinterpret_cast<uintptr_t>(block->ptr)),
+                                 signed_size(block->size), signed_size(block->requested),
+                                 static_cast<int64_t>(block->state)});
+      }
+    }
+    return rows;
+  }
+
+  void SetMemoryFraction(c10::DeviceIndex device, double fraction) {
+    TORCH_CHECK(fraction >= 0 && fraction <= 1, Vendor::Get().device_type(),
+                ": the memory fraction must be within [0, 1], got ", fraction);
+    size_t total = getMemoryInfo(device).second;
+    DeviceCache& cache = Cache(device);
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    cache.fraction = fraction;
+    cache.limit =
+        fraction >= 1 ? kNoLimit : static_cast<size_t>(fraction * static_cast<double>(total));
+  }
+
+  double MemoryFraction(c10::DeviceIndex device) {
+    check_device_index(device);
+    DeviceCache& cache = Cache(device);
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    return cache.fraction;
+  }
+
+ private:
+  static DeviceCache& Cache(c10::DeviceIndex device) {
+    DeviceCache* all = g_caches.load(std::memory_order_acquire);
+    if (C10_UNLIKELY(all == nullptr)) all = CreateCaches();
+    return all[device];
+  }
+
+  C10_NOINLINE static DeviceCache* CreateCaches() {
+    static DeviceCache* caches = [] {
+      c10::DeviceIndex count = device_count();
+      auto* all = new DeviceCache[count > 0 ? count : 1];
+      for (c10::DeviceIndex d = 0; d < count; d++) {
+        all[d].device = d;
+        all[d].stats.max_split_size = -1;  // blocks of any size are split (CUDA's default)
+      }
+      return all;
+    }();
+    g_caches.store(caches, std::memory_order_release);
+    return caches;
+  }
+
+  // Every device's state, created on first use for the devices the vendor reports.
+  static inline std::atomic<DeviceCache*> g_caches{nullptr};
+
+  static size_t Reserved(const DeviceCache& cache) {
+    return static_cast<size_t>(cache.stats.reserved_bytes[kAll].current);
+  }
+
+  // (free, total) as the vendor reports them; without get_info, the device's total memory
+  // and what this process has not reserved of it.
+  static std::pair<size_t, size_t> VendorMemoryInfo(c10::DeviceIndex device, size_t reserved) {
     const Vendor& vendor = Vendor::Get();
     if (vendor.table().memory.get_info != nullptr) {
       size_t free_bytes = 0, total_bytes = 0;
@@ -162,169 +357,364 @@ class CachingAllocator final : public c10::DeviceAllocator {
     tb_device_properties props{};
     props.struct_size = sizeof props;
     TB_VENDOR_CALL(device, get_properties, device, &props);
+    auto total = static_cast<size_t>(props.total_memory);
+    return {total - std::min(total, reserved), total};
+  }
+
+  Block* Allocate(c10::DeviceIndex device, size_t requested) {
+    const size_t size = round_size(requested);
+    // Current stream ids are validated when set (check_stream): small.
+    const auto stream = static_cast<int32_t>(current_stream_id(device));
     DeviceCache& cache = Cache(device);
     std::lock_guard<std::mutex> lock(cache.mutex);
-    int64_t reserved = cache.stats.reserved_bytes[static_cast<size_t>(StatType::AGGREGATE)].current;
-    size_t total = static_cast<size_t>(props.total_memory);
-    return {total - std::min(total, static_cast<size_t>(reserved)), total};
-  }
+    if (cache.pending_count != 0) ProcessEvents(cache);
+    BlockPool& pool = size <= kSmallSize ? cache.small : cache.large;
+    BlockSet::iterator it = FindFree(pool, stream, size);
+    if (it == pool.blocks.end()) it = NewSegment(cache, pool, stream, size, requested);
+    Block* found = *it;
 
-  std::optional<c10::DeviceIndex> DeviceOf(const void* ptr) {
-    for (c10::DeviceIndex d = 0; d < device_count(); d++) {
-      DeviceCache& cache = Cache(d);
-      std::lock_guard<std::mutex> lock(cache.mutex);
-      for (const auto& [base, block] : cache.blocks) {
-        auto* start = static_cast<const char*>(base);
-        if (ptr >= start && ptr < start + block->size) return d;
-      }
-    }
-    return std::nullopt;
-  }
-
- private:
-  DeviceCache& Cache(c10::DeviceIndex device) {
-    static std::vector<DeviceCache>* caches = new std::vector<DeviceCache>(device_count());
-    return (*caches)[device];
-  }
-
-  Block* Allocate(c10::DeviceIndex device, size_t bytes) {
-    size_t size = size_class(bytes);
-    c10::StreamId stream = current_stream(device).id();
-    DeviceCache& cache = Cache(device);
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    ProcessPending(cache);
-
+    DeviceStats& s = cache.stats;
+    const bool already_split = found->is_split();
     Block* block = nullptr;
-    auto it = cache.free.find({stream, size});
-    if (it != cache.free.end() && !it->second.empty()) {
-      block = it->second.back();
-      it->second.pop_back();
-    } else {
-      block = NewBlock(cache, device, size, bytes);
-      block->stream = stream;
-    }
-    block->allocated = true;
-    block->requested = bytes;
-    DeviceStats& s = cache.stats;
-    update(s.allocation, size, 1);
-    update(s.allocated_bytes, size, static_cast<int64_t>(size));
-    update(s.requested_bytes, size, static_cast<int64_t>(bytes));
-    update(s.active, size, 1);
-    update(s.active_bytes, size, static_cast<int64_t>(size));
-    return block;
-  }
-
-  // Obtains a new block from the vendor; on out-of-memory releases the cache and retries once.
-  Block* NewBlock(DeviceCache& cache, c10::DeviceIndex device, size_t size, size_t requested) {
-    const Vendor& vendor = Vendor::Use("memory.device_malloc");
-    void* ptr = nullptr;
-    tb_status status = vendor.table().memory.device_malloc(device, size, &ptr);
-    if (status == TB_ERROR_OUT_OF_MEMORY) {
-      cache.stats.num_alloc_retries++;
-      ReleaseCached(cache, /*wait=*/true);
-      status = vendor.table().memory.device_malloc(device, size, &ptr);
-    }
-    if (status == TB_ERROR_OUT_OF_MEMORY) {
-      cache.stats.num_ooms++;
-      const char* message = vendor.table().last_error();
-      const DeviceStats& s = cache.stats;
-      constexpr auto kAll = static_cast<size_t>(StatType::AGGREGATE);
-      C10_THROW_ERROR(
-          OutOfMemoryError,
-          c10::str(vendor.device_type(), ": out of memory on device ", static_cast<int>(device),
-                   ": tried to allocate ", format_bytes(static_cast<int64_t>(requested)),
-                   " (a block of ", format_bytes(static_cast<int64_t>(size)),
-                   "). The vendor reports: ", message != nullptr ? message : "(no message)",
-                   ". This process holds ", format_bytes(s.allocated_bytes[kAll].current),
-                   " allocated by tensors and ", format_bytes(s.reserved_bytes[kAll].current),
-                   " reserved by the caching allocator (cached blocks were released and the "
-                   "allocation retried; allocation retries so far: ",
-                   s.num_alloc_retries, ")."));
-    }
-    if (status != TB_OK) {
-      vendor.Fail("memory.device_malloc", status,
-                  detail::FormatArguments(static_cast<int>(device), size, "&ptr"));
-    }
-    auto* block = new Block();
-    block->ptr = ptr;
-    block->size = size;
-    block->device = device;
-    cache.blocks.emplace(ptr, block);
-    DeviceStats& s = cache.stats;
-    update(s.segment, size, 1);
-    update(s.reserved_bytes, size, static_cast<int64_t>(size));
-    s.num_device_alloc++;
-    (void)requested;
-    return block;
-  }
-
-  // Moves blocks whose pending events have completed into the free lists.
-  void ProcessPending(DeviceCache& cache) {
-    if (cache.pending.empty()) return;
-    std::vector<std::pair<PooledEvent, Block*>> still;
-    for (auto& [event, block] : cache.pending) {
-      if (query_event(event.get())) {
-        if (--block->pending_events == 0) ReturnToFreeList(cache, block);
+    if (ShouldSplit(pool, found->size, size)) {
+      // `found` keeps the front `size` bytes; a new block takes the rest, and its place in the
+      // pool.
+      Block* rest = NewBlock(cache);
+      rest->ptr = found->ptr + size;
+      rest->size = found->size - size;
+      rest->stream = found->stream;
+      rest->device = found->device;
+      rest->pool = &pool;
+      rest->prev = found;
+      rest->next = found->next;
+      if (rest->next != nullptr) rest->next->prev = rest;
+      found->next = rest;
+      found->size = size;
+      TakeNode(rest, found);
+      // `rest` is smaller than `found` was: it may now belong before its predecessor.
+      if (pool.blocks.size() > 1 && it != pool.blocks.begin() &&
+          !BlockOrder()(*std::prev(it), rest)) {
+        Reinsert(pool, it);
+      }
+      block = found;
+      if (already_split) {
+        // An inactive split block shrinks by `size`.
+        sub(s.inactive_split_bytes, pool.type, size);
       } else {
-        still.emplace_back(std::move(event), block);
+        // A whole segment becomes split: its rest is a new inactive split block.
+        add(s.inactive_split_bytes, pool.type, block->next->size);
+        add(s.inactive_split, pool.type, 1);
+      }
+    } else {
+      block = found;
+      Remove(cache, pool, found);
+      if (already_split) {
+        // An inactive split block becomes active as a whole.
+        sub(s.inactive_split_bytes, pool.type, block->size);
+        sub(s.inactive_split, pool.type, 1);
       }
     }
-    cache.pending = std::move(still);
+    block->state = Block::State::kAllocated;
+    block->requested = requested;
+    add(s.allocation, pool.type, 1);
+    add(s.allocated_bytes, pool.type, block->size);
+    add(s.requested_bytes, pool.type, requested);
+    add(s.active, pool.type, 1);
+    add(s.active_bytes, pool.type, block->size);
+    return block;
   }
 
-  // Puts an idle block in its free list.
-  static void ReturnToFreeList(DeviceCache& cache, Block* block) {
-    update(cache.stats.active, block->size, -1);
-    update(cache.stats.active_bytes, block->size, -static_cast<int64_t>(block->size));
-    cache.free[{block->stream, block->size}].push_back(block);
+  static bool ShouldSplit(const BlockPool& pool, size_t block_size, size_t size) {
+    size_t remaining = block_size - size;
+    return pool.type == StatType::SMALL_POOL ? remaining >= kMinBlockSize : remaining > kSmallSize;
   }
 
-  // Returns every cached block to the vendor; with `wait`, first waits for pending ones.
-  void ReleaseCached(DeviceCache& cache, bool wait) {
-    if (wait && !cache.pending.empty()) {
-      for (auto& [event, block] : cache.pending) {
-        synchronize_event(event.get());
-      }
-      cache.stats.num_sync_all_streams++;
+  // The best-fitting free block of `stream` for `size` bytes, or end().
+  static BlockSet::iterator FindFree(BlockPool& pool, int32_t stream, size_t size) {
+    auto it = pool.blocks.lower_bound(BlockKey{stream, size});
+    if (it != pool.blocks.end() && (*it)->stream != stream) return pool.blocks.end();
+    return it;
+  }
+
+  // Adds a free block to its pool, in a recycled node when there is one.
+  static void Insert(DeviceCache& cache, BlockPool& pool, Block* block) {
+    if (cache.spare_nodes.empty()) {
+      block->where = pool.blocks.insert(block).first;
+      return;
     }
-    ProcessPending(cache);
-    // Erase as we go, so that a vendor failure part-way leaves the cache consistent.
-    while (!cache.free.empty()) {
-      std::vector<Block*>& blocks = cache.free.begin()->second;
-      while (!blocks.empty()) {
-        Block* block = blocks.back();
-        TB_VENDOR_CALL(memory, device_free, block->device, block->ptr);
-        blocks.pop_back();
-        update(cache.stats.segment, block->size, -1);
-        update(cache.stats.reserved_bytes, block->size, -static_cast<int64_t>(block->size));
+    BlockSet::node_type node = std::move(cache.spare_nodes.back());
+    cache.spare_nodes.pop_back();
+    node.value() = block;
+    block->where = pool.blocks.insert(std::move(node)).position;
+  }
+
+  // Puts `block` in the pool node of `old`, which leaves the pool, without unlinking the node.
+  // A node holds a plain Block*, which may change in place; the caller restores the order
+  // (Reinsert) if the new key does not sort where the old one did.
+  static void TakeNode(Block* block, Block* old) {
+    const_cast<Block*&>(*old->where) = block;
+    block->where = old->where;
+  }
+
+  static void Remove(DeviceCache& cache, BlockPool& pool, Block* block) {
+    cache.spare_nodes.push_back(pool.blocks.extract(block->where));
+  }
+
+  // Puts back in order a free block whose size or address changed in place (extract by
+  // iterator does not compare, so the pool may be out of order at `it` until then).
+  static void Reinsert(BlockPool& pool, BlockSet::iterator it) {
+    BlockSet::node_type node = pool.blocks.extract(it);
+    Block* block = node.value();
+    block->where = pool.blocks.insert(std::move(node)).position;
+  }
+
+  static Block* NewBlock(DeviceCache& cache) {
+    if (cache.spare_blocks.empty()) return new Block();
+    Block* block = cache.spare_blocks.back();
+    cache.spare_blocks.pop_back();
+    return block;
+  }
+
+  // Keeps a block object for reuse.  Its `uses` is empty and `pending_events` 0 already (a
+  // free block has none), so only the first cache line is written.
+  static void Recycle(DeviceCache& cache, Block* block) {
+    block->prev = block->next = nullptr;
+    block->requested = 0;
+    block->state = Block::State::kFree;
+    cache.spare_blocks.push_back(block);
+  }
+
+  // Asks the vendor for `bytes`, within the process's limit; on out-of-memory returns false
+  // and says why in `why`.  Other vendor failures throw.
+  static bool TryMalloc(DeviceCache& cache, size_t bytes, void** ptr, std::string& why) {
+    if (cache.limit != kNoLimit && Reserved(cache) + bytes > cache.limit) {
+      why = c10::str("The limit set by set_per_process_memory_fraction(", cache.fraction, ") is ",
+                     format_bytes(cache.limit), " on this device, of which ",
+                     format_bytes(Reserved(cache)), " is reserved");
+      return false;
+    }
+    const Vendor& vendor = Vendor::Use("memory.device_malloc");
+    tb_status status = vendor.table().memory.device_malloc(cache.device, bytes, ptr);
+    if (status == TB_OK) return true;
+    if (status == TB_ERROR_OUT_OF_MEMORY) {
+      const char* message = vendor.table().last_error();
+      why = c10::str("The vendor reports: ", message != nullptr ? message : "(no message)");
+      return false;
+    }
+    vendor.Fail("memory.device_malloc", status,
+                detail::FormatArguments(static_cast<int>(cache.device), bytes, "&ptr"));
+  }
+
+  // A new segment for a block of `size` bytes, as one free block in `pool`.  On
+  // out-of-memory, whole free segments go back to the vendor and the allocation is retried;
+  // then it raises torch.OutOfMemoryError.
+  BlockSet::iterator NewSegment(DeviceCache& cache, BlockPool& pool, int32_t stream, size_t size,
+                                size_t requested) {
+    const size_t preferred = segment_size(size);
+    // A large request below kMinLargeAlloc asks for kLargeBuffer (room for more blocks); when
+    // that does not fit, a segment of its own size is tried before giving the cache up.
+    const size_t fitted =
+        pool.type == StatType::LARGE_POOL ? round_up(size, kRoundLarge) : preferred;
+    void* ptr = nullptr;
+    size_t bytes = preferred;
+    std::string why;
+    auto attempt = [&] {
+      bytes = preferred;
+      if (TryMalloc(cache, bytes, &ptr, why)) return true;
+      if (fitted >= preferred) return false;
+      bytes = fitted;
+      return TryMalloc(cache, bytes, &ptr, why);
+    };
+    if (!attempt()) {
+      cache.stats.num_alloc_retries++;
+      ReleaseCachedBlocks(cache);
+      if (!attempt()) {
+        cache.stats.num_ooms++;
+        std::string segments = format_bytes(preferred);
+        if (fitted < preferred) segments += ", then of " + format_bytes(fitted);
+        ThrowOutOfMemory(cache, requested, segments, why);
+      }
+    }
+    Block* block = nullptr;
+    try {
+      block = NewBlock(cache);
+      cache.segments.emplace(reinterpret_cast<uintptr_t>(ptr), Segment{bytes, block});
+    } catch (...) {
+      // Out of host memory for the bookkeeping: the segment goes back rather than leaking.
+      Vendor::Get().table().memory.device_free(cache.device, ptr);
+      throw;
+    }
+    block->ptr = static_cast<char*>(ptr);
+    block->size = bytes;
+    block->stream = stream;
+    block->device = cache.device;
+    block->pool = &pool;
+    add(cache.stats.segment, pool.type, 1);
+    add(cache.stats.reserved_bytes, pool.type, bytes);
+    cache.stats.num_device_alloc++;
+    Insert(cache, pool, block);
+    return block->where;
+  }
+
+  [[noreturn]] static void ThrowOutOfMemory(const DeviceCache& cache, size_t requested,
+                                            const std::string& segments, const std::string& why) {
+    const Vendor& vendor = Vendor::Get();
+    const DeviceStats& s = cache.stats;
+    const size_t reserved = Reserved(cache);
+    const auto allocated = static_cast<size_t>(s.allocated_bytes[kAll].current);
+    const int device = cache.device;
+    std::string capacity;
+    try {
+      auto [free_bytes, total_bytes] = VendorMemoryInfo(cache.device, reserved);
+      capacity =
+          c10::str(" Device ", device, " has a total capacity of ", format_bytes(total_bytes),
+                   " of which ", format_bytes(free_bytes), " is free.");
+    } catch (const std::exception&) {
+      // The figures are a courtesy: a failing query must not hide the out-of-memory error.
+    }
+    C10_THROW_ERROR(
+        OutOfMemoryError,
+        c10::str(vendor.device_type(), ": out of memory on device ", device, ": tried to allocate ",
+                 format_bytes(requested), " (a segment of ", segments, "). ", why, ".", capacity,
+                 " This process has ", format_bytes(reserved),
+                 " reserved by the caching allocator: ", format_bytes(allocated),
+                 " allocated by tensors and ", format_bytes(reserved - allocated),
+                 " reserved but unallocated. Cached free segments were released and the "
+                 "allocation retried (allocation retries so far: ",
+                 s.num_alloc_retries,
+                 "). If reserved but unallocated memory is large, it is fragmented: "
+                 "torch.",
+                 vendor.device_type(), ".memory_summary() shows the pools."));
+  }
+
+  // Frees blocks whose events have all completed.
+  void ProcessEvents(DeviceCache& cache) {
+    for (auto& [stream, queue] : cache.pending) {
+      while (!queue.empty() && query_event(queue.front().event.get())) {
+        Block* block = queue.front().block;
+        queue.pop_front();
+        cache.pending_count--;
+        if (--block->pending_events == 0) FreeBlock(cache, block);
+      }
+    }
+  }
+
+  // Waits for every pending free's events, then frees those blocks.
+  void SynchronizeAndFreeEvents(DeviceCache& cache) {
+    if (cache.pending_count == 0) return;
+    for (auto& [stream, queue] : cache.pending) {
+      if (!queue.empty()) synchronize_event(queue.back().event.get());
+    }
+    cache.stats.num_sync_all_streams++;
+    ProcessEvents(cache);
+  }
+
+  // Returns every whole free segment to the vendor (split segments stay).
+  void ReleaseCachedBlocks(DeviceCache& cache) {
+    SynchronizeAndFreeEvents(cache);
+    for (BlockPool* pool : {&cache.small, &cache.large}) {
+      for (auto it = pool->blocks.begin(); it != pool->blocks.end();) {
+        Block* block = *it;
+        if (block->is_split()) {
+          ++it;
+          continue;
+        }
+        // Freed before it is forgotten, so that a vendor failure leaves the cache consistent.
+        TB_VENDOR_CALL(memory, device_free, cache.device, block->ptr);
+        it = pool->blocks.erase(it);
+        cache.segments.erase(reinterpret_cast<uintptr_t>(block->ptr));
+        sub(cache.stats.segment, pool->type, 1);
+        sub(cache.stats.reserved_bytes, pool->type, block->size);
         cache.stats.num_device_free++;
-        cache.blocks.erase(block->ptr);
-        delete block;
+        Recycle(cache, block);
       }
-      cache.free.erase(cache.free.begin());
     }
+  }
+
+  // Returns a block that no stream uses any more to its pool, merged with free neighbours.
+  // The block in front absorbs the others and keeps a pool node in place when the order
+  // allows.
+  static void FreeBlock(DeviceCache& cache, Block* block) {
+    BlockPool& pool = *block->pool;
+    DeviceStats& s = cache.stats;
+    const size_t original_size = block->size;
+    Block* prev =
+        block->prev != nullptr && block->prev->state == Block::State::kFree ? block->prev : nullptr;
+    Block* next =
+        block->next != nullptr && block->next->state == Block::State::kFree ? block->next : nullptr;
+    // Net change of the inactive split blocks: merged neighbours stop being counted...
+    int64_t split_blocks = 0, split_bytes = 0;
+    for (Block* neighbour : {prev, next}) {
+      if (neighbour == nullptr) continue;
+      split_blocks -= 1;
+      split_bytes -= signed_size(neighbour->size);
+    }
+    block->state = Block::State::kFree;
+    block->requested = 0;
+    Block* result = block;
+    if (prev == nullptr && next == nullptr) {
+      Insert(cache, pool, block);
+    } else {
+      if (next != nullptr) {
+        // `block` absorbs `next`, in its node when `block` stays, else `prev` takes it over.
+        block->size += next->size;
+        block->next = next->next;
+        if (block->next != nullptr) block->next->prev = block;
+        if (prev == nullptr) {
+          TakeNode(block, next);
+        } else {
+          Remove(cache, pool, next);
+        }
+        Recycle(cache, next);
+      }
+      if (prev != nullptr) {
+        prev->size += block->size;
+        prev->next = block->next;
+        if (prev->next != nullptr) prev->next->prev = prev;
+        Recycle(cache, block);
+        result = prev;
+      }
+      // `result` grew in place: it may now belong after its successor in the pool.
+      if (pool.blocks.size() > 1) {
+        auto after = std::next(result->where);
+        if (after != pool.blocks.end() && !BlockOrder()(result, *after)) {
+          Reinsert(pool, result->where);
+        }
+      }
+    }
+    // ...and the block that results counts as one if its segment is still split.
+    if (result->is_split()) {
+      split_blocks += 1;
+      split_bytes += signed_size(result->size);
+    }
+    if (split_blocks != 0) update(s.inactive_split, pool.type, split_blocks);
+    if (split_bytes != 0) update(s.inactive_split_bytes, pool.type, split_bytes);
+    sub(s.active, pool.type, 1);
+    sub(s.active_bytes, pool.type, original_size);
   }
 
   void Free(Block* block) {
-    DeviceCache& cache = Cache(block->device);
+    DeviceCache& cache = *block->pool->cache;
     std::lock_guard<std::mutex> lock(cache.mutex);
     DeviceStats& s = cache.stats;
-    update(s.allocation, block->size, -1);
-    update(s.allocated_bytes, block->size, -static_cast<int64_t>(block->size));
-    update(s.requested_bytes, block->size, -static_cast<int64_t>(block->requested));
-    block->allocated = false;
+    StatType type = block->pool->type;
+    sub(s.allocation, type, 1);
+    sub(s.allocated_bytes, type, block->size);
+    sub(s.requested_bytes, type, block->requested);
     if (block->uses.empty()) {
-      ReturnToFreeList(cache, block);
+      FreeBlock(cache, block);
       return;
     }
-    // Used on other streams: reusable once each of them has reached this point.
+    // Used on other streams: free once each of them has reached this point.
+    block->state = Block::State::kPending;
     std::vector<c10::Stream> uses = std::move(block->uses);
     block->uses.clear();
     for (const c10::Stream& use : uses) {
       PooledEvent event(use.device_index(), /*timing=*/false);
       record_event(event.get(), use);
       block->pending_events++;
-      cache.pending.emplace_back(std::move(event), block);
+      cache.pending[use].push_back(PendingFree{std::move(event), block});
+      cache.pending_count++;
     }
   }
 
@@ -357,6 +747,16 @@ void record_stream(const c10::DataPtr& data_ptr, c10::Stream stream) {
 std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr) {
   return g_allocator.DeviceOf(ptr);
 }
+
+std::vector<int64_t> memory_snapshot(c10::DeviceIndex device) {
+  return g_allocator.Snapshot(device);
+}
+
+void set_memory_fraction(c10::DeviceIndex device, double fraction) {
+  g_allocator.SetMemoryFraction(device, fraction);
+}
+
+double memory_fraction(c10::DeviceIndex device) { return g_allocator.MemoryFraction(device); }
 
 void resize_storage_bytes(const c10::Storage& storage, size_t new_bytes) {
   c10::StorageImpl* impl = storage.unsafeGetStorageImpl();

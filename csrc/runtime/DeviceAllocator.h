@@ -1,19 +1,26 @@
 // Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
 //
 // The caching device allocator: what c10::GetAllocator(PrivateUse1) returns, and what
-// torch.accelerator.memory_* reads.  Shaped after c10/cuda's CUDACachingAllocator, simplified:
-//   - requests are rounded to size classes (512 B steps up to 1 MiB, then four classes per
-//     power of two) and freed blocks are cached per (stream, size class) for reuse;
-//   - a block used on other streams (record_stream) returns to the cache only after events
-//     recorded on those streams have completed;
-//   - on vendor out-of-memory, cached blocks are released and the allocation retried once,
-//     then torch.OutOfMemoryError carries the vendor's message and the allocator's stats.
+// torch.accelerator.memory_* and torch.<device>.memory_* read.  It follows c10/cuda's
+// CUDACachingAllocator over the vendor's device_malloc / device_free / get_info:
+//   - requests are rounded to 512 bytes; requests up to 1 MiB come from the small pool, whose
+//     segments are 2 MiB; larger ones from the large pool, whose segments are 20 MiB below
+//     10 MiB and the request rounded to 2 MiB above;
+//   - a free block larger than the request is split, and a freed block merges with its free
+//     neighbours in the segment; free blocks are looked up by (stream, size), best fit;
+//   - a block freed on its allocation stream is reusable there at once; one used on other
+//     streams (record_stream) returns to its pool once events recorded on them complete;
+//   - on vendor out-of-memory, whole free segments go back to the vendor and the allocation is
+//     retried, then torch.OutOfMemoryError names the request and the device's figures;
+//   - state, locks and statistics are per device (c10's DeviceStats, as torch.cuda reports).
 #pragma once
 
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/Storage.h>
 
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace torch_backend {
 
@@ -29,5 +36,17 @@ std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr);
 // Grows or shrinks a device storage to `new_bytes`, keeping min(old, new) bytes (copied on
 // the current stream).
 void resize_storage_bytes(const c10::Storage& storage, size_t new_bytes);
+
+// The blocks of every segment the allocator holds on `device`, in address order, 8 values
+// each: segment address, segment bytes, stream id, large pool (0/1), block address, block
+// bytes, requested bytes, state (0 free, 1 allocated, 2 awaiting events of other streams).
+std::vector<int64_t> memory_snapshot(c10::DeviceIndex device);
+
+// Limits the bytes the allocator may reserve on `device` to `fraction` (0..1) of the device's
+// total memory, as torch.cuda.set_per_process_memory_fraction; 1 lifts the limit.
+void set_memory_fraction(c10::DeviceIndex device, double fraction);
+
+// The fraction set by set_memory_fraction (1 when none was).
+double memory_fraction(c10::DeviceIndex device);
 
 }  // namespace torch_backend

@@ -11,14 +11,20 @@
 namespace torch_backend {
 namespace {
 
-// Free events per (device, timing).  Guarded by g_mutex; Event objects are never freed.
-std::mutex g_mutex;
-std::vector<std::vector<Event*>>* g_pools = new std::vector<std::vector<Event*>>();
+// Free events of one device, by kind (timing or not), with their own lock: devices never
+// contend.  Event objects are never freed.
+struct alignas(64) EventPool {
+  std::mutex mutex;
+  std::vector<Event*> free[2];
+};
 
-std::vector<Event*>& pool(c10::DeviceIndex device, bool timing) {
-  size_t index = static_cast<size_t>(device) * 2 + (timing ? 1 : 0);
-  if (g_pools->size() <= index) g_pools->resize(index + 1);
-  return (*g_pools)[index];
+// The pool of `device`, which the caller has validated.
+EventPool& pool(c10::DeviceIndex device) {
+  static EventPool* pools = [] {
+    c10::DeviceIndex count = device_count();
+    return new EventPool[count > 0 ? count : 1];
+  }();
+  return pools[device];
 }
 
 }  // namespace
@@ -26,8 +32,9 @@ std::vector<Event*>& pool(c10::DeviceIndex device, bool timing) {
 Event* acquire_event(c10::DeviceIndex device, bool timing) {
   check_device_index(device);
   {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    std::vector<Event*>& free = pool(device, timing);
+    EventPool& events = pool(device);
+    std::lock_guard<std::mutex> lock(events.mutex);
+    std::vector<Event*>& free = events.free[timing ? 1 : 0];
     if (!free.empty()) {
       Event* event = free.back();
       free.pop_back();
@@ -42,8 +49,9 @@ Event* acquire_event(c10::DeviceIndex device, bool timing) {
 void release_event(Event* event) noexcept {
   if (event == nullptr) return;
   try {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    pool(event->device, event->timing).push_back(event);
+    EventPool& events = pool(event->device);
+    std::lock_guard<std::mutex> lock(events.mutex);
+    events.free[event->timing ? 1 : 0].push_back(event);
   } catch (...) {
     // Out of memory growing the pool: dropping the event leaks one vendor handle, nothing more.
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -56,11 +57,13 @@ DeviceStreams& device_streams(c10::DeviceIndex device) {
 }
 
 // The calling thread's current stream id per device (default stream until set).
-thread_local std::vector<c10::StreamId> t_current;
+// A plain array (every c10::DeviceIndex fits) needs no per-thread constructor, so reading it
+// is one TLS lookup: the allocator and kernel launches read it on every call.
+thread_local std::array<c10::StreamId, std::numeric_limits<c10::DeviceIndex>::max() + 1>
+    t_current{};
 
 c10::StreamId& current_id(c10::DeviceIndex device) {
-  if (t_current.size() <= static_cast<size_t>(device)) t_current.resize(device + 1, 0);
-  return t_current[device];
+  return t_current[static_cast<size_t>(device)];
 }
 
 int class_of(c10::StreamId id) {
@@ -136,6 +139,8 @@ tb_stream current_vendor_stream(c10::DeviceIndex device) {
   if (C10_LIKELY(handle != nullptr)) return handle;
   return vendor_stream(make_stream(device, id));
 }
+
+c10::StreamId current_stream_id(c10::DeviceIndex device) { return current_id(device); }
 
 int stream_priority(c10::Stream stream) {
   check_stream(stream);

@@ -42,6 +42,10 @@ tb_stream vendor_stream(c10::Stream stream);
 // knows to be valid (it comes from a tensor): the kernel-launch fast path.
 tb_stream current_vendor_stream(c10::DeviceIndex device);
 
+// The calling thread's current stream id on `device`, which the caller knows to be valid: the
+// caching allocator's fast path.
+c10::StreamId current_stream_id(c10::DeviceIndex device);
+
 // The torch-style priority of `stream` (the vendor's number: 0 = default, negative = higher).
 int stream_priority(c10::Stream stream);
 
