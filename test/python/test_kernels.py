@@ -11,7 +11,7 @@ import math
 
 import pytest
 import torch
-from conftest import DEV, MODULE
+from conftest import DEV, MODULE, run_python
 
 import torch_backend
 
@@ -289,14 +289,18 @@ def test_lstm_cell_backward_optional_gradients(dtype, grads):
 
 
 def test_convolution_beyond_one_tile_matches_cpu():
-    """Convolutions large enough to split into column tiles and batch chunks, a channels_last
-    input and a non-contiguous weight (OpInfo's samples are small and contiguous)."""
+    """Convolutions large enough to split into column tiles and batch chunks, small planes
+    whose items are batched side by side (and chunked by rows when many channels make one item
+    too large), a channels_last input and a non-contiguous weight (OpInfo's samples are small
+    and contiguous)."""
     torch.manual_seed(0)
     cases = [  # input, conv
         (torch.randn(9, 64, 32, 32), torch.nn.Conv2d(64, 16, 3, padding=1)),
         (torch.randn(1, 128, 64, 64), torch.nn.Conv2d(128, 8, 3, padding=1, bias=False)),
         (torch.randn(2, 32, 20, 20), torch.nn.Conv2d(32, 64, 3, stride=2, groups=32)),
         (torch.randn(4, 8, 15, 17).to(memory_format=torch.channels_last), torch.nn.Conv2d(8, 8, 1)),
+        (torch.randn(6, 256, 4, 4), torch.nn.Conv2d(256, 136, 3, padding=1)),
+        (torch.randn(1, 1024, 15, 15), torch.nn.Conv2d(1024, 8, 3, padding=1, bias=False)),
     ]
     with torch.no_grad():
         w = cases[0][1].weight
@@ -310,6 +314,33 @@ def test_convolution_beyond_one_tile_matches_cpu():
             torch.testing.assert_close(g, e, atol=1e-3, rtol=1e-4)
     if _native("convolution_overrideable", "convolution_backward_overrideable"):
         assert not any("convolution" in op for op in torch_backend.fallback_counts())
+
+
+def test_convolution_does_not_depend_on_the_thread_count():
+    """The same convolutions, forward and backward, bit for bit with one worker thread and with
+    three (BLAS's sums depend on how a product is cut into tasks: the cut must not depend on the
+    threads).  Wide planes, small planes batched side by side, a pointwise one."""
+    code = """
+        import hashlib, torch, torch_backend
+        dev = torch_backend.vendor_info()["device_type"]
+        torch.manual_seed(0)
+        digest = hashlib.sha256()
+        for n, c, o, size, k, stride in [(4, 64, 48, 16, 3, 1), (4, 256, 200, 4, 3, 1),
+                                         (4, 128, 256, 8, 3, 2), (3, 96, 40, 5, 1, 1)]:
+            x = torch.randn(n, c, size, size, device=dev, requires_grad=True)
+            conv = torch.nn.Conv2d(c, o, k, stride, k // 2).to(dev)
+            y = conv(x)
+            y.backward(torch.randn_like(y))
+            for t in (y, x.grad, conv.weight.grad, conv.bias.grad):
+                digest.update(t.detach().cpu().numpy().tobytes())
+        print(digest.hexdigest())
+    """
+    digests = []
+    for threads in ("1", "3"):
+        result = run_python(code, TORCH_BACKEND_EMU_THREADS=threads)
+        assert result.returncode == 0, result.stderr
+        digests.append(result.stdout.strip())
+    assert digests[0] == digests[1]
 
 
 @pytest.mark.parametrize(

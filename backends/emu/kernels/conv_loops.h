@@ -46,78 +46,175 @@ EMU_HOT_LOOP static void SFX(direct_forward)(const conv_geom *g, const void *in,
 
 #ifndef CONV_DIRECT_ONLY /* the rest: floating types only */
 
-/* col[(c, ki, kj), p - p0] for the output positions p in [p0, p1) and `channels` input
- * planes at `in`: the im2col columns of those positions, rows `ldcol` apart. */
-EMU_HOT_LOOP static void SFX(im2col)(const conv_geom *g, const void *in, int64_t channels,
-                                     int64_t p0, int64_t p1, void *col, int64_t ldcol) {
+/* The window of `channels` input planes at `in` that output rows [r0, r1) read, zero-padded:
+ * rows r0 SH - PH + [0, hq), columns -PW + [0, wq) (conv.c's window()), planes hq wq apart. */
+EMU_HOT_LOOP static void SFX(pad_window)(const conv_geom *g, const void *in, int64_t channels,
+                                         int64_t r0, int64_t hq, int64_t wq, void *window) {
   const T *restrict x = in;
-  T *restrict out = col;
+  T *restrict out = window;
+  const int64_t ih0 = r0 * g->SH - g->PH;
+  const int64_t a = g->PW < wq ? g->PW : wq, b = g->PW + g->W < wq ? g->PW + g->W : wq;
   for (int64_t c = 0; c < channels; c++) {
-    const T *plane = x + c * g->HW;
+    for (int64_t r = 0; r < hq; r++) {
+      T *dst = out + (c * hq + r) * wq;
+      const int64_t ih = ih0 + r;
+      if (ih < 0 || ih >= g->H) {
+        for (int64_t i = 0; i < wq; i++) dst[i] = 0;
+        continue;
+      }
+      const T *src = x + c * g->HW + ih * g->W - g->PW;
+      for (int64_t i = 0; i < a; i++) dst[i] = 0;
+      for (int64_t i = a; i < b; i++) dst[i] = src[i];
+      for (int64_t i = b; i < wq; i++) dst[i] = 0;
+    }
+  }
+}
+
+/* im2col from a window of the input planes (pad_window's, or the planes themselves without
+ * padding): col[(c, ki, kj), r OW + ow] for `rows` output rows whose first reads window row 0,
+ * column 0; window rows `ld_row` apart, planes `ld_plane`.  One copy of OW per row and tap. */
+EMU_HOT_LOOP static void SFX(im2col_window)(const conv_geom *g, const void *window,
+                                            int64_t channels, int64_t rows, int64_t ld_row,
+                                            int64_t ld_plane, void *col, int64_t ldcol) {
+  const T *restrict x = window;
+  T *restrict out = col;
+  const int64_t OW = g->OW, sw = g->SW;
+  for (int64_t c = 0; c < channels; c++) {
     for (int64_t ki = 0; ki < g->KH; ki++) {
       for (int64_t kj = 0; kj < g->KW; kj++) {
         T *row = out + ((c * g->KH + ki) * g->KW + kj) * ldcol;
-        const int64_t offset = kj * g->DW - g->PW, sw = g->SW;
-        int64_t lo, hi;
-        valid_range(offset, sw, g->W, g->OW, &lo, &hi);
-        for (int64_t p = p0; p < p1;) {
-          const int64_t oh = p / g->OW, ow0 = p % g->OW;
-          const int64_t ow1 = ow0 + (p1 - p) < g->OW ? ow0 + (p1 - p) : g->OW;
-          const int64_t ih = oh * g->SH - g->PH + ki * g->DH;
-          T *dst = row + (p - p0); /* dst[ow - ow0] */
-          /* [a, b): the positions of [ow0, ow1) whose tap lies inside the row */
-          const int64_t a = lo > ow0 ? (lo < ow1 ? lo : ow1) : ow0;
-          const int64_t b = ih < 0 || ih >= g->H ? a : hi < ow1 ? (hi > a ? hi : a) : ow1;
-          for (int64_t i = 0; i < a - ow0; i++) dst[i] = 0;
-          if (b > a) {
-            const T *src = plane + ih * g->W + a * sw + offset;
-            T *to = dst + (a - ow0);
-            if (sw == 1) {
-              for (int64_t i = 0; i < b - a; i++) to[i] = src[i];
-            } else {
-              for (int64_t i = 0; i < b - a; i++) to[i] = src[i * sw];
-            }
+        const T *plane = x + c * ld_plane + ki * g->DH * ld_row + kj * g->DW;
+        for (int64_t r = 0; r < rows; r++) {
+          const T *src = plane + r * g->SH * ld_row;
+          T *dst = row + r * OW;
+          if (sw == 1) {
+            for (int64_t i = 0; i < OW; i++) dst[i] = src[i];
+          } else {
+            for (int64_t i = 0; i < OW; i++) dst[i] = src[i * sw];
           }
-          for (int64_t i = b - ow0; i < ow1 - ow0; i++) dst[i] = 0;
-          p += ow1 - ow0;
         }
       }
     }
   }
 }
 
-/* The reverse of im2col: adds col[(c, ki, kj), p - p0] into the input planes at `in` (the
- * gradient of the columns flowing back to the positions they were read from). */
-EMU_HOT_LOOP static void SFX(col2im)(const conv_geom *g, const void *col, int64_t channels,
-                                     int64_t p0, int64_t p1, void *in, int64_t ldcol) {
+/* The reverse of im2col_window: adds the columns' gradient into the window. */
+EMU_HOT_LOOP static void SFX(col2im_window)(const conv_geom *g, const void *col, int64_t channels,
+                                            int64_t rows, int64_t ld_row, int64_t ld_plane,
+                                            void *window, int64_t ldcol) {
   const T *restrict from = col;
-  T *restrict x = in;
+  T *restrict x = window;
+  const int64_t OW = g->OW, sw = g->SW;
   for (int64_t c = 0; c < channels; c++) {
-    T *plane = x + c * g->HW;
     for (int64_t ki = 0; ki < g->KH; ki++) {
       for (int64_t kj = 0; kj < g->KW; kj++) {
         const T *row = from + ((c * g->KH + ki) * g->KW + kj) * ldcol;
-        const int64_t offset = kj * g->DW - g->PW, sw = g->SW;
-        int64_t lo, hi;
-        valid_range(offset, sw, g->W, g->OW, &lo, &hi);
-        for (int64_t p = p0; p < p1;) {
-          const int64_t oh = p / g->OW, ow0 = p % g->OW;
-          const int64_t ow1 = ow0 + (p1 - p) < g->OW ? ow0 + (p1 - p) : g->OW;
-          const int64_t ih = oh * g->SH - g->PH + ki * g->DH;
-          const int64_t a = lo > ow0 ? lo : ow0, b = hi < ow1 ? hi : ow1;
-          if (ih >= 0 && ih < g->H && b > a) {
-            const T *src = row + (p - p0) + (a - ow0);
-            T *dst = plane + ih * g->W + a * sw + offset;
-            if (sw == 1) {
-              for (int64_t i = 0; i < b - a; i++) dst[i] += src[i];
-            } else {
-              for (int64_t i = 0; i < b - a; i++) dst[i * sw] += src[i];
-            }
+        T *plane = x + c * ld_plane + ki * g->DH * ld_row + kj * g->DW;
+        for (int64_t r = 0; r < rows; r++) {
+          T *dst = plane + r * g->SH * ld_row;
+          const T *src = row + r * OW;
+          if (sw == 1) {
+            for (int64_t i = 0; i < OW; i++) dst[i] += src[i];
+          } else {
+            for (int64_t i = 0; i < OW; i++) dst[i * sw] += src[i];
           }
-          p += ow1 - ow0;
         }
       }
     }
+  }
+}
+
+/* Adds the inside of a padded window (pad_window's layout) into the input planes at `in`. */
+EMU_HOT_LOOP static void SFX(unpad_window)(const conv_geom *g, const void *window, int64_t channels,
+                                           int64_t r0, int64_t hq, int64_t wq, void *in) {
+  const T *restrict from = window;
+  T *restrict x = in;
+  const int64_t ih0 = r0 * g->SH - g->PH;
+  const int64_t a = g->PW < wq ? g->PW : wq, b = g->PW + g->W < wq ? g->PW + g->W : wq;
+  for (int64_t c = 0; c < channels; c++) {
+    for (int64_t r = 0; r < hq; r++) {
+      const int64_t ih = ih0 + r;
+      if (ih < 0 || ih >= g->H) continue;
+      const T *src = from + (c * hq + r) * wq;
+      T *dst = x + c * g->HW + ih * g->W - g->PW;
+      for (int64_t i = a; i < b; i++) dst[i] += src[i];
+    }
+  }
+}
+
+/* im2col for narrow output rows (a few positions each, where a loop along a row is mostly
+ * overhead): per tap and output position, a loop over the channels. */
+EMU_HOT_LOOP static void SFX(im2col_narrow)(const conv_geom *g, const void *in, int64_t channels,
+                                            int64_t r0, int64_t r1, void *col, int64_t ldcol) {
+  const T *restrict x = in;
+  T *restrict out = col;
+  const int64_t OW = g->OW, HW = g->HW, rows = g->KH * g->KW * ldcol; /* channel to channel */
+  for (int64_t ki = 0; ki < g->KH; ki++) {
+    int64_t hlo, hhi;
+    valid_range(ki * g->DH - g->PH, g->SH, g->H, g->OH, &hlo, &hhi);
+    for (int64_t kj = 0; kj < g->KW; kj++) {
+      const int64_t offset = kj * g->DW - g->PW;
+      int64_t lo, hi;
+      valid_range(offset, g->SW, g->W, OW, &lo, &hi);
+      T *row = out + (ki * g->KW + kj) * ldcol - r0 * OW;
+      for (int64_t oh = r0; oh < r1; oh++) {
+        const bool inside = oh >= hlo && oh < hhi;
+        const T *src = x + (oh * g->SH - g->PH + ki * g->DH) * g->W + offset;
+        for (int64_t ow = 0; ow < OW; ow++) {
+          T *dst = row + oh * OW + ow;
+          if (inside && ow >= lo && ow < hi) {
+            const T *s = src + ow * g->SW;
+            for (int64_t c = 0; c < channels; c++) dst[c * rows] = s[c * HW];
+          } else {
+            for (int64_t c = 0; c < channels; c++) dst[c * rows] = 0;
+          }
+        }
+      }
+    }
+  }
+}
+
+/* col2im for narrow output rows, the reverse of im2col_narrow. */
+EMU_HOT_LOOP static void SFX(col2im_narrow)(const conv_geom *g, const void *col, int64_t channels,
+                                            int64_t r0, int64_t r1, void *in, int64_t ldcol) {
+  const T *restrict from = col;
+  T *restrict x = in;
+  const int64_t OW = g->OW, HW = g->HW, rows = g->KH * g->KW * ldcol;
+  for (int64_t ki = 0; ki < g->KH; ki++) {
+    int64_t hlo, hhi;
+    valid_range(ki * g->DH - g->PH, g->SH, g->H, g->OH, &hlo, &hhi);
+    if (hlo < r0) hlo = r0;
+    if (hhi > r1) hhi = r1;
+    for (int64_t kj = 0; kj < g->KW; kj++) {
+      const int64_t offset = kj * g->DW - g->PW;
+      int64_t lo, hi;
+      valid_range(offset, g->SW, g->W, OW, &lo, &hi);
+      const T *row = from + (ki * g->KW + kj) * ldcol - r0 * OW;
+      for (int64_t oh = hlo; oh < hhi; oh++) {
+        T *dst = x + (oh * g->SH - g->PH + ki * g->DH) * g->W + offset;
+        for (int64_t ow = lo; ow < hi; ow++) {
+          const T *s = row + oh * OW + ow;
+          T *d = dst + ow * g->SW;
+          for (int64_t c = 0; c < channels; c++) d[c * HW] += s[c * rows];
+        }
+      }
+    }
+  }
+}
+
+/* dst[r, i] = src[r, i] + values[r] (src[r, i] without values) for a rows x cols block, rows
+ * `ld_dst` and `ld_src` apart: a product's result moved into place with the bias. */
+EMU_HOT_LOOP static void SFX(add_rows)(void *dst, int64_t ld_dst, const void *src, int64_t ld_src,
+                                       int64_t rows, int64_t cols, const void *values) {
+  const T *restrict s = src, *v = values;
+  T *restrict d = dst;
+  for (int64_t r = 0; r < rows; r++) {
+    if (v == NULL) { /* a copy: no + 0 turning -0 into 0 */
+      for (int64_t i = 0; i < cols; i++) d[r * ld_dst + i] = s[r * ld_src + i];
+      continue;
+    }
+    const T value = v[r];
+    for (int64_t i = 0; i < cols; i++) d[r * ld_dst + i] = s[r * ld_src + i] + value;
   }
 }
 
