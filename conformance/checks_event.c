@@ -16,7 +16,7 @@ static tb_status enqueue_work(const tb_vendor_handle *v, tb_stream stream, void 
                               size_t size, int rounds) {
   for (int i = 0; i < rounds; i++) {
     tb_status status =
-        v->memory.copy_d2d_async(stream, 0, (i % 2) ? a : b, 0, (i % 2) ? b : a, size);
+        v->memory.copy_d2d_async(v->context, stream, 0, (i % 2) ? a : b, 0, (i % 2) ? b : a, size);
     if (status != TB_OK) return status;
   }
   return TB_OK;
@@ -30,23 +30,23 @@ static tb_check_outcome check_create_destroy(tb_check_context *ctx) {
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
   for (int32_t d = 0; d < count; d++) {
-    EXPECT_OK(v->event.create(d, 0, &plain));
-    EXPECT_OK(v->event.create(d, TB_EVENT_FLAG_TIMING, &timing));
+    EXPECT_OK(v->event.create(v->context, d, 0, &plain));
+    EXPECT_OK(v->event.create(v->context, d, TB_EVENT_FLAG_TIMING, &timing));
     EXPECT_TRUE(plain != NULL && timing != NULL && plain != timing,
                 "event.create returned NULL or duplicate handles");
     tb_event p = plain, t = timing;
     plain = timing = NULL;
-    EXPECT_OK(v->event.destroy(p));
-    EXPECT_OK(v->event.destroy(t));
+    EXPECT_OK(v->event.destroy(v->context, p));
+    EXPECT_OK(v->event.destroy(v->context, t));
   }
-  EXPECT_STATUS(v->event.create(0, 0x80000000u, &bogus), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->event.create(v->context, 0, 0x80000000u, &bogus), TB_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(bogus == NULL, "event.create with unknown flags changed *event");
-  EXPECT_STATUS(v->event.create(0, 0, NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->event.create(v->context, 0, 0, NULL), TB_ERROR_INVALID_ARGUMENT);
   outcome = TB_CHECK_PASS;
 done:
-  if (plain != NULL) v->event.destroy(plain);
-  if (timing != NULL) v->event.destroy(timing);
-  if (bogus != NULL) v->event.destroy(bogus);
+  if (plain != NULL) v->event.destroy(v->context, plain);
+  if (timing != NULL) v->event.destroy(v->context, timing);
+  if (bogus != NULL) v->event.destroy(v->context, bogus);
   return outcome;
 }
 
@@ -57,12 +57,12 @@ static tb_check_outcome check_unrecorded(tb_check_context *ctx) {
   int32_t count = tbc_device_count(ctx);
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
-  EXPECT_OK(v->event.create(0, TB_EVENT_FLAG_TIMING, &event));
-  EXPECT_STATUS(v->event.query(event), TB_OK);
-  EXPECT_OK(v->event.synchronize(event));
+  EXPECT_OK(v->event.create(v->context, 0, TB_EVENT_FLAG_TIMING, &event));
+  EXPECT_STATUS(v->event.query(v->context, event), TB_OK);
+  EXPECT_OK(v->event.synchronize(v->context, event));
   outcome = TB_CHECK_PASS;
 done:
-  if (event != NULL) v->event.destroy(event);
+  if (event != NULL) v->event.destroy(v->context, event);
   return outcome;
 }
 
@@ -76,31 +76,31 @@ static tb_check_outcome check_record_query(tb_check_context *ctx) {
   int32_t count = tbc_device_count(ctx);
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
-  EXPECT_OK(v->memory.device_malloc(0, size, &a));
-  EXPECT_OK(v->memory.device_malloc(0, size, &b));
-  EXPECT_OK(v->stream.create(0, 0, &stream));
-  EXPECT_OK(v->event.create(0, 0, &event));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &a));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &b));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  EXPECT_OK(v->event.create(v->context, 0, 0, &event));
   EXPECT_OK(enqueue_work(v, stream, a, b, size, 8));
-  EXPECT_OK(v->event.record(event, stream));
+  EXPECT_OK(v->event.record(v->context, event, stream));
   {
-    tb_status before = v->event.query(event);
+    tb_status before = v->event.query(v->context, event);
     EXPECT_TRUE(before == TB_OK || before == TB_ERROR_NOT_READY,
                 "event.query behind queued work returned %s", tb_status_name(before));
   }
-  EXPECT_OK(v->event.synchronize(event));
-  EXPECT_STATUS(v->event.query(event), TB_OK);
-  EXPECT_STATUS(v->stream.query(stream), TB_OK);
+  EXPECT_OK(v->event.synchronize(v->context, event));
+  EXPECT_STATUS(v->event.query(v->context, event), TB_OK);
+  EXPECT_STATUS(v->stream.query(v->context, stream), TB_OK);
   /* Re-recording on an idle stream gives a completed event again. */
-  EXPECT_OK(v->event.record(event, stream));
-  EXPECT_OK(v->event.synchronize(event));
-  EXPECT_STATUS(v->event.query(event), TB_OK);
+  EXPECT_OK(v->event.record(v->context, event, stream));
+  EXPECT_OK(v->event.synchronize(v->context, event));
+  EXPECT_STATUS(v->event.query(v->context, event), TB_OK);
   outcome = TB_CHECK_PASS;
 done:
-  if (stream != NULL) v->stream.synchronize(stream);
-  if (event != NULL) v->event.destroy(event);
-  if (stream != NULL) v->stream.destroy(stream);
-  if (a != NULL) v->memory.device_free(0, a);
-  if (b != NULL) v->memory.device_free(0, b);
+  if (stream != NULL) v->stream.synchronize(v->context, stream);
+  if (event != NULL) v->event.destroy(v->context, event);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
+  if (a != NULL) v->memory.device_free(v->context, 0, a);
+  if (b != NULL) v->memory.device_free(v->context, 0, b);
   return outcome;
 }
 
@@ -115,22 +115,23 @@ static tb_check_outcome check_elapsed_time(tb_check_context *ctx) {
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
   if (v->event.elapsed_time == NULL) SKIP("event.elapsed_time is not provided (optional)");
-  EXPECT_OK(v->memory.device_malloc(0, size, &a));
-  EXPECT_OK(v->memory.device_malloc(0, size, &b));
-  EXPECT_OK(v->stream.create(0, 0, &stream));
-  for (int i = 0; i < 3; i++) EXPECT_OK(v->event.create(0, TB_EVENT_FLAG_TIMING, &e[i]));
-  EXPECT_OK(v->event.record(e[0], stream));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &a));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &b));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  for (int i = 0; i < 3; i++)
+    EXPECT_OK(v->event.create(v->context, 0, TB_EVENT_FLAG_TIMING, &e[i]));
+  EXPECT_OK(v->event.record(v->context, e[0], stream));
   EXPECT_OK(enqueue_work(v, stream, a, b, size, 6));
-  EXPECT_OK(v->event.record(e[1], stream));
+  EXPECT_OK(v->event.record(v->context, e[1], stream));
   EXPECT_OK(enqueue_work(v, stream, a, b, size, 6));
-  EXPECT_OK(v->event.record(e[2], stream));
-  EXPECT_OK(v->event.synchronize(e[2]));
+  EXPECT_OK(v->event.record(v->context, e[2], stream));
+  EXPECT_OK(v->event.synchronize(v->context, e[2]));
   {
     float t01 = -1, t12 = -1, t02 = -1, t10 = 0;
-    EXPECT_OK(v->event.elapsed_time(e[0], e[1], &t01));
-    EXPECT_OK(v->event.elapsed_time(e[1], e[2], &t12));
-    EXPECT_OK(v->event.elapsed_time(e[0], e[2], &t02));
-    EXPECT_OK(v->event.elapsed_time(e[1], e[0], &t10));
+    EXPECT_OK(v->event.elapsed_time(v->context, e[0], e[1], &t01));
+    EXPECT_OK(v->event.elapsed_time(v->context, e[1], e[2], &t12));
+    EXPECT_OK(v->event.elapsed_time(v->context, e[0], e[2], &t02));
+    EXPECT_OK(v->event.elapsed_time(v->context, e[1], e[0], &t10));
     EXPECT_TRUE(isfinite(t01) && isfinite(t12) && isfinite(t02),
                 "elapsed_time gave a non-finite value");
     EXPECT_TRUE(t01 >= 0 && t12 >= 0 && t02 >= 0,
@@ -144,13 +145,13 @@ static tb_check_outcome check_elapsed_time(tb_check_context *ctx) {
   }
   outcome = TB_CHECK_PASS;
 done:
-  if (stream != NULL) v->stream.synchronize(stream);
+  if (stream != NULL) v->stream.synchronize(v->context, stream);
   for (int i = 0; i < 3; i++) {
-    if (e[i] != NULL) v->event.destroy(e[i]);
+    if (e[i] != NULL) v->event.destroy(v->context, e[i]);
   }
-  if (stream != NULL) v->stream.destroy(stream);
-  if (a != NULL) v->memory.device_free(0, a);
-  if (b != NULL) v->memory.device_free(0, b);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
+  if (a != NULL) v->memory.device_free(v->context, 0, a);
+  if (b != NULL) v->memory.device_free(v->context, 0, b);
   return outcome;
 }
 
@@ -164,28 +165,28 @@ static tb_check_outcome check_elapsed_errors(tb_check_context *ctx) {
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
   if (v->event.elapsed_time == NULL) SKIP("event.elapsed_time is not provided (optional)");
-  EXPECT_OK(v->stream.create(0, 0, &stream));
-  EXPECT_OK(v->event.create(0, 0, &plain));
-  EXPECT_OK(v->event.create(0, TB_EVENT_FLAG_TIMING, &t1));
-  EXPECT_OK(v->event.create(0, TB_EVENT_FLAG_TIMING, &t2));
-  EXPECT_OK(v->event.create(0, TB_EVENT_FLAG_TIMING, &never));
-  EXPECT_OK(v->event.record(plain, stream));
-  EXPECT_OK(v->event.record(t1, stream));
-  EXPECT_OK(v->event.record(t2, stream));
-  EXPECT_OK(v->stream.synchronize(stream));
-  EXPECT_STATUS(v->event.elapsed_time(plain, t2, &ms), TB_ERROR_NOT_SUPPORTED);
-  EXPECT_STATUS(v->event.elapsed_time(t1, plain, &ms), TB_ERROR_NOT_SUPPORTED);
-  EXPECT_STATUS(v->event.elapsed_time(t1, never, &ms), TB_ERROR_INVALID_ARGUMENT);
-  EXPECT_STATUS(v->event.elapsed_time(never, t2, &ms), TB_ERROR_INVALID_ARGUMENT);
-  EXPECT_STATUS(v->event.elapsed_time(t1, t2, NULL), TB_ERROR_INVALID_ARGUMENT);
-  EXPECT_OK(v->event.elapsed_time(t1, t2, &ms));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  EXPECT_OK(v->event.create(v->context, 0, 0, &plain));
+  EXPECT_OK(v->event.create(v->context, 0, TB_EVENT_FLAG_TIMING, &t1));
+  EXPECT_OK(v->event.create(v->context, 0, TB_EVENT_FLAG_TIMING, &t2));
+  EXPECT_OK(v->event.create(v->context, 0, TB_EVENT_FLAG_TIMING, &never));
+  EXPECT_OK(v->event.record(v->context, plain, stream));
+  EXPECT_OK(v->event.record(v->context, t1, stream));
+  EXPECT_OK(v->event.record(v->context, t2, stream));
+  EXPECT_OK(v->stream.synchronize(v->context, stream));
+  EXPECT_STATUS(v->event.elapsed_time(v->context, plain, t2, &ms), TB_ERROR_NOT_SUPPORTED);
+  EXPECT_STATUS(v->event.elapsed_time(v->context, t1, plain, &ms), TB_ERROR_NOT_SUPPORTED);
+  EXPECT_STATUS(v->event.elapsed_time(v->context, t1, never, &ms), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->event.elapsed_time(v->context, never, t2, &ms), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->event.elapsed_time(v->context, t1, t2, NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_OK(v->event.elapsed_time(v->context, t1, t2, &ms));
   outcome = TB_CHECK_PASS;
 done:
-  if (plain != NULL) v->event.destroy(plain);
-  if (t1 != NULL) v->event.destroy(t1);
-  if (t2 != NULL) v->event.destroy(t2);
-  if (never != NULL) v->event.destroy(never);
-  if (stream != NULL) v->stream.destroy(stream);
+  if (plain != NULL) v->event.destroy(v->context, plain);
+  if (t1 != NULL) v->event.destroy(v->context, t1);
+  if (t2 != NULL) v->event.destroy(v->context, t2);
+  if (never != NULL) v->event.destroy(v->context, never);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
   return outcome;
 }
 
@@ -205,34 +206,34 @@ static tb_check_outcome check_destroy_busy(tb_check_context *ctx) {
   EXPECT_TRUE(in != NULL && out != NULL, "host allocation failed");
   tbc_fill(in, size, 51);
   memset(out, 0, size);
-  EXPECT_OK(v->memory.device_malloc(0, size, &a));
-  EXPECT_OK(v->memory.device_malloc(0, size, &b));
-  EXPECT_OK(v->stream.create(0, 0, &producer));
-  EXPECT_OK(v->stream.create(0, 0, &consumer));
-  EXPECT_OK(v->event.create(0, TB_EVENT_FLAG_TIMING, &event));
-  EXPECT_OK(v->memory.copy_h2d_async(producer, a, in, size));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &a));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &b));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &producer));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &consumer));
+  EXPECT_OK(v->event.create(v->context, 0, TB_EVENT_FLAG_TIMING, &event));
+  EXPECT_OK(v->memory.copy_h2d_async(v->context, producer, a, in, size));
   EXPECT_OK(enqueue_work(v, producer, a, b, size, 6)); /* ends with the data in a */
-  EXPECT_OK(v->event.record(event, producer));
-  EXPECT_OK(v->stream.wait_event(consumer, event));
+  EXPECT_OK(v->event.record(v->context, event, producer));
+  EXPECT_OK(v->stream.wait_event(v->context, consumer, event));
   {
     tb_event busy = event;
     event = NULL;
-    EXPECT_OK(v->event.destroy(busy));
+    EXPECT_OK(v->event.destroy(v->context, busy));
   }
-  EXPECT_OK(v->memory.copy_d2h_async(consumer, out, a, size));
-  EXPECT_OK(v->stream.synchronize(consumer));
+  EXPECT_OK(v->memory.copy_d2h_async(v->context, consumer, out, a, size));
+  EXPECT_OK(v->stream.synchronize(v->context, consumer));
   long diff = tbc_first_difference(in, out, size);
   EXPECT_TRUE(diff < 0,
               "a wait on an event destroyed while pending did not order the work (byte %ld)", diff);
-  EXPECT_OK(v->device.synchronize(0));
+  EXPECT_OK(v->device.synchronize(v->context, 0));
   outcome = TB_CHECK_PASS;
 done:
-  if (producer != NULL) v->stream.synchronize(producer);
-  if (event != NULL) v->event.destroy(event);
-  if (producer != NULL) v->stream.destroy(producer);
-  if (consumer != NULL) v->stream.destroy(consumer);
-  if (a != NULL) v->memory.device_free(0, a);
-  if (b != NULL) v->memory.device_free(0, b);
+  if (producer != NULL) v->stream.synchronize(v->context, producer);
+  if (event != NULL) v->event.destroy(v->context, event);
+  if (producer != NULL) v->stream.destroy(v->context, producer);
+  if (consumer != NULL) v->stream.destroy(v->context, consumer);
+  if (a != NULL) v->memory.device_free(v->context, 0, a);
+  if (b != NULL) v->memory.device_free(v->context, 0, b);
   free(in);
   free(out);
   return outcome;
@@ -246,13 +247,13 @@ static tb_check_outcome check_record_wrong_device(tb_check_context *ctx) {
   int32_t count = tbc_device_count(ctx);
   if (count < 0) goto done;
   if (count < 2) SKIP("needs two devices; the vendor reports %d", (int)count);
-  EXPECT_OK(v->stream.create(1, 0, &s1));
-  EXPECT_OK(v->event.create(0, 0, &e0));
-  EXPECT_STATUS(v->event.record(e0, s1), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_OK(v->stream.create(v->context, 1, 0, &s1));
+  EXPECT_OK(v->event.create(v->context, 0, 0, &e0));
+  EXPECT_STATUS(v->event.record(v->context, e0, s1), TB_ERROR_INVALID_ARGUMENT);
   outcome = TB_CHECK_PASS;
 done:
-  if (e0 != NULL) v->event.destroy(e0);
-  if (s1 != NULL) v->stream.destroy(s1);
+  if (e0 != NULL) v->event.destroy(v->context, e0);
+  if (s1 != NULL) v->stream.destroy(v->context, s1);
   return outcome;
 }
 
@@ -263,15 +264,15 @@ static tb_check_outcome check_invalid_handle(tb_check_context *ctx) {
   int32_t count = tbc_device_count(ctx);
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
-  EXPECT_STATUS(v->event.query(NULL), TB_ERROR_INVALID_ARGUMENT);
-  EXPECT_STATUS(v->event.synchronize(NULL), TB_ERROR_INVALID_ARGUMENT);
-  EXPECT_STATUS(v->event.destroy(NULL), TB_ERROR_INVALID_ARGUMENT);
-  EXPECT_OK(v->stream.create(0, 0, &stream));
-  EXPECT_STATUS(v->event.record(NULL, stream), TB_ERROR_INVALID_ARGUMENT);
-  EXPECT_STATUS(v->stream.wait_event(stream, NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->event.query(v->context, NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->event.synchronize(v->context, NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->event.destroy(v->context, NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  EXPECT_STATUS(v->event.record(v->context, NULL, stream), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->stream.wait_event(v->context, stream, NULL), TB_ERROR_INVALID_ARGUMENT);
   outcome = TB_CHECK_PASS;
 done:
-  if (stream != NULL) v->stream.destroy(stream);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
   return outcome;
 }
 

@@ -23,7 +23,7 @@ static const char k_message[] = "conformance: injected fault 4711";
       tbc_fail_status(ctx, #call, tbc_status_, TB_ERROR_DEVICE_FAULT);                  \
       goto done;                                                                        \
     }                                                                                   \
-    const char *tbc_message_ = v->last_error();                                         \
+    const char *tbc_message_ = v->last_error(v->context);                               \
     if (tbc_message_ == NULL || strstr(tbc_message_, k_message) == NULL) {              \
       tbc_fail(ctx,                                                                     \
                "%s reported the fault with the message \"%s\", which lacks the failed " \
@@ -44,46 +44,48 @@ static tb_check_outcome check_sticky(tb_check_context *ctx) {
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
   if (v->stream.inject_fault == NULL) SKIP("the vendor has no stream.inject_fault (ABI 1.2)");
-  EXPECT_OK(v->memory.device_malloc(0, BYTES, &buffer));
-  EXPECT_OK(v->stream.create(0, 0, &faulting));
-  EXPECT_OK(v->stream.create(0, 0, &other));
-  EXPECT_OK(v->event.create(0, 0, &event));
-  EXPECT_OK(v->stream.inject_fault(faulting, k_message));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, BYTES, &buffer));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &faulting));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &other));
+  EXPECT_OK(v->event.create(v->context, 0, 0, &event));
+  EXPECT_OK(v->stream.inject_fault(v->context, faulting, k_message));
   /* Reported by the first synchronize, and by every later call the contract lists. */
-  EXPECT_FAULT(v->stream.synchronize(faulting));
-  EXPECT_FAULT(v->stream.synchronize(faulting));
-  EXPECT_FAULT(v->stream.query(faulting));
-  EXPECT_FAULT(v->stream.synchronize(other));
-  EXPECT_FAULT(v->stream.query(other));
-  EXPECT_FAULT(v->device.synchronize(0));
-  EXPECT_OK(v->event.record(event, other));
-  EXPECT_FAULT(v->event.query(event));
-  EXPECT_FAULT(v->event.synchronize(event));
+  EXPECT_FAULT(v->stream.synchronize(v->context, faulting));
+  EXPECT_FAULT(v->stream.synchronize(v->context, faulting));
+  EXPECT_FAULT(v->stream.query(v->context, faulting));
+  EXPECT_FAULT(v->stream.synchronize(v->context, other));
+  EXPECT_FAULT(v->stream.query(v->context, other));
+  EXPECT_FAULT(v->device.synchronize(v->context, 0));
+  EXPECT_OK(v->event.record(v->context, event, other));
+  EXPECT_FAULT(v->event.query(v->context, event));
+  EXPECT_FAULT(v->event.synchronize(v->context, event));
   /* No bytes of a faulted device reach the host, and no new work is accepted. */
   tbc_fill(host, BYTES, 7);
   memcpy(expected, host, BYTES);
-  EXPECT_FAULT(v->memory.copy_d2h(0, host, buffer, BYTES));
-  EXPECT_FAULT(v->memory.copy_d2h_async(other, host, buffer, BYTES));
-  EXPECT_FAULT(v->memory.copy_h2d(0, buffer, host, BYTES));
-  EXPECT_FAULT(v->memory.memset_async(other, buffer, 0, BYTES));
+  EXPECT_FAULT(v->memory.copy_d2h(v->context, 0, host, buffer, BYTES));
+  EXPECT_FAULT(v->memory.copy_d2h_async(v->context, other, host, buffer, BYTES));
+  EXPECT_FAULT(v->memory.copy_h2d(v->context, 0, buffer, host, BYTES));
+  EXPECT_FAULT(v->memory.memset_async(v->context, other, buffer, 0, BYTES));
   EXPECT_TRUE(tbc_first_difference(host, expected, BYTES) < 0,
               "a refused copy from the faulted device wrote to the host buffer");
   /* Still reported after all of that: nothing above cleared it. */
-  EXPECT_FAULT(v->stream.synchronize(faulting));
+  EXPECT_FAULT(v->stream.synchronize(v->context, faulting));
   outcome = TB_CHECK_PASS;
 done:
   /* Releasing keeps working on a faulted device. */
-  if (event != NULL && v->event.destroy(event) != TB_OK && outcome == TB_CHECK_PASS) {
+  if (event != NULL && v->event.destroy(v->context, event) != TB_OK && outcome == TB_CHECK_PASS) {
     outcome = tbc_fail(ctx, "event.destroy failed on a faulted device");
   }
-  if (faulting != NULL && v->stream.destroy(faulting) != TB_OK && outcome == TB_CHECK_PASS) {
+  if (faulting != NULL && v->stream.destroy(v->context, faulting) != TB_OK &&
+      outcome == TB_CHECK_PASS) {
     outcome = tbc_fail(ctx, "stream.destroy failed on a faulted device");
   }
-  if (other != NULL) v->stream.destroy(other);
-  if (buffer != NULL && v->memory.device_free(0, buffer) != TB_OK && outcome == TB_CHECK_PASS) {
+  if (other != NULL) v->stream.destroy(v->context, other);
+  if (buffer != NULL && v->memory.device_free(v->context, 0, buffer) != TB_OK &&
+      outcome == TB_CHECK_PASS) {
     outcome = tbc_fail(ctx, "memory.device_free failed on a faulted device");
   }
-  if (v->device.reset != NULL && count > 0) v->device.reset(0);
+  if (v->device.reset != NULL && count > 0) v->device.reset(v->context, 0);
   return outcome;
 }
 
@@ -97,24 +99,24 @@ static tb_check_outcome check_isolation(tb_check_context *ctx) {
   if (count < 0) goto done;
   if (count < 2) SKIP("needs two devices, the vendor has %d", (int)count);
   if (v->stream.inject_fault == NULL) SKIP("the vendor has no stream.inject_fault (ABI 1.2)");
-  EXPECT_OK(v->stream.create(0, 0, &faulting));
-  EXPECT_OK(v->stream.create(1, 0, &healthy));
-  EXPECT_OK(v->memory.device_malloc(1, BYTES, &buffer));
-  EXPECT_OK(v->stream.inject_fault(faulting, k_message));
-  EXPECT_FAULT(v->stream.synchronize(faulting));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &faulting));
+  EXPECT_OK(v->stream.create(v->context, 1, 0, &healthy));
+  EXPECT_OK(v->memory.device_malloc(v->context, 1, BYTES, &buffer));
+  EXPECT_OK(v->stream.inject_fault(v->context, faulting, k_message));
+  EXPECT_FAULT(v->stream.synchronize(v->context, faulting));
   tbc_fill(in, BYTES, 11);
-  EXPECT_OK(v->memory.copy_h2d_async(healthy, buffer, in, BYTES));
-  EXPECT_OK(v->memory.copy_d2h_async(healthy, out, buffer, BYTES));
-  EXPECT_OK(v->stream.synchronize(healthy));
-  EXPECT_OK(v->device.synchronize(1));
+  EXPECT_OK(v->memory.copy_h2d_async(v->context, healthy, buffer, in, BYTES));
+  EXPECT_OK(v->memory.copy_d2h_async(v->context, healthy, out, buffer, BYTES));
+  EXPECT_OK(v->stream.synchronize(v->context, healthy));
+  EXPECT_OK(v->device.synchronize(v->context, 1));
   EXPECT_TRUE(tbc_first_difference(in, out, BYTES) < 0,
               "device 1's copies returned wrong bytes while device 0 was faulted");
   outcome = TB_CHECK_PASS;
 done:
-  if (faulting != NULL) v->stream.destroy(faulting);
-  if (healthy != NULL) v->stream.destroy(healthy);
-  if (buffer != NULL) v->memory.device_free(1, buffer);
-  if (v->device.reset != NULL && count > 0) v->device.reset(0);
+  if (faulting != NULL) v->stream.destroy(v->context, faulting);
+  if (healthy != NULL) v->stream.destroy(v->context, healthy);
+  if (buffer != NULL) v->memory.device_free(v->context, 1, buffer);
+  if (v->device.reset != NULL && count > 0) v->device.reset(v->context, 0);
   return outcome;
 }
 
@@ -129,32 +131,32 @@ static tb_check_outcome check_reset(tb_check_context *ctx) {
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
   if (v->device.reset == NULL) SKIP("the vendor has no device.reset (faults last until exit)");
-  EXPECT_OK(v->device.reset(0)); /* on a healthy device: nothing to do */
-  EXPECT_STATUS(v->device.reset(count), TB_ERROR_INVALID_DEVICE);
+  EXPECT_OK(v->device.reset(v->context, 0)); /* on a healthy device: nothing to do */
+  EXPECT_STATUS(v->device.reset(v->context, count), TB_ERROR_INVALID_DEVICE);
   if (v->stream.inject_fault == NULL) SKIP("the vendor has no stream.inject_fault (ABI 1.2)");
-  EXPECT_OK(v->memory.device_malloc(0, BYTES, &buffer));
-  EXPECT_OK(v->stream.create(0, 0, &stream));
-  EXPECT_OK(v->event.create(0, 0, &event));
-  EXPECT_OK(v->stream.inject_fault(stream, k_message));
-  EXPECT_FAULT(v->stream.synchronize(stream));
-  EXPECT_OK(v->device.reset(0));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, BYTES, &buffer));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  EXPECT_OK(v->event.create(v->context, 0, 0, &event));
+  EXPECT_OK(v->stream.inject_fault(v->context, stream, k_message));
+  EXPECT_FAULT(v->stream.synchronize(v->context, stream));
+  EXPECT_OK(v->device.reset(v->context, 0));
   /* The same handles and memory work again. */
-  EXPECT_OK(v->stream.synchronize(stream));
-  EXPECT_OK(v->stream.query(stream));
-  EXPECT_OK(v->device.synchronize(0));
+  EXPECT_OK(v->stream.synchronize(v->context, stream));
+  EXPECT_OK(v->stream.query(v->context, stream));
+  EXPECT_OK(v->device.synchronize(v->context, 0));
   tbc_fill(in, BYTES, 13);
-  EXPECT_OK(v->memory.copy_h2d_async(stream, buffer, in, BYTES));
-  EXPECT_OK(v->event.record(event, stream));
-  EXPECT_OK(v->event.synchronize(event));
-  EXPECT_OK(v->memory.copy_d2h(0, out, buffer, BYTES));
+  EXPECT_OK(v->memory.copy_h2d_async(v->context, stream, buffer, in, BYTES));
+  EXPECT_OK(v->event.record(v->context, event, stream));
+  EXPECT_OK(v->event.synchronize(v->context, event));
+  EXPECT_OK(v->memory.copy_d2h(v->context, 0, out, buffer, BYTES));
   EXPECT_TRUE(tbc_first_difference(in, out, BYTES) < 0,
               "after reset, a copy round trip returned wrong bytes");
   outcome = TB_CHECK_PASS;
 done:
-  if (event != NULL) v->event.destroy(event);
-  if (stream != NULL) v->stream.destroy(stream);
-  if (buffer != NULL) v->memory.device_free(0, buffer);
-  if (v->device.reset != NULL && count > 0) v->device.reset(0);
+  if (event != NULL) v->event.destroy(v->context, event);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
+  if (buffer != NULL) v->memory.device_free(v->context, 0, buffer);
+  if (v->device.reset != NULL && count > 0) v->device.reset(v->context, 0);
   return outcome;
 }
 

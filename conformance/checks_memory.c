@@ -23,7 +23,7 @@ static tb_check_outcome check_alloc_free(tb_check_context *ctx) {
   if (count == 0) SKIP("no devices");
   for (device = 0; device < count; device++) {
     for (int i = 0; i < N; i++) {
-      EXPECT_OK(v->memory.device_malloc(device, sizes[i], &ptrs[i]));
+      EXPECT_OK(v->memory.device_malloc(v->context, device, sizes[i], &ptrs[i]));
       EXPECT_TRUE(ptrs[i] != NULL, "device_malloc(%d, %zu) returned NULL with TB_OK", (int)device,
                   sizes[i]);
       EXPECT_TRUE((uintptr_t)ptrs[i] % TB_MEMORY_ALIGNMENT == 0,
@@ -41,13 +41,13 @@ static tb_check_outcome check_alloc_free(tb_check_context *ctx) {
     for (int i = 0; i < N; i++) {
       void *p = ptrs[i];
       ptrs[i] = NULL;
-      EXPECT_OK(v->memory.device_free(device, p));
+      EXPECT_OK(v->memory.device_free(v->context, device, p));
     }
   }
   outcome = TB_CHECK_PASS;
 done:
   for (int i = 0; i < N; i++) {
-    if (ptrs[i] != NULL) v->memory.device_free(device, ptrs[i]);
+    if (ptrs[i] != NULL) v->memory.device_free(v->context, device, ptrs[i]);
   }
   return outcome;
 }
@@ -59,14 +59,14 @@ static tb_check_outcome check_zero_size(tb_check_context *ctx) {
   int32_t count = tbc_device_count(ctx);
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
-  EXPECT_OK(v->memory.device_malloc(0, 0, &ptr));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, 0, &ptr));
   EXPECT_TRUE(ptr == NULL, "device_malloc of 0 bytes stored %p instead of NULL", ptr);
   if (v->memory.host_malloc != NULL) {
     ptr = (void *)&outcome;
-    EXPECT_OK(v->memory.host_malloc(0, &ptr));
+    EXPECT_OK(v->memory.host_malloc(v->context, 0, &ptr));
     EXPECT_TRUE(ptr == NULL, "host_malloc of 0 bytes stored %p instead of NULL", ptr);
   }
-  EXPECT_STATUS(v->memory.device_malloc(0, 64, NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->memory.device_malloc(v->context, 0, 64, NULL), TB_ERROR_INVALID_ARGUMENT);
   outcome = TB_CHECK_PASS;
 done:
   return outcome;
@@ -78,8 +78,8 @@ static tb_check_outcome check_free_null(tb_check_context *ctx) {
   int32_t count = tbc_device_count(ctx);
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
-  for (int32_t d = 0; d < count; d++) EXPECT_OK(v->memory.device_free(d, NULL));
-  if (v->memory.host_free != NULL) EXPECT_OK(v->memory.host_free(NULL));
+  for (int32_t d = 0; d < count; d++) EXPECT_OK(v->memory.device_free(v->context, d, NULL));
+  if (v->memory.host_free != NULL) EXPECT_OK(v->memory.host_free(v->context, NULL));
   outcome = TB_CHECK_PASS;
 done:
   return outcome;
@@ -98,7 +98,7 @@ static tb_check_outcome check_copy_roundtrip(tb_check_context *ctx) {
   if (count == 0) SKIP("no devices");
   EXPECT_TRUE(in != NULL && out != NULL, "host allocation failed");
   for (device = 0; device < count; device++) {
-    EXPECT_OK(v->memory.device_malloc(device, capacity, &dev));
+    EXPECT_OK(v->memory.device_malloc(v->context, device, capacity, &dev));
     const size_t sizes[] = {1, 3, 7, 64, 4097, MIB + 13, 2 * MIB};
     const size_t offsets[] = {0, 1, 3, 17};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
@@ -106,8 +106,10 @@ static tb_check_outcome check_copy_roundtrip(tb_check_context *ctx) {
         size_t size = sizes[s], dev_off = offsets[o], host_off = offsets[(o + 1) % 4];
         tbc_fill(in, capacity, (uint32_t)(s * 31 + o));
         memset(out, 0, capacity);
-        EXPECT_OK(v->memory.copy_h2d(device, (char *)dev + dev_off, in + host_off, size));
-        EXPECT_OK(v->memory.copy_d2h(device, out + host_off, (char *)dev + dev_off, size));
+        EXPECT_OK(
+            v->memory.copy_h2d(v->context, device, (char *)dev + dev_off, in + host_off, size));
+        EXPECT_OK(
+            v->memory.copy_d2h(v->context, device, out + host_off, (char *)dev + dev_off, size));
         long diff = tbc_first_difference(in + host_off, out + host_off, size);
         EXPECT_TRUE(diff < 0,
                     "device %d: %zu bytes copied to device offset %zu from host offset %zu and "
@@ -119,11 +121,11 @@ static tb_check_outcome check_copy_roundtrip(tb_check_context *ctx) {
     }
     void *p = dev;
     dev = NULL;
-    EXPECT_OK(v->memory.device_free(device, p));
+    EXPECT_OK(v->memory.device_free(v->context, device, p));
   }
   outcome = TB_CHECK_PASS;
 done:
-  if (dev != NULL) v->memory.device_free(device, dev);
+  if (dev != NULL) v->memory.device_free(v->context, device, dev);
   free(in);
   free(out);
   return outcome;
@@ -141,25 +143,25 @@ static tb_check_outcome check_copy_d2d(tb_check_context *ctx) {
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
   EXPECT_TRUE(in != NULL && out != NULL, "host allocation failed");
-  EXPECT_OK(v->memory.device_malloc(0, size + 64, &a));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size + 64, &a));
   for (dst_device = 0; dst_device < count; dst_device++) {
     tbc_fill(in, size + 64, (uint32_t)dst_device + 100);
     memset(out, 0, size + 64);
-    EXPECT_OK(v->memory.device_malloc(dst_device, size + 64, &b));
-    EXPECT_OK(v->memory.copy_h2d(0, a, in, size + 64));
-    EXPECT_OK(v->memory.copy_d2d(dst_device, (char *)b + 3, 0, (char *)a + 11, size));
-    EXPECT_OK(v->memory.copy_d2h(dst_device, out, (char *)b + 3, size));
+    EXPECT_OK(v->memory.device_malloc(v->context, dst_device, size + 64, &b));
+    EXPECT_OK(v->memory.copy_h2d(v->context, 0, a, in, size + 64));
+    EXPECT_OK(v->memory.copy_d2d(v->context, dst_device, (char *)b + 3, 0, (char *)a + 11, size));
+    EXPECT_OK(v->memory.copy_d2h(v->context, dst_device, out, (char *)b + 3, size));
     long diff = tbc_first_difference(in + 11, out, size);
     EXPECT_TRUE(diff < 0, "copy_d2d from device 0 to device %d differs at byte %ld",
                 (int)dst_device, diff);
     void *p = b;
     b = NULL;
-    EXPECT_OK(v->memory.device_free(dst_device, p));
+    EXPECT_OK(v->memory.device_free(v->context, dst_device, p));
   }
   outcome = TB_CHECK_PASS;
 done:
-  if (b != NULL) v->memory.device_free(dst_device, b);
-  if (a != NULL) v->memory.device_free(0, a);
+  if (b != NULL) v->memory.device_free(v->context, dst_device, b);
+  if (a != NULL) v->memory.device_free(v->context, 0, a);
   free(in);
   free(out);
   return outcome;
@@ -172,18 +174,18 @@ static tb_check_outcome check_copy_zero_size(tb_check_context *ctx) {
   int32_t count = tbc_device_count(ctx);
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
-  EXPECT_OK(v->memory.copy_h2d(0, NULL, NULL, 0));
-  EXPECT_OK(v->memory.copy_d2h(0, NULL, NULL, 0));
-  EXPECT_OK(v->memory.copy_d2d(0, NULL, 0, NULL, 0));
-  EXPECT_OK(v->stream.create(0, 0, &stream));
-  EXPECT_OK(v->memory.copy_h2d_async(stream, NULL, NULL, 0));
-  EXPECT_OK(v->memory.copy_d2h_async(stream, NULL, NULL, 0));
-  EXPECT_OK(v->memory.copy_d2d_async(stream, 0, NULL, 0, NULL, 0));
-  EXPECT_OK(v->memory.memset_async(stream, NULL, 0, 0));
-  EXPECT_OK(v->stream.synchronize(stream));
+  EXPECT_OK(v->memory.copy_h2d(v->context, 0, NULL, NULL, 0));
+  EXPECT_OK(v->memory.copy_d2h(v->context, 0, NULL, NULL, 0));
+  EXPECT_OK(v->memory.copy_d2d(v->context, 0, NULL, 0, NULL, 0));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  EXPECT_OK(v->memory.copy_h2d_async(v->context, stream, NULL, NULL, 0));
+  EXPECT_OK(v->memory.copy_d2h_async(v->context, stream, NULL, NULL, 0));
+  EXPECT_OK(v->memory.copy_d2d_async(v->context, stream, 0, NULL, 0, NULL, 0));
+  EXPECT_OK(v->memory.memset_async(v->context, stream, NULL, 0, 0));
+  EXPECT_OK(v->stream.synchronize(v->context, stream));
   outcome = TB_CHECK_PASS;
 done:
-  if (stream != NULL) v->stream.destroy(stream);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
   return outcome;
 }
 
@@ -205,23 +207,23 @@ static tb_check_outcome check_async_order(tb_check_context *ctx) {
   tbc_fill(second, size, 2);
   memset(out1, 0, size);
   memset(out2, 0, size);
-  EXPECT_OK(v->memory.device_malloc(0, size, &x));
-  EXPECT_OK(v->memory.device_malloc(0, size, &y));
-  EXPECT_OK(v->stream.create(0, 0, &stream));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &x));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &y));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
   /* x <- first; y <- x; out1 <- y; x <- second; y <- x; out2 <- y, then overwrite y's head. */
-  EXPECT_OK(v->memory.copy_h2d_async(stream, x, first, size));
-  EXPECT_OK(v->memory.copy_d2d_async(stream, 0, y, 0, x, size));
-  EXPECT_OK(v->memory.copy_d2h_async(stream, out1, y, size));
-  EXPECT_OK(v->memory.copy_h2d_async(stream, x, second, size));
-  EXPECT_OK(v->memory.copy_d2d_async(stream, 0, y, 0, x, size));
-  EXPECT_OK(v->memory.copy_d2h_async(stream, out2, y, size));
-  EXPECT_OK(v->memory.memset_async(stream, y, 0x5A, 4096));
-  EXPECT_OK(v->stream.synchronize(stream));
+  EXPECT_OK(v->memory.copy_h2d_async(v->context, stream, x, first, size));
+  EXPECT_OK(v->memory.copy_d2d_async(v->context, stream, 0, y, 0, x, size));
+  EXPECT_OK(v->memory.copy_d2h_async(v->context, stream, out1, y, size));
+  EXPECT_OK(v->memory.copy_h2d_async(v->context, stream, x, second, size));
+  EXPECT_OK(v->memory.copy_d2d_async(v->context, stream, 0, y, 0, x, size));
+  EXPECT_OK(v->memory.copy_d2h_async(v->context, stream, out2, y, size));
+  EXPECT_OK(v->memory.memset_async(v->context, stream, y, 0x5A, 4096));
+  EXPECT_OK(v->stream.synchronize(v->context, stream));
   long diff = tbc_first_difference(first, out1, size);
   EXPECT_TRUE(diff < 0, "first round trip differs at byte %ld: copies ran out of order", diff);
   diff = tbc_first_difference(second, out2, size);
   EXPECT_TRUE(diff < 0, "second round trip differs at byte %ld: copies ran out of order", diff);
-  EXPECT_OK(v->memory.copy_d2h(0, out1, y, 4096 + 16));
+  EXPECT_OK(v->memory.copy_d2h(v->context, 0, out1, y, 4096 + 16));
   for (size_t i = 0; i < 4096; i++) {
     EXPECT_TRUE(out1[i] == 0x5A, "memset_async enqueued last did not win at byte %zu", i);
   }
@@ -229,9 +231,9 @@ static tb_check_outcome check_async_order(tb_check_context *ctx) {
               "memset_async of 4096 bytes wrote past its range");
   outcome = TB_CHECK_PASS;
 done:
-  if (stream != NULL) v->stream.destroy(stream);
-  if (x != NULL) v->memory.device_free(0, x);
-  if (y != NULL) v->memory.device_free(0, y);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
+  if (x != NULL) v->memory.device_free(v->context, 0, x);
+  if (y != NULL) v->memory.device_free(v->context, 0, y);
   free(first);
   free(second);
   free(out1);
@@ -251,12 +253,13 @@ static tb_check_outcome check_memset(tb_check_context *ctx) {
   if (count == 0) SKIP("no devices");
   EXPECT_TRUE(in != NULL && out != NULL, "host allocation failed");
   tbc_fill(in, size, 7);
-  EXPECT_OK(v->memory.device_malloc(0, size, &dev));
-  EXPECT_OK(v->stream.create(0, 0, &stream));
-  EXPECT_OK(v->memory.copy_h2d_async(stream, dev, in, size));
-  EXPECT_OK(v->memory.memset_async(stream, (char *)dev + 13, 0x1C3, 50001)); /* byte 0xC3 */
-  EXPECT_OK(v->memory.copy_d2h_async(stream, out, dev, size));
-  EXPECT_OK(v->stream.synchronize(stream));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &dev));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  EXPECT_OK(v->memory.copy_h2d_async(v->context, stream, dev, in, size));
+  EXPECT_OK(
+      v->memory.memset_async(v->context, stream, (char *)dev + 13, 0x1C3, 50001)); /* byte 0xC3 */
+  EXPECT_OK(v->memory.copy_d2h_async(v->context, stream, out, dev, size));
+  EXPECT_OK(v->stream.synchronize(v->context, stream));
   for (size_t i = 0; i < size; i++) {
     unsigned char expected = (i >= 13 && i < 13 + 50001) ? 0xC3 : in[i];
     EXPECT_TRUE(out[i] == expected, "byte %zu is 0x%02x after memset_async, expected 0x%02x", i,
@@ -264,8 +267,8 @@ static tb_check_outcome check_memset(tb_check_context *ctx) {
   }
   outcome = TB_CHECK_PASS;
 done:
-  if (stream != NULL) v->stream.destroy(stream);
-  if (dev != NULL) v->memory.device_free(0, dev);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
+  if (dev != NULL) v->memory.device_free(v->context, 0, dev);
   free(in);
   free(out);
   return outcome;
@@ -283,8 +286,8 @@ static tb_check_outcome check_get_info(tb_check_context *ctx) {
     tb_device_properties props;
     memset(&props, 0, sizeof props);
     props.struct_size = sizeof props;
-    EXPECT_OK(v->memory.get_info(d, &free_bytes, &total_bytes));
-    EXPECT_OK(v->device.get_properties(d, &props));
+    EXPECT_OK(v->memory.get_info(v->context, d, &free_bytes, &total_bytes));
+    EXPECT_OK(v->device.get_properties(v->context, d, &props));
     EXPECT_TRUE(total_bytes > 0 && free_bytes <= total_bytes,
                 "device %d: get_info reports %zu free of %zu total", (int)d, free_bytes,
                 total_bytes);
@@ -309,25 +312,26 @@ static tb_check_outcome check_out_of_memory(tb_check_context *ctx) {
     tb_device_properties props;
     memset(&props, 0, sizeof props);
     props.struct_size = sizeof props;
-    EXPECT_OK(v->device.get_properties(0, &props));
+    EXPECT_OK(v->device.get_properties(v->context, 0, &props));
     size_t too_much =
         props.total_memory > SIZE_MAX / 4 ? SIZE_MAX / 2 : (size_t)props.total_memory * 2 + 1;
     const size_t requests[] = {too_much, SIZE_MAX, SIZE_MAX - 63};
     for (size_t i = 0; i < sizeof requests / sizeof requests[0]; i++) {
       ptr = sentinel;
-      EXPECT_STATUS(v->memory.device_malloc(0, requests[i], &ptr), TB_ERROR_OUT_OF_MEMORY);
+      EXPECT_STATUS(v->memory.device_malloc(v->context, 0, requests[i], &ptr),
+                    TB_ERROR_OUT_OF_MEMORY);
       EXPECT_TRUE(ptr == sentinel, "device_malloc(%zu) failed but changed *ptr", requests[i]);
     }
     if (v->memory.host_malloc != NULL) {
       ptr = sentinel;
-      EXPECT_STATUS(v->memory.host_malloc(SIZE_MAX - 63, &ptr), TB_ERROR_OUT_OF_MEMORY);
+      EXPECT_STATUS(v->memory.host_malloc(v->context, SIZE_MAX - 63, &ptr), TB_ERROR_OUT_OF_MEMORY);
       EXPECT_TRUE(ptr == sentinel, "host_malloc(SIZE_MAX - 63) failed but changed *ptr");
     }
-    EXPECT_OK(v->memory.device_malloc(0, 4096, &small));
+    EXPECT_OK(v->memory.device_malloc(v->context, 0, 4096, &small));
   }
   outcome = TB_CHECK_PASS;
 done:
-  if (small != NULL) v->memory.device_free(0, small);
+  if (small != NULL) v->memory.device_free(v->context, 0, small);
   return outcome;
 }
 
@@ -343,27 +347,27 @@ static tb_check_outcome check_pinned(tb_check_context *ctx) {
   if (count == 0) SKIP("no devices");
   if (v->memory.host_malloc == NULL) SKIP("memory.host_malloc is not provided (optional)");
   EXPECT_TRUE(expected != NULL, "host allocation failed");
-  EXPECT_OK(v->memory.host_malloc(size, (void **)&pinned_in));
-  EXPECT_OK(v->memory.host_malloc(size, (void **)&pinned_out));
+  EXPECT_OK(v->memory.host_malloc(v->context, size, (void **)&pinned_in));
+  EXPECT_OK(v->memory.host_malloc(v->context, size, (void **)&pinned_out));
   EXPECT_TRUE(pinned_in != NULL && (uintptr_t)pinned_in % TB_MEMORY_ALIGNMENT == 0,
               "host_malloc returned %p, not a %d-byte aligned pointer", (void *)pinned_in,
               TB_MEMORY_ALIGNMENT);
   tbc_fill(expected, size, 11);
   memcpy(pinned_in, expected, size); /* pinned memory is host memory */
   memset(pinned_out, 0, size);
-  EXPECT_OK(v->memory.device_malloc(0, size, &dev));
-  EXPECT_OK(v->stream.create(0, 0, &stream));
-  EXPECT_OK(v->memory.copy_h2d_async(stream, dev, pinned_in, size));
-  EXPECT_OK(v->memory.copy_d2h_async(stream, pinned_out, dev, size));
-  EXPECT_OK(v->stream.synchronize(stream));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &dev));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  EXPECT_OK(v->memory.copy_h2d_async(v->context, stream, dev, pinned_in, size));
+  EXPECT_OK(v->memory.copy_d2h_async(v->context, stream, pinned_out, dev, size));
+  EXPECT_OK(v->stream.synchronize(v->context, stream));
   long diff = tbc_first_difference(expected, pinned_out, size);
   EXPECT_TRUE(diff < 0, "pinned round trip differs at byte %ld", diff);
   outcome = TB_CHECK_PASS;
 done:
-  if (stream != NULL) v->stream.destroy(stream);
-  if (dev != NULL) v->memory.device_free(0, dev);
-  if (pinned_in != NULL) v->memory.host_free(pinned_in);
-  if (pinned_out != NULL) v->memory.host_free(pinned_out);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
+  if (dev != NULL) v->memory.device_free(v->context, 0, dev);
+  if (pinned_in != NULL) v->memory.host_free(v->context, pinned_in);
+  if (pinned_out != NULL) v->memory.host_free(v->context, pinned_out);
   free(expected);
   return outcome;
 }

@@ -21,7 +21,7 @@ static tb_check_outcome check_create_destroy(tb_check_context *ctx) {
   for (int32_t d = 0; d < count; d++) {
     int32_t least = 0, greatest = 0;
     if (v->stream.priority_range != NULL) {
-      EXPECT_OK(v->stream.priority_range(d, &least, &greatest));
+      EXPECT_OK(v->stream.priority_range(v->context, d, &least, &greatest));
       EXPECT_TRUE(greatest <= least && least >= 0 && greatest <= 0,
                   "device %d: priority range least %d, greatest %d: expected greatest <= 0 <= "
                   "least",
@@ -30,7 +30,7 @@ static tb_check_outcome check_create_destroy(tb_check_context *ctx) {
     /* In range, at both ends, and out of range on both sides (clamped, not rejected). */
     const int32_t priorities[N] = {0, least, greatest, greatest - 100, least + 100};
     for (int i = 0; i < N; i++) {
-      EXPECT_OK(v->stream.create(d, priorities[i], &streams[i]));
+      EXPECT_OK(v->stream.create(v->context, d, priorities[i], &streams[i]));
       EXPECT_TRUE(streams[i] != NULL, "stream.create returned TB_OK and a NULL stream");
     }
     for (int i = 0; i < N; i++) {
@@ -41,14 +41,14 @@ static tb_check_outcome check_create_destroy(tb_check_context *ctx) {
     for (int i = 0; i < N; i++) {
       tb_stream s = streams[i];
       streams[i] = NULL;
-      EXPECT_OK(v->stream.destroy(s));
+      EXPECT_OK(v->stream.destroy(v->context, s));
     }
   }
-  EXPECT_STATUS(v->stream.create(0, 0, NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->stream.create(v->context, 0, 0, NULL), TB_ERROR_INVALID_ARGUMENT);
   outcome = TB_CHECK_PASS;
 done:
   for (int i = 0; i < N; i++) {
-    if (streams[i] != NULL) v->stream.destroy(streams[i]);
+    if (streams[i] != NULL) v->stream.destroy(v->context, streams[i]);
   }
   return outcome;
 }
@@ -65,29 +65,29 @@ static tb_check_outcome check_query(tb_check_context *ctx) {
   if (count == 0) SKIP("no devices");
   EXPECT_TRUE(host != NULL, "host allocation failed");
   memset(host, 1, size);
-  EXPECT_OK(v->memory.device_malloc(0, size, &a));
-  EXPECT_OK(v->memory.device_malloc(0, size, &b));
-  EXPECT_OK(v->stream.create(0, 0, &stream));
-  EXPECT_STATUS(v->stream.query(stream), TB_OK); /* nothing enqueued: complete */
-  EXPECT_OK(v->memory.copy_h2d_async(stream, a, host, size));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &a));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &b));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  EXPECT_STATUS(v->stream.query(v->context, stream), TB_OK); /* nothing enqueued: complete */
+  EXPECT_OK(v->memory.copy_h2d_async(v->context, stream, a, host, size));
   for (int i = 0; i < 8; i++) {
-    EXPECT_OK(v->memory.copy_d2d_async(stream, 0, b, 0, a, size));
-    EXPECT_OK(v->memory.copy_d2d_async(stream, 0, a, 0, b, size));
+    EXPECT_OK(v->memory.copy_d2d_async(v->context, stream, 0, b, 0, a, size));
+    EXPECT_OK(v->memory.copy_d2d_async(v->context, stream, 0, a, 0, b, size));
   }
   {
-    tb_status before = v->stream.query(stream);
+    tb_status before = v->stream.query(v->context, stream);
     EXPECT_TRUE(before == TB_OK || before == TB_ERROR_NOT_READY,
                 "stream.query with work in flight returned %s; expected TB_OK or "
                 "TB_ERROR_NOT_READY",
                 tb_status_name(before));
   }
-  EXPECT_OK(v->stream.synchronize(stream));
-  EXPECT_STATUS(v->stream.query(stream), TB_OK);
+  EXPECT_OK(v->stream.synchronize(v->context, stream));
+  EXPECT_STATUS(v->stream.query(v->context, stream), TB_OK);
   outcome = TB_CHECK_PASS;
 done:
-  if (stream != NULL) v->stream.destroy(stream);
-  if (a != NULL) v->memory.device_free(0, a);
-  if (b != NULL) v->memory.device_free(0, b);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
+  if (a != NULL) v->memory.device_free(v->context, 0, a);
+  if (b != NULL) v->memory.device_free(v->context, 0, b);
   free(host);
   return outcome;
 }
@@ -98,10 +98,10 @@ done:
 static bool enqueue_slow_producer(tb_check_context *ctx, tb_stream stream, void *x, void *y,
                                   const void *in, size_t size) {
   const tb_vendor_handle *v = ctx->vendor;
-  EXPECT_OK(v->memory.copy_h2d_async(stream, x, in, size));
+  EXPECT_OK(v->memory.copy_h2d_async(v->context, stream, x, in, size));
   for (int i = 0; i < 6; i++) {
-    EXPECT_OK(v->memory.copy_d2d_async(stream, 0, y, 0, x, size));
-    EXPECT_OK(v->memory.copy_d2d_async(stream, 0, x, 0, y, size));
+    EXPECT_OK(v->memory.copy_d2d_async(v->context, stream, 0, y, 0, x, size));
+    EXPECT_OK(v->memory.copy_d2d_async(v->context, stream, 0, x, 0, y, size));
   }
   return true;
 done:
@@ -124,30 +124,30 @@ static tb_check_outcome check_event_orders_streams(tb_check_context *ctx) {
   EXPECT_TRUE(in != NULL && out != NULL, "host allocation failed");
   tbc_fill(in, size, 21);
   memset(out, 0, size);
-  EXPECT_OK(v->memory.device_malloc(0, size, &x));
-  EXPECT_OK(v->memory.device_malloc(0, size, &y));
-  EXPECT_OK(v->stream.create(0, 0, &producer));
-  EXPECT_OK(v->stream.create(0, 0, &consumer));
-  EXPECT_OK(v->event.create(0, 0, &ready));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &x));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &y));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &producer));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &consumer));
+  EXPECT_OK(v->event.create(v->context, 0, 0, &ready));
   if (!enqueue_slow_producer(ctx, producer, x, y, in, size)) goto done;
-  EXPECT_OK(v->event.record(ready, producer));
-  EXPECT_OK(v->stream.wait_event(consumer, ready));
-  EXPECT_OK(v->memory.copy_d2h_async(consumer, out, x, size));
-  EXPECT_OK(v->stream.synchronize(consumer));
+  EXPECT_OK(v->event.record(v->context, ready, producer));
+  EXPECT_OK(v->stream.wait_event(v->context, consumer, ready));
+  EXPECT_OK(v->memory.copy_d2h_async(v->context, consumer, out, x, size));
+  EXPECT_OK(v->stream.synchronize(v->context, consumer));
   long diff = tbc_first_difference(in, out, size);
   EXPECT_TRUE(diff < 0,
               "data read on the waiting stream differs at byte %ld: wait_event did not order it "
               "after the work recorded on the other stream",
               diff);
-  EXPECT_STATUS(v->event.query(ready), TB_OK);
+  EXPECT_STATUS(v->event.query(v->context, ready), TB_OK);
   outcome = TB_CHECK_PASS;
 done:
-  if (producer != NULL) v->stream.synchronize(producer);
-  if (ready != NULL) v->event.destroy(ready);
-  if (producer != NULL) v->stream.destroy(producer);
-  if (consumer != NULL) v->stream.destroy(consumer);
-  if (x != NULL) v->memory.device_free(0, x);
-  if (y != NULL) v->memory.device_free(0, y);
+  if (producer != NULL) v->stream.synchronize(v->context, producer);
+  if (ready != NULL) v->event.destroy(v->context, ready);
+  if (producer != NULL) v->stream.destroy(v->context, producer);
+  if (consumer != NULL) v->stream.destroy(v->context, consumer);
+  if (x != NULL) v->memory.device_free(v->context, 0, x);
+  if (y != NULL) v->memory.device_free(v->context, 0, y);
   free(in);
   free(out);
   return outcome;
@@ -161,15 +161,15 @@ static tb_check_outcome check_wait_unrecorded(tb_check_context *ctx) {
   int32_t count = tbc_device_count(ctx);
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
-  EXPECT_OK(v->stream.create(0, 0, &stream));
-  EXPECT_OK(v->event.create(0, 0, &event));
-  EXPECT_OK(v->stream.wait_event(stream, event));
-  EXPECT_OK(v->stream.synchronize(stream));
-  EXPECT_STATUS(v->stream.query(stream), TB_OK);
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  EXPECT_OK(v->event.create(v->context, 0, 0, &event));
+  EXPECT_OK(v->stream.wait_event(v->context, stream, event));
+  EXPECT_OK(v->stream.synchronize(v->context, stream));
+  EXPECT_STATUS(v->stream.query(v->context, stream), TB_OK);
   outcome = TB_CHECK_PASS;
 done:
-  if (event != NULL) v->event.destroy(event);
-  if (stream != NULL) v->stream.destroy(stream);
+  if (event != NULL) v->event.destroy(v->context, event);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
   return outcome;
 }
 
@@ -186,18 +186,19 @@ static tb_check_outcome check_destroy_busy(tb_check_context *ctx) {
   if (count == 0) SKIP("no devices");
   EXPECT_TRUE(in != NULL && out != NULL, "host allocation failed");
   tbc_fill(in, size, 31);
-  EXPECT_OK(v->memory.device_malloc(0, size, &x));
-  EXPECT_OK(v->memory.device_malloc(0, size, &y));
-  EXPECT_OK(v->stream.create(0, 0, &stream));
-  EXPECT_OK(v->memory.copy_h2d_async(stream, x, in, size));
-  for (int i = 0; i < 4; i++) EXPECT_OK(v->memory.copy_d2d_async(stream, 0, y, 0, x, size));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &x));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &y));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  EXPECT_OK(v->memory.copy_h2d_async(v->context, stream, x, in, size));
+  for (int i = 0; i < 4; i++)
+    EXPECT_OK(v->memory.copy_d2d_async(v->context, stream, 0, y, 0, x, size));
   {
     tb_stream busy = stream;
     stream = NULL;
-    EXPECT_OK(v->stream.destroy(busy));
+    EXPECT_OK(v->stream.destroy(v->context, busy));
   }
-  EXPECT_OK(v->device.synchronize(0));
-  EXPECT_OK(v->memory.copy_d2h(0, out, y, size));
+  EXPECT_OK(v->device.synchronize(v->context, 0));
+  EXPECT_OK(v->memory.copy_d2h(v->context, 0, out, y, size));
   long diff = tbc_first_difference(in, out, size);
   EXPECT_TRUE(diff < 0,
               "work queued on a stream destroyed while busy did not complete (byte %ld differs "
@@ -205,9 +206,9 @@ static tb_check_outcome check_destroy_busy(tb_check_context *ctx) {
               diff);
   outcome = TB_CHECK_PASS;
 done:
-  if (stream != NULL) v->stream.destroy(stream);
-  if (x != NULL) v->memory.device_free(0, x);
-  if (y != NULL) v->memory.device_free(0, y);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
+  if (x != NULL) v->memory.device_free(v->context, 0, x);
+  if (y != NULL) v->memory.device_free(v->context, 0, y);
   free(in);
   free(out);
   return outcome;
@@ -230,19 +231,19 @@ static tb_check_outcome check_wait_survives_rerecord(tb_check_context *ctx) {
   EXPECT_TRUE(in != NULL && out != NULL, "host allocation failed");
   tbc_fill(in, size, 57);
   memset(out, 0, size);
-  EXPECT_OK(v->memory.device_malloc(0, size, &x));
-  EXPECT_OK(v->memory.device_malloc(0, size, &y));
-  EXPECT_OK(v->stream.create(0, 0, &producer));
-  EXPECT_OK(v->stream.create(0, 0, &consumer));
-  EXPECT_OK(v->stream.create(0, 0, &idle));
-  EXPECT_OK(v->event.create(0, 0, &ready));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &x));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &y));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &producer));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &consumer));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &idle));
+  EXPECT_OK(v->event.create(v->context, 0, 0, &ready));
   if (!enqueue_slow_producer(ctx, producer, x, y, in, size)) goto done;
-  EXPECT_OK(v->event.record(ready, producer));
-  EXPECT_OK(v->stream.wait_event(consumer, ready));
-  EXPECT_OK(v->event.record(ready, idle));
-  EXPECT_OK(v->event.synchronize(ready));
-  EXPECT_OK(v->memory.copy_d2h_async(consumer, out, x, size));
-  EXPECT_OK(v->stream.synchronize(consumer));
+  EXPECT_OK(v->event.record(v->context, ready, producer));
+  EXPECT_OK(v->stream.wait_event(v->context, consumer, ready));
+  EXPECT_OK(v->event.record(v->context, ready, idle));
+  EXPECT_OK(v->event.synchronize(v->context, ready));
+  EXPECT_OK(v->memory.copy_d2h_async(v->context, consumer, out, x, size));
+  EXPECT_OK(v->stream.synchronize(v->context, consumer));
   long diff = tbc_first_difference(in, out, size);
   EXPECT_TRUE(diff < 0,
               "data read after wait_event differs at byte %ld: recording the event again on "
@@ -250,13 +251,13 @@ static tb_check_outcome check_wait_survives_rerecord(tb_check_context *ctx) {
               diff);
   outcome = TB_CHECK_PASS;
 done:
-  if (producer != NULL) v->stream.synchronize(producer);
-  if (ready != NULL) v->event.destroy(ready);
-  if (producer != NULL) v->stream.destroy(producer);
-  if (consumer != NULL) v->stream.destroy(consumer);
-  if (idle != NULL) v->stream.destroy(idle);
-  if (x != NULL) v->memory.device_free(0, x);
-  if (y != NULL) v->memory.device_free(0, y);
+  if (producer != NULL) v->stream.synchronize(v->context, producer);
+  if (ready != NULL) v->event.destroy(v->context, ready);
+  if (producer != NULL) v->stream.destroy(v->context, producer);
+  if (consumer != NULL) v->stream.destroy(v->context, consumer);
+  if (idle != NULL) v->stream.destroy(v->context, idle);
+  if (x != NULL) v->memory.device_free(v->context, 0, x);
+  if (y != NULL) v->memory.device_free(v->context, 0, y);
   free(in);
   free(out);
   return outcome;
@@ -277,35 +278,35 @@ static tb_check_outcome check_cross_device_wait(tb_check_context *ctx) {
   EXPECT_TRUE(in != NULL && out != NULL, "host allocation failed");
   tbc_fill(in, size, 41);
   memset(out, 0, size);
-  EXPECT_OK(v->memory.device_malloc(0, size, &x0));
-  EXPECT_OK(v->memory.device_malloc(0, size, &y0));
-  EXPECT_OK(v->memory.device_malloc(1, size, &x1));
-  EXPECT_OK(v->stream.create(0, 0, &s0));
-  EXPECT_OK(v->stream.create(1, 0, &s1));
-  EXPECT_OK(v->event.create(0, 0, &e0));
-  EXPECT_OK(v->memory.copy_h2d_async(s0, x0, in, size));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &x0));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, size, &y0));
+  EXPECT_OK(v->memory.device_malloc(v->context, 1, size, &x1));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &s0));
+  EXPECT_OK(v->stream.create(v->context, 1, 0, &s1));
+  EXPECT_OK(v->event.create(v->context, 0, 0, &e0));
+  EXPECT_OK(v->memory.copy_h2d_async(v->context, s0, x0, in, size));
   for (int i = 0; i < 4; i++) {
-    EXPECT_OK(v->memory.copy_d2d_async(s0, 0, y0, 0, x0, size));
-    EXPECT_OK(v->memory.copy_d2d_async(s0, 0, x0, 0, y0, size));
+    EXPECT_OK(v->memory.copy_d2d_async(v->context, s0, 0, y0, 0, x0, size));
+    EXPECT_OK(v->memory.copy_d2d_async(v->context, s0, 0, x0, 0, y0, size));
   }
-  EXPECT_OK(v->event.record(e0, s0));
-  EXPECT_OK(v->stream.wait_event(s1, e0));
-  EXPECT_OK(v->memory.copy_d2d_async(s1, 1, x1, 0, x0, size));
-  EXPECT_OK(v->memory.copy_d2h_async(s1, out, x1, size));
-  EXPECT_OK(v->stream.synchronize(s1));
+  EXPECT_OK(v->event.record(v->context, e0, s0));
+  EXPECT_OK(v->stream.wait_event(v->context, s1, e0));
+  EXPECT_OK(v->memory.copy_d2d_async(v->context, s1, 1, x1, 0, x0, size));
+  EXPECT_OK(v->memory.copy_d2h_async(v->context, s1, out, x1, size));
+  EXPECT_OK(v->stream.synchronize(v->context, s1));
   long diff = tbc_first_difference(in, out, size);
   EXPECT_TRUE(diff < 0,
               "device 1 read data before device 0's recorded work finished (byte %ld differs)",
               diff);
   outcome = TB_CHECK_PASS;
 done:
-  if (s0 != NULL) v->stream.synchronize(s0);
-  if (e0 != NULL) v->event.destroy(e0);
-  if (s0 != NULL) v->stream.destroy(s0);
-  if (s1 != NULL) v->stream.destroy(s1);
-  if (x0 != NULL) v->memory.device_free(0, x0);
-  if (y0 != NULL) v->memory.device_free(0, y0);
-  if (x1 != NULL) v->memory.device_free(1, x1);
+  if (s0 != NULL) v->stream.synchronize(v->context, s0);
+  if (e0 != NULL) v->event.destroy(v->context, e0);
+  if (s0 != NULL) v->stream.destroy(v->context, s0);
+  if (s1 != NULL) v->stream.destroy(v->context, s1);
+  if (x0 != NULL) v->memory.device_free(v->context, 0, x0);
+  if (y0 != NULL) v->memory.device_free(v->context, 0, y0);
+  if (x1 != NULL) v->memory.device_free(v->context, 1, x1);
   free(in);
   free(out);
   return outcome;
@@ -315,11 +316,12 @@ static tb_check_outcome check_invalid_handle(tb_check_context *ctx) {
   tb_check_outcome outcome = TB_CHECK_FAIL;
   const tb_vendor_handle *v = ctx->vendor;
   unsigned char host[8] = {0};
-  EXPECT_STATUS(v->stream.query(NULL), TB_ERROR_INVALID_ARGUMENT);
-  EXPECT_STATUS(v->stream.synchronize(NULL), TB_ERROR_INVALID_ARGUMENT);
-  EXPECT_STATUS(v->stream.destroy(NULL), TB_ERROR_INVALID_ARGUMENT);
-  EXPECT_STATUS(v->memory.copy_h2d_async(NULL, host, host, 4), TB_ERROR_INVALID_ARGUMENT);
-  EXPECT_STATUS(v->memory.memset_async(NULL, host, 0, 4), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->stream.query(v->context, NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->stream.synchronize(v->context, NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->stream.destroy(v->context, NULL), TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->memory.copy_h2d_async(v->context, NULL, host, host, 4),
+                TB_ERROR_INVALID_ARGUMENT);
+  EXPECT_STATUS(v->memory.memset_async(v->context, NULL, host, 0, 4), TB_ERROR_INVALID_ARGUMENT);
   outcome = TB_CHECK_PASS;
 done:
   return outcome;

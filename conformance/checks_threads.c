@@ -36,52 +36,52 @@ static void *alloc_free_worker(void *arg) {
   }
   tb_event done_event = NULL;
   if (w->shared != NULL) {
-    tb_status status = v->event.create(w->device, 0, &done_event);
+    tb_status status = v->event.create(v->context, w->device, 0, &done_event);
     if (status != TB_OK) {
       snprintf(w->error, sizeof w->error, "thread %d: event.create returned %s: %s", w->index,
-               tb_status_name(status), v->last_error());
+               tb_status_name(status), v->last_error(v->context));
       goto done;
     }
   } else if (w->use_stream) {
-    tb_status status = v->stream.create(w->device, 0, &stream);
+    tb_status status = v->stream.create(v->context, w->device, 0, &stream);
     if (status != TB_OK) {
       snprintf(w->error, sizeof w->error, "thread %d: stream.create returned %s: %s", w->index,
-               tb_status_name(status), v->last_error());
+               tb_status_name(status), v->last_error(v->context));
       goto done;
     }
   }
   for (int i = 0; i < ITERATIONS; i++) {
     size_t size = 1 + (size_t)((w->index * 7919u + (unsigned)i * 104729u) % MAX);
     void *dev = NULL;
-    tb_status status = v->memory.device_malloc(w->device, size, &dev);
+    tb_status status = v->memory.device_malloc(v->context, w->device, size, &dev);
     if (status != TB_OK) {
       snprintf(w->error, sizeof w->error, "thread %d: device_malloc(%zu) returned %s: %s", w->index,
-               size, tb_status_name(status), v->last_error());
+               size, tb_status_name(status), v->last_error(v->context));
       goto done;
     }
     tbc_fill(in, size, (uint32_t)(w->index * 1000 + i));
     if (w->shared != NULL) { /* this thread's copies keep their order among the others' */
-      status = v->memory.copy_h2d_async(w->shared, dev, in, size);
-      if (status == TB_OK) status = v->memory.copy_d2h_async(w->shared, out, dev, size);
+      status = v->memory.copy_h2d_async(v->context, w->shared, dev, in, size);
+      if (status == TB_OK) status = v->memory.copy_d2h_async(v->context, w->shared, out, dev, size);
       if (status == TB_OK && i % 2 == 0) {
-        status = v->event.record(done_event, w->shared);
-        if (status == TB_OK) status = v->event.synchronize(done_event);
+        status = v->event.record(v->context, done_event, w->shared);
+        if (status == TB_OK) status = v->event.synchronize(v->context, done_event);
       } else if (status == TB_OK) {
-        status = v->stream.synchronize(w->shared);
+        status = v->stream.synchronize(v->context, w->shared);
       }
     } else if (stream != NULL) {
-      status = v->memory.copy_h2d_async(stream, dev, in, size);
-      if (status == TB_OK) status = v->memory.copy_d2h_async(stream, out, dev, size);
-      if (status == TB_OK) status = v->stream.synchronize(stream);
+      status = v->memory.copy_h2d_async(v->context, stream, dev, in, size);
+      if (status == TB_OK) status = v->memory.copy_d2h_async(v->context, stream, out, dev, size);
+      if (status == TB_OK) status = v->stream.synchronize(v->context, stream);
     } else {
-      status = v->memory.copy_h2d(w->device, dev, in, size);
-      if (status == TB_OK) status = v->memory.copy_d2h(w->device, out, dev, size);
+      status = v->memory.copy_h2d(v->context, w->device, dev, in, size);
+      if (status == TB_OK) status = v->memory.copy_d2h(v->context, w->device, out, dev, size);
     }
     long diff = status == TB_OK ? tbc_first_difference(in, out, size) : -1;
-    tb_status freed = v->memory.device_free(w->device, dev);
+    tb_status freed = v->memory.device_free(v->context, w->device, dev);
     if (status != TB_OK || freed != TB_OK) {
       snprintf(w->error, sizeof w->error, "thread %d: copy or free returned %s: %s", w->index,
-               tb_status_name(status != TB_OK ? status : freed), v->last_error());
+               tb_status_name(status != TB_OK ? status : freed), v->last_error(v->context));
       goto done;
     }
     if (diff >= 0) {
@@ -93,8 +93,8 @@ static void *alloc_free_worker(void *arg) {
     }
   }
 done:
-  if (done_event != NULL) v->event.destroy(done_event);
-  if (stream != NULL) v->stream.destroy(stream);
+  if (done_event != NULL) v->event.destroy(v->context, done_event);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
   free(in);
   free(out);
   return NULL;
@@ -110,7 +110,7 @@ static tb_check_outcome run_workers(tb_check_context *ctx, int use_stream) {
   int32_t count = tbc_device_count(ctx);
   if (count < 0) goto done;
   if (count == 0) SKIP("no devices");
-  if (use_stream == 2) EXPECT_OK(ctx->vendor->stream.create(0, 0, &shared));
+  if (use_stream == 2) EXPECT_OK(ctx->vendor->stream.create(ctx->vendor->context, 0, 0, &shared));
   for (started = 0; started < THREADS; started++) {
     memset(&workers[started], 0, sizeof workers[started]);
     workers[started].vendor = ctx->vendor;
@@ -129,7 +129,7 @@ static tb_check_outcome run_workers(tb_check_context *ctx, int use_stream) {
     EXPECT_TRUE(workers[i].error[0] == '\0', "%s", workers[i].error);
   outcome = TB_CHECK_PASS;
 done:
-  if (shared != NULL) ctx->vendor->stream.destroy(shared);
+  if (shared != NULL) ctx->vendor->stream.destroy(ctx->vendor->context, shared);
   return outcome;
 }
 

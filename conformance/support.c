@@ -32,7 +32,7 @@ tb_check_outcome tbc_skip(tb_check_context *ctx, const char *format, ...) {
 void tbc_fail_status(tb_check_context *ctx, const char *call, tb_status got, tb_status expected) {
   const char *message = "";
   if (got != TB_OK && got != TB_ERROR_NOT_READY) {
-    message = ctx->vendor->last_error();
+    message = ctx->vendor->last_error(ctx->vendor->context);
     if (message == NULL) message = "(last_error returned NULL)";
   }
   tbc_fail(ctx, "%s returned %s, expected %s%s%s", call, tb_status_name(got),
@@ -40,13 +40,13 @@ void tbc_fail_status(tb_check_context *ctx, const char *call, tb_status got, tb_
 }
 
 bool tbc_has_message(tb_check_context *ctx) {
-  const char *message = ctx->vendor->last_error();
+  const char *message = ctx->vendor->last_error(ctx->vendor->context);
   return message != NULL && *message != '\0';
 }
 
 int32_t tbc_device_count(tb_check_context *ctx) {
   int32_t count = -1;
-  tb_status status = ctx->vendor->device.count(&count);
+  tb_status status = ctx->vendor->device.count(ctx->vendor->context, &count);
   if (status != TB_OK) {
     tbc_fail_status(ctx, "device.count(&count)", status, TB_OK);
     return -1;

@@ -9,7 +9,8 @@
  *   static tb_check_outcome check_x(tb_check_context *ctx) {
  *     tb_check_outcome outcome = TB_CHECK_FAIL;
  *     ... declare every resource as NULL ...
- *     EXPECT_OK(ctx->vendor->memory.device_malloc(0, 64, &p));
+ *     const tb_vendor_handle *v = ctx->vendor;
+ *     EXPECT_OK(v->memory.device_malloc(v->context, 0, 64, &p));
  *     ...
  *     outcome = TB_CHECK_PASS;
  *   done:
@@ -83,6 +84,8 @@ bool tbc_has_message(tb_check_context *ctx);
   } while (0)
 
 /* The check groups, defined one per file. */
+extern const tb_check tbc_context_checks[];
+extern const size_t tbc_context_check_count;
 extern const tb_check tbc_device_checks[];
 extern const size_t tbc_device_check_count;
 extern const tb_check tbc_memory_checks[];

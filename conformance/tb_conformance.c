@@ -2,8 +2,11 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * tb-conformance: runs the conformance suite against any vendor library and prints a table of
- * checks per group.  Each check runs in its own child process (unless --no-fork), so a vendor
- * that crashes or hangs in one check is reported as failing that check, not as a dead tool.
+ * checks per group, then which slots of the ABI the checks called, which the vendor leaves
+ * absent, and which were never called.  Each check runs in its own child process (unless
+ * --no-fork), so a vendor that crashes or hangs in one check is reported as failing that check,
+ * not as a dead tool; the parent never initialises the vendor.  --slots lists the ABI's slots
+ * (vendor_slots.h) without loading anything.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -23,6 +26,9 @@
 
 enum { EXIT_CHECKS_FAILED = 1, EXIT_NOT_LOADED = 2, EXIT_USAGE = 64 };
 
+/* Slots of the ABI (tb_conformance_slots()); checked against the real count at start. */
+enum { MAX_SLOTS = 64 };
+
 typedef struct options {
   const char *vendor;
   const char *filters[32];
@@ -31,11 +37,13 @@ typedef struct options {
   unsigned timeout;
   const char *json_path;
   int list;
+  int slots;
 } options;
 
 typedef struct result {
   tb_check_outcome outcome;
   char message[2048];
+  uint64_t calls[MAX_SLOTS]; /* per slot, during the check */
 } result;
 
 static void usage(FILE *to) {
@@ -52,9 +60,12 @@ static void usage(FILE *to) {
           "  --no-fork          run checks in this process (a crash ends the run)\n"
           "  --json FILE        also write the results as JSON to FILE\n"
           "  --list             list the checks and exit\n"
+          "  --slots            list the ABI's function slots (with --json FILE: as JSON) and\n"
+          "                     exit\n"
           "  --help             show this help\n"
           "\n"
-          "exit status: 0 all checks pass or skip, 1 a check failed, 2 the vendor did not load,\n"
+          "exit status: 0 all checks pass or skip, 1 a check failed, 2 the vendor did not load\n"
+          "or its init failed,\n"
           "64 bad usage\n");
 }
 
@@ -71,6 +82,8 @@ static int parse(int argc, char **argv, options *opts) {
       opts->fork_checks = 0;
     } else if (strcmp(arg, "--list") == 0) {
       opts->list = 1;
+    } else if (strcmp(arg, "--slots") == 0) {
+      opts->slots = 1;
     } else if (strcmp(arg, "--filter") == 0 && i + 1 < argc) {
       if (opts->filter_count == 32) return -1;
       opts->filters[opts->filter_count++] = argv[++i];
@@ -92,7 +105,7 @@ static int parse(int argc, char **argv, options *opts) {
       return -1;
     }
   }
-  return (opts->vendor != NULL || opts->list) ? 0 : -1;
+  return (opts->vendor != NULL || opts->list || opts->slots) ? 0 : -1;
 }
 
 static int selected(const options *opts, const tb_check *check) {
@@ -106,7 +119,7 @@ static int selected(const options *opts, const tb_check *check) {
 }
 
 /* Runs one check in a child process; crashes and timeouts become failures. */
-static void run_forked(const tb_check *check, const tb_vendor_handle *vendor, unsigned timeout,
+static void run_forked(const tb_check *check, tb_vendor_handle *vendor, unsigned timeout,
                        result *out) {
   int fds[2];
   memset(out, 0, sizeof *out);
@@ -129,7 +142,8 @@ static void run_forked(const tb_check *check, const tb_vendor_handle *vendor, un
     if (timeout > 0) alarm(timeout);
     result child;
     memset(&child, 0, sizeof child);
-    child.outcome = tb_conformance_run(check, vendor, child.message, sizeof child.message);
+    child.outcome =
+        tb_conformance_run(check, vendor, child.message, sizeof child.message, child.calls);
     ssize_t written = write(fds[1], &child, sizeof child);
     _exit(written == (ssize_t)sizeof child ? 0 : 3);
   }
@@ -160,24 +174,55 @@ static void run_forked(const tb_check *check, const tb_vendor_handle *vendor, un
   }
 }
 
-/* Device count, asked in a child so the parent never initialises the vendor before forking. */
-static int32_t device_count(const tb_vendor_handle *vendor, int fork_checks) {
-  int32_t count = -1;
-  if (!fork_checks) return vendor->device.count(&count) == TB_OK ? count : -1;
+/* What the first contact with the vendor found: init's result and the device count. */
+typedef struct probe {
+  tb_status init_status;
+  char init_error[1024];
+  int32_t count; /* -1 when device.count failed */
+} probe;
+
+static void run_probe(tb_vendor_handle *vendor, probe *out) {
+  memset(out, 0, sizeof *out);
+  out->count = -1;
+  out->init_status = tb_loader_init(vendor, NULL, out->init_error, sizeof out->init_error);
+  if (out->init_status == TB_OK && vendor->device.count(vendor->context, &out->count) != TB_OK) {
+    out->count = -1;
+  }
+}
+
+/* init and the device count, asked in a child so the parent never initialises the vendor
+ * before forking. */
+static void first_contact(tb_vendor_handle *vendor, int fork_checks, probe *out) {
+  if (!fork_checks) {
+    run_probe(vendor, out);
+    return;
+  }
+  memset(out, 0, sizeof *out);
+  out->count = -1;
   int fds[2];
-  if (pipe(fds) != 0) return -1;
+  if (pipe(fds) != 0) return;
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    if (vendor->device.count(&count) != TB_OK) count = -1;
-    ssize_t written = write(fds[1], &count, sizeof count);
-    _exit(written == (ssize_t)sizeof count ? 0 : 3);
+    probe found;
+    run_probe(vendor, &found);
+    ssize_t written = write(fds[1], &found, sizeof found);
+    _exit(written == (ssize_t)sizeof found ? 0 : 3);
   }
   close(fds[1]);
-  if (pid < 0 || read(fds[0], &count, sizeof count) != (ssize_t)sizeof count) count = -1;
+  size_t got = 0;
+  while (pid > 0 && got < sizeof *out) {
+    ssize_t n = read(fds[0], (char *)out + got, sizeof *out - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += (size_t)n;
+  }
+  if (got != sizeof *out) {
+    memset(out, 0, sizeof *out);
+    out->count = -1;
+  }
   close(fds[0]);
   if (pid > 0) waitpid(pid, NULL, 0);
-  return count;
 }
 
 static void json_string(FILE *to, const char *text) {
@@ -194,12 +239,91 @@ static void json_string(FILE *to, const char *text) {
   fputc('"', to);
 }
 
+/* --slots: every slot of the ABI, as a table or (--json FILE) as JSON. */
+static int list_slots(const options *opts) {
+  size_t count = 0;
+  const tb_slot_info *slots = tb_conformance_slots(&count);
+  FILE *json = NULL;
+  if (opts->json_path != NULL && (json = fopen(opts->json_path, "w")) == NULL) {
+    fprintf(stderr, "tb-conformance: cannot write %s: %s\n", opts->json_path, strerror(errno));
+    return EXIT_CHECKS_FAILED;
+  }
+  if (json == NULL) printf("%-28s %-9s %-6s %-34s %s\n", "slot", "kind", "since", "fake's", "type");
+  for (size_t i = 0; i < count; i++) {
+    const tb_slot_info *s = &slots[i];
+    char id[64], fake_name[64], since[16];
+    snprintf(id, sizeof id, "%s.%s", s->group, s->name);
+    if (strcmp(s->group, "vendor") == 0) {
+      snprintf(fake_name, sizeof fake_name, "tbv_%s", s->name);
+    } else {
+      snprintf(fake_name, sizeof fake_name, "tbv_%s_%s", s->group, s->name);
+    }
+    snprintf(since, sizeof since, "%d.%d", TB_ABI_VERSION_MAJOR, s->since_minor);
+    if (json == NULL) {
+      printf("%-28s %-9s %-6s %-34s %s %s\n", id, s->required ? "required" : "optional", since,
+             fake_name, s->return_type, s->params);
+      continue;
+    }
+    fprintf(json, "%s\n  {\"group\": ", i ? "," : "[");
+    json_string(json, s->group);
+    fprintf(json, ", \"name\": ");
+    json_string(json, s->name);
+    fprintf(json,
+            ", \"required\": %s, \"since\": \"%s\", \"fake\": ", s->required ? "true" : "false",
+            since);
+    json_string(json, fake_name);
+    fprintf(json, ", \"return_type\": ");
+    json_string(json, s->return_type);
+    fprintf(json, ", \"params\": ");
+    json_string(json, s->params);
+    fputc('}', json);
+  }
+  if (json != NULL) {
+    fprintf(json, "\n]\n");
+    fclose(json);
+  }
+  return 0;
+}
+
+/* Which slots the checks called, which the vendor leaves absent, which it has but no check
+ * called. */
+static void print_coverage(const tb_vendor_handle *vendor, const uint64_t *calls) {
+  size_t count = 0;
+  const tb_slot_info *slots = tb_conformance_slots(&count);
+  size_t exercised = 0, absent = 0, missed = 0;
+  printf("\n%-28s  %-8s  %s\n", "slot", "kind", "calls");
+  for (size_t i = 0; i < count; i++) {
+    char id[64];
+    snprintf(id, sizeof id, "%s.%s", slots[i].group, slots[i].name);
+    const char *kind = slots[i].required ? "required" : "optional";
+    if (!tb_conformance_slot_present(vendor, i)) {
+      printf("%-28s  %-8s  absent\n", id, kind);
+      absent++;
+    } else if (calls[i] == 0) {
+      printf("%-28s  %-8s  never called\n", id, kind);
+      missed++;
+    } else {
+      printf("%-28s  %-8s  %llu\n", id, kind, (unsigned long long)calls[i]);
+      exercised++;
+    }
+  }
+  printf("\nslots: %zu exercised, %zu absent, %zu never called\n", exercised, absent, missed);
+}
+
 int main(int argc, char **argv) {
   options opts;
   if (parse(argc, argv, &opts) != 0) {
     usage(stderr);
     return EXIT_USAGE;
   }
+  size_t slot_count = 0;
+  tb_conformance_slots(&slot_count);
+  if (slot_count > MAX_SLOTS) {
+    fprintf(stderr, "tb-conformance: the ABI has %zu slots, more than MAX_SLOTS (%d)\n", slot_count,
+            MAX_SLOTS);
+    return EXIT_USAGE;
+  }
+  if (opts.slots) return list_slots(&opts);
   size_t total = 0;
   const tb_check *checks = tb_conformance_checks(&total);
   if (opts.list) {
@@ -217,7 +341,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "tb-conformance: %s\n", error);
     return EXIT_NOT_LOADED;
   }
-  int32_t devices = device_count(vendor, opts.fork_checks);
+  probe first;
+  first_contact(vendor, opts.fork_checks, &first);
+  if (first.init_status != TB_OK) {
+    fprintf(stderr, "tb-conformance: vendor library '%s': %s\n", vendor->library_path,
+            first.init_error);
+    tb_loader_close(vendor);
+    return EXIT_NOT_LOADED;
+  }
+  int32_t devices = first.count;
   char device_text[64];
   if (devices < 0) {
     snprintf(device_text, sizeof device_text, "device count unknown (device.count failed)");
@@ -245,7 +377,7 @@ int main(int argc, char **argv) {
     if (opts.fork_checks) {
       run_forked(check, vendor, opts.timeout, r);
     } else {
-      r->outcome = tb_conformance_run(check, vendor, r->message, sizeof r->message);
+      r->outcome = tb_conformance_run(check, vendor, r->message, sizeof r->message, r->calls);
     }
     passed += r->outcome == TB_CHECK_PASS;
     failed += r->outcome == TB_CHECK_FAIL;
@@ -267,6 +399,11 @@ int main(int argc, char **argv) {
     }
     i = j;
   }
+  uint64_t calls[MAX_SLOTS] = {0};
+  for (size_t i = 0; i < total; i++) {
+    for (size_t k = 0; k < slot_count; k++) calls[k] += results[i].calls[k];
+  }
+  print_coverage(vendor, calls);
   printf("\nresult: %zu passed, %zu failed, %zu skipped\n", passed, failed, skipped);
 
   if (opts.json_path != NULL) {

@@ -1,20 +1,26 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * The vendor loader: resolve a name or path, dlopen, call the entry point, validate the table
- * against this build's ABI, and hand out a normalised copy of it.  No global mutable state.
+ * The vendor loader: resolve a name or path, dlopen, call the entry point (major 2, then 1),
+ * validate the table against this build's ABI (wrapping a 1.x table in abi1.c's adapter), hand
+ * out a normalised copy of it, and create and release the vendor's context.  No global mutable
+ * state: everything lives in the handle.
  */
 #define _GNU_SOURCE
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <torch_backend/loader.h>
+#include <torch_backend/vendor_slots.h>
 #include <unistd.h>
+
+#include "abi1.h"
 
 static tb_status fail(char *error, size_t error_size, tb_status status, const char *format, ...)
     __attribute__((format(printf, 4, 5)));
@@ -170,47 +176,54 @@ static const char *const k_reserved_types[] = {
     "ve",   "fpga", "maia",   "xla",    "lazy",   "vulkan",        "mps",
     "meta", "hpu",  "mtia",   "xpu",    "ipu",    "privateuseone", NULL};
 
-#define GROUP_CHECK(table_field, type, min_size, label)                                           \
-  do {                                                                                            \
-    if (vendor->table_field == NULL) {                                                            \
-      return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,                                      \
-                  "vendor library '%s' (device type '%s'): the " label                            \
-                  " group is missing (tb_vendor." #table_field " is NULL)",                       \
-                  path, vendor->device_type);                                                     \
-    }                                                                                             \
-    if (vendor->table_field->struct_size < (min_size)) {                                          \
-      return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,                                      \
-                  "vendor library '%s' (device type '%s'): its " #type                            \
-                  " is %zu bytes but ABI major %u requires at least %zu (struct_size too small: " \
-                  "rebuild it against this vendor.h)",                                            \
-                  path, vendor->device_type, vendor->table_field->struct_size,                    \
-                  TB_ABI_VERSION_MAJOR, (size_t)(min_size));                                      \
-    }                                                                                             \
-    memset(&handle->table_field, 0, sizeof handle->table_field);                                  \
-    memcpy(&handle->table_field, vendor->table_field,                                             \
-           vendor->table_field->struct_size < sizeof(type) ? vendor->table_field->struct_size     \
-                                                           : sizeof(type));                       \
-    handle->table_field.struct_size = sizeof(type);                                               \
+/* The handle the loader allocates: the public part first, then what only the loader reads. */
+typedef struct loader_handle {
+  tb_vendor_handle public;
+  pthread_mutex_t mutex; /* guards the init state */
+  int init_state;        /* INIT_* */
+  tb_status init_status; /* of the first tb_loader_init */
+  char init_error[1024]; /* its message */
+  pid_t init_pid;        /* the process that ran init */
+  tb_context preset;     /* the context of a table without init (the 1.x adapter's) */
+  tb1_adapter *adapter;  /* for a 1.x vendor */
+} loader_handle;
+
+enum { INIT_NOT_YET, INIT_DONE, INIT_FAILED, INIT_FINALIZED };
+
+static loader_handle *private_of(tb_vendor_handle *handle) { return (loader_handle *)handle; }
+
+#define GROUP_CHECK(table_field, type, min_size, label)                                       \
+  do {                                                                                        \
+    if (vendor->table_field == NULL) {                                                        \
+      return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,                                  \
+                  "vendor library '%s' (device type '%s'): the " label                        \
+                  " group is missing (tb_vendor." #table_field " is NULL)",                   \
+                  path, vendor->device_type);                                                 \
+    }                                                                                         \
+    if (vendor->table_field->struct_size < (min_size)) {                                      \
+      return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,                                  \
+                  "vendor library '%s' (device type '%s'): its " #type                        \
+                  " is %zu bytes but ABI %u.0 requires at least %zu (struct_size too small: " \
+                  "rebuild it against this vendor.h)",                                        \
+                  path, vendor->device_type, vendor->table_field->struct_size,                \
+                  TB_ABI_VERSION_MAJOR, (size_t)(min_size));                                  \
+    }                                                                                         \
+    memset(&handle->table_field, 0, sizeof handle->table_field);                              \
+    memcpy(&handle->table_field, vendor->table_field,                                         \
+           vendor->table_field->struct_size < sizeof(type) ? vendor->table_field->struct_size \
+                                                           : sizeof(type));                   \
+    handle->table_field.struct_size = sizeof(type);                                           \
   } while (0)
 
-#define REQUIRE_FN(group, fn)                                                               \
-  do {                                                                                      \
-    if (handle->group.fn == NULL) {                                                         \
-      missing_length = append(missing, sizeof missing, missing_length, "%s" #group "." #fn, \
-                              missing_length ? ", " : "");                                  \
-      missing_count++;                                                                      \
-    }                                                                                       \
-  } while (0)
-
-/* Validates the optional kernel table (ABI 1.1) and copies it into @p handle. */
+/* Validates the optional kernel table and copies it into @p handle. */
 static tb_status validate_kernels(const tb_vendor *vendor, const char *path,
                                   tb_vendor_handle *handle, char *error, size_t error_size) {
   const tb_kernel_api *api = vendor->kernels;
-  if (api->struct_size < TB_KERNEL_API_V1_1_SIZE) {
+  if (api->struct_size < TB_KERNEL_API_V2_0_SIZE) {
     return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
                 "vendor library '%s' (device type '%s'): its tb_kernel_api is %zu bytes but ABI "
-                "1.1 requires at least %zu",
-                path, vendor->device_type, api->struct_size, (size_t)TB_KERNEL_API_V1_1_SIZE);
+                "2.0 requires at least %zu",
+                path, vendor->device_type, api->struct_size, (size_t)TB_KERNEL_API_V2_0_SIZE);
   }
   if (api->count < 0 || (api->count > 0 && api->kernels == NULL)) {
     return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
@@ -223,17 +236,14 @@ static tb_status validate_kernels(const tb_vendor *vendor, const char *path,
     const char *problem = NULL;
     if (kernel == NULL) {
       problem = "is NULL";
-    } else if (kernel->struct_size < TB_KERNEL_V1_1_SIZE) {
-      problem = "has a struct_size smaller than ABI 1.1's tb_kernel";
+    } else if (kernel->struct_size < TB_KERNEL_V2_0_SIZE) {
+      problem = "has a struct_size smaller than ABI 2.0's tb_kernel";
     } else if (kernel->name == NULL || kernel->name[0] == '\0') {
       problem = "has no name";
     } else if (kernel->fn == NULL) {
       problem = "has no function";
     } else if (kernel->flags != 0) {
       problem = "sets flags this torch_backend does not know (tb_kernel::flags must be 0)";
-    }
-    for (int64_t j = 0; problem == NULL && j < i; j++) {
-      if (strcmp(api->kernels[j]->name, kernel->name) == 0) problem = "repeats an earlier name";
     }
     if (problem != NULL) {
       return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
@@ -246,28 +256,31 @@ static tb_status validate_kernels(const tb_vendor *vendor, const char *path,
                   problem);
     }
   }
+  for (int64_t i = 1; i < api->count; i++) {
+    for (int64_t j = 0; j < i; j++) {
+      if (strcmp(api->kernels[j]->name, api->kernels[i]->name) == 0) {
+        return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
+                    "vendor library '%s' (device type '%s'): kernel %lld ('%s') repeats an "
+                    "earlier name",
+                    path, vendor->device_type, (long long)i, api->kernels[i]->name);
+      }
+    }
+  }
   handle->kernels.count = api->count;
   handle->kernels.kernels = api->kernels;
   return TB_OK;
 }
 
-/* Validates @p vendor and fills @p handle; path is for messages. */
-static tb_status validate(const tb_vendor *vendor, const char *path, tb_vendor_handle *handle,
-                          char *error, size_t error_size) {
-  /* struct_size, abi_major and abi_minor sit at the same offsets in every major. */
-  if (vendor->struct_size >= TB_STRUCT_SIZE(tb_vendor, abi_minor) &&
-      vendor->abi_major != TB_ABI_VERSION_MAJOR) {
+/* Validates the 2.0 table @p vendor and fills @p handle; path is for messages, abi_major and
+ * abi_minor the version the vendor implements (1.x for a table the adapter built). */
+static tb_status validate(const tb_vendor *vendor, const char *path, uint32_t abi_major,
+                          uint32_t abi_minor, tb_vendor_handle *handle, char *error,
+                          size_t error_size) {
+  if (vendor->struct_size < TB_VENDOR_V2_0_SIZE) {
     return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
-                "vendor library '%s' implements ABI %u.%u, but this torch_backend requires ABI "
-                "major %u (it speaks %u.%u): rebuild the vendor against a matching vendor.h",
-                path, vendor->abi_major, vendor->abi_minor, TB_ABI_VERSION_MAJOR,
-                TB_ABI_VERSION_MAJOR, TB_ABI_VERSION_MINOR);
-  }
-  if (vendor->struct_size < TB_VENDOR_V1_0_SIZE) {
-    return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
-                "vendor library '%s': its tb_vendor table is %zu bytes but ABI major %u requires "
+                "vendor library '%s': its tb_vendor table is %zu bytes but ABI %u.0 requires "
                 "at least %zu (struct_size too small: rebuild it against this vendor.h)",
-                path, vendor->struct_size, TB_ABI_VERSION_MAJOR, (size_t)TB_VENDOR_V1_0_SIZE);
+                path, vendor->struct_size, TB_ABI_VERSION_MAJOR, (size_t)TB_VENDOR_V2_0_SIZE);
   }
   if (vendor->device_type == NULL || !valid_identifier(vendor->device_type, 31)) {
     return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
@@ -283,46 +296,33 @@ static tb_status validate(const tb_vendor *vendor, const char *path, tb_vendor_h
                   path, vendor->device_type);
     }
   }
-  GROUP_CHECK(device, tb_device_api, TB_DEVICE_API_V1_0_SIZE, "device");
-  GROUP_CHECK(memory, tb_memory_api, TB_MEMORY_API_V1_0_SIZE, "memory");
-  GROUP_CHECK(stream, tb_stream_api, TB_STREAM_API_V1_0_SIZE, "stream");
-  GROUP_CHECK(event, tb_event_api, TB_EVENT_API_V1_0_SIZE, "event");
+  GROUP_CHECK(device, tb_device_api, TB_DEVICE_API_V2_0_SIZE, "device");
+  GROUP_CHECK(memory, tb_memory_api, TB_MEMORY_API_V2_0_SIZE, "memory");
+  GROUP_CHECK(stream, tb_stream_api, TB_STREAM_API_V2_0_SIZE, "stream");
+  GROUP_CHECK(event, tb_event_api, TB_EVENT_API_V2_0_SIZE, "event");
 
   memset(&handle->kernels, 0, sizeof handle->kernels);
   handle->kernels.struct_size = sizeof handle->kernels;
-  if (TB_STRUCT_HAS_FIELD(vendor, tb_vendor, kernels) && vendor->kernels != NULL) {
+  if (vendor->kernels != NULL) {
     tb_status status = validate_kernels(vendor, path, handle, error, error_size);
     if (status != TB_OK) return status;
   }
 
+  /* Every required slot of the lists (vendor_slots.h) that the vendor's minor has. */
   char missing[1024] = "";
   size_t missing_length = 0, missing_count = 0;
   if (vendor->last_error == NULL) {
     missing_length = append(missing, sizeof missing, missing_length, "last_error");
     missing_count++;
   }
-  REQUIRE_FN(device, count);
-  REQUIRE_FN(device, get_properties);
-  REQUIRE_FN(device, synchronize);
-  REQUIRE_FN(memory, device_malloc);
-  REQUIRE_FN(memory, device_free);
-  REQUIRE_FN(memory, copy_h2d);
-  REQUIRE_FN(memory, copy_d2h);
-  REQUIRE_FN(memory, copy_d2d);
-  REQUIRE_FN(memory, copy_h2d_async);
-  REQUIRE_FN(memory, copy_d2h_async);
-  REQUIRE_FN(memory, copy_d2d_async);
-  REQUIRE_FN(memory, memset_async);
-  REQUIRE_FN(stream, create);
-  REQUIRE_FN(stream, destroy);
-  REQUIRE_FN(stream, query);
-  REQUIRE_FN(stream, synchronize);
-  REQUIRE_FN(stream, wait_event);
-  REQUIRE_FN(event, create);
-  REQUIRE_FN(event, destroy);
-  REQUIRE_FN(event, record);
-  REQUIRE_FN(event, query);
-  REQUIRE_FN(event, synchronize);
+#define REQUIRE(gt, gf, slot, required, since, ret, params, names)                       \
+  if ((required) && vendor->abi_minor + 1 > (since) && handle->gf.slot == NULL) {        \
+    missing_length = append(missing, sizeof missing, missing_length, "%s" #gf "." #slot, \
+                            missing_length ? ", " : "");                                 \
+    missing_count++;                                                                     \
+  }
+  TB_VENDOR_SLOTS(REQUIRE)
+#undef REQUIRE
   if (handle->memory.host_malloc != NULL && handle->memory.host_free == NULL) {
     missing_length =
         append(missing, sizeof missing, missing_length,
@@ -333,13 +333,16 @@ static tb_status validate(const tb_vendor *vendor, const char *path, tb_vendor_h
     return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
                 "vendor library '%s' (device type '%s', ABI %u.%u) lacks %zu required "
                 "function%s: %s",
-                path, vendor->device_type, vendor->abi_major, vendor->abi_minor, missing_count,
+                path, vendor->device_type, abi_major, abi_minor, missing_count,
                 missing_count == 1 ? "" : "s", missing);
   }
 
   handle->table = vendor;
-  handle->abi_major = vendor->abi_major;
-  handle->abi_minor = vendor->abi_minor;
+  handle->abi_major = abi_major;
+  handle->abi_minor = abi_minor;
+  handle->context = NULL;
+  handle->init = vendor->init;
+  handle->finalize = vendor->finalize;
   handle->last_error = vendor->last_error;
   copy_string(handle->device_type, sizeof handle->device_type, vendor->device_type);
   copy_string(handle->vendor_name, sizeof handle->vendor_name, vendor->vendor_name);
@@ -348,18 +351,115 @@ static tb_status validate(const tb_vendor *vendor, const char *path, tb_vendor_h
   return TB_OK;
 }
 
-/* Calls the entry point and validates what it returns. */
-static tb_status open_with_entry(tb_vendor_get_fn entry, const char *path, tb_vendor_handle *handle,
+/* Calls the entry point for major 2, then 1, and validates what it returns (wrapping a 1.x
+ * table in the adapter). */
+static tb_status open_with_entry(tb_vendor_get_fn entry, const char *path, loader_handle *handle,
                                  char *error, size_t error_size) {
   const char *reason = NULL;
   const tb_vendor *vendor = entry(TB_ABI_VERSION_MAJOR, &reason);
+  const char *reason_v1 = NULL;
+  const tb_vendor *table = vendor;
   if (vendor == NULL) {
-    return fail(error, error_size, TB_ERROR_UNAVAILABLE,
-                "vendor library '%s' returned no table for ABI major %u from %s: %s", path,
-                TB_ABI_VERSION_MAJOR, TB_VENDOR_ENTRY_POINT,
-                reason != NULL && *reason ? reason : "(the vendor gave no reason)");
+    table = entry(1, &reason_v1);
+    if (table == NULL) {
+      return fail(error, error_size, TB_ERROR_UNAVAILABLE,
+                  "vendor library '%s' returned no table for ABI major %u from %s (%s), nor for "
+                  "major 1 (%s)",
+                  path, TB_ABI_VERSION_MAJOR, TB_VENDOR_ENTRY_POINT,
+                  reason != NULL && *reason ? reason : "the vendor gave no reason",
+                  reason_v1 != NULL && *reason_v1 ? reason_v1 : "the vendor gave no reason");
+    }
   }
-  return validate(vendor, path, handle, error, error_size);
+  /* struct_size, abi_major and abi_minor sit at the same offsets in every major. */
+  if (table->struct_size < TB_STRUCT_SIZE(tb_vendor, abi_minor)) {
+    return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
+                "vendor library '%s': its tb_vendor table is %zu bytes, too small to hold even "
+                "its ABI version",
+                path, table->struct_size);
+  }
+  uint32_t major = table->abi_major, minor = table->abi_minor;
+  if (major == 1) {
+    /* A vendor built against a 1.x header (asked for major 1, or one that ignores the major
+     * it is asked for): wrap it. */
+    const tb_vendor *adapted = NULL;
+    tb_status status =
+        tb1_adapter_create((const tb1_vendor *)(const void *)table, path, &handle->adapter,
+                           &adapted, &handle->preset, error, error_size);
+    if (status != TB_OK) return status;
+    table = adapted;
+  } else if (major != TB_ABI_VERSION_MAJOR) {
+    return fail(error, error_size, TB_ERROR_NOT_SUPPORTED,
+                "vendor library '%s' implements ABI %u.%u, but this torch_backend speaks ABI "
+                "%u.%u and loads vendors of majors %u and 1: rebuild the vendor against a "
+                "matching vendor.h",
+                path, major, minor, TB_ABI_VERSION_MAJOR, TB_ABI_VERSION_MINOR,
+                TB_ABI_VERSION_MAJOR);
+  }
+  return validate(table, path, major, minor, &handle->public, error, error_size);
+}
+
+static loader_handle *new_handle(void) {
+  loader_handle *handle = calloc(1, sizeof *handle);
+  if (handle != NULL) pthread_mutex_init(&handle->mutex, NULL);
+  return handle;
+}
+
+static void free_handle(loader_handle *handle) {
+  if (handle == NULL) return;
+  tb1_adapter_destroy(handle->adapter);
+  pthread_mutex_destroy(&handle->mutex);
+  free(handle);
+}
+
+tb_status tb_loader_init(tb_vendor_handle *public, const tb_host_api *host, char *error,
+                         size_t error_size) {
+  if (public == NULL) {
+    return fail(error, error_size, TB_ERROR_INVALID_ARGUMENT, "tb_loader_init: handle is NULL");
+  }
+  loader_handle *handle = private_of(public);
+  pthread_mutex_lock(&handle->mutex);
+  if (handle->init_state == INIT_NOT_YET) {
+    tb_host_api mine = {sizeof(tb_host_api), TB_ABI_VERSION_MAJOR, TB_ABI_VERSION_MINOR, NULL};
+    tb_context context = handle->preset;
+    tb_status status = TB_OK;
+    if (public->init != NULL) status = public->init(host != NULL ? host : &mine, &context);
+    handle->init_status = status;
+    handle->init_pid = getpid();
+    if (status == TB_OK) {
+      public->context = context;
+      handle->init_state = INIT_DONE;
+    } else {
+      const char *message = public->last_error(NULL);
+      snprintf(handle->init_error, sizeof handle->init_error, "%s: init failed with %s: %s",
+               public->device_type, tb_status_name(status),
+               message != NULL && *message ? message : "(the vendor gave no message)");
+      handle->init_state = INIT_FAILED;
+    }
+  }
+  tb_status status = handle->init_state == INIT_FAILED      ? handle->init_status
+                     : handle->init_state == INIT_FINALIZED ? TB_ERROR_UNAVAILABLE
+                                                            : TB_OK;
+  if (handle->init_state == INIT_FAILED) {
+    fail(error, error_size, status, "%s", handle->init_error);
+  } else if (handle->init_state == INIT_FINALIZED) {
+    fail(error, error_size, status, "%s: the vendor's context was finalized", public->device_type);
+  }
+  pthread_mutex_unlock(&handle->mutex);
+  return status;
+}
+
+void tb_loader_finalize(tb_vendor_handle *public) {
+  if (public == NULL) return;
+  loader_handle *handle = private_of(public);
+  pthread_mutex_lock(&handle->mutex);
+  if (handle->init_state == INIT_DONE) {
+    handle->init_state = INIT_FINALIZED;
+    /* A child forked after init does not own the context: the parent does. */
+    if (handle->init_pid == getpid() && public->finalize != NULL) {
+      public->finalize(public->context);
+    }
+  }
+  pthread_mutex_unlock(&handle->mutex);
 }
 
 tb_status tb_loader_open_entry(tb_vendor_get_fn entry, tb_vendor_handle **out, char *error,
@@ -368,7 +468,7 @@ tb_status tb_loader_open_entry(tb_vendor_get_fn entry, tb_vendor_handle **out, c
     return fail(error, error_size, TB_ERROR_INVALID_ARGUMENT,
                 "tb_loader_open_entry: entry and out must not be NULL");
   }
-  tb_vendor_handle *handle = calloc(1, sizeof *handle);
+  loader_handle *handle = new_handle();
   if (handle == NULL) {
     return fail(error, error_size, TB_ERROR_OUT_OF_MEMORY, "tb_loader: out of host memory");
   }
@@ -380,10 +480,10 @@ tb_status tb_loader_open_entry(tb_vendor_get_fn entry, tb_vendor_handle **out, c
   }
   tb_status status = open_with_entry(entry, where, handle, error, error_size);
   if (status != TB_OK) {
-    free(handle);
+    free_handle(handle);
     return status;
   }
-  *out = handle;
+  *out = &handle->public;
   return TB_OK;
 }
 
@@ -452,14 +552,14 @@ tb_status tb_loader_open(const char *name_or_path, tb_vendor_handle **out, char 
                 "torch_backend vendor? declare it with TB_EXPORT, as in vendor.h)",
                 path, TB_VENDOR_ENTRY_POINT);
   }
-  tb_vendor_handle *handle = calloc(1, sizeof *handle);
+  loader_handle *handle = new_handle();
   if (handle == NULL) {
     dlclose(library);
     return fail(error, error_size, TB_ERROR_OUT_OF_MEMORY, "tb_loader: out of host memory");
   }
   tb_status status = open_with_entry(entry.function, path, handle, error, error_size);
   if (status != TB_OK) {
-    free(handle);
+    free_handle(handle);
     dlclose(library);
     return status;
   }
@@ -468,13 +568,15 @@ tb_status tb_loader_open(const char *name_or_path, tb_vendor_handle **out, char 
    * them crashes the process.  Pin it (RTLD_NODELETE) and drop the extra reference. */
   void *pinned = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD | RTLD_NODELETE);
   if (pinned != NULL) dlclose(pinned);
-  handle->dl_handle = library;
-  *out = handle;
+  handle->public.dl_handle = library;
+  *out = &handle->public;
   return TB_OK;
 }
 
 void tb_loader_close(tb_vendor_handle *handle) {
   if (handle == NULL) return;
-  if (handle->dl_handle != NULL) dlclose(handle->dl_handle);
-  free(handle);
+  tb_loader_finalize(handle);
+  void *library = handle->dl_handle;
+  free_handle(private_of(handle));
+  if (library != NULL) dlclose(library);
 }

@@ -9,9 +9,9 @@
  * Allocation is best-fit over a sorted, coalesced list of free ranges; freeing large ranges
  * punches holes in the memfd so the pages go back to the system.
  *
- * Global state: g_arenas, guarded by g_mutex (allocation and free are rare: torch_backend's
- * caching allocator sits above).  emu_host() reads only the bases, written once before the
- * first pointer of a device is handed out.
+ * State: the context's arenas, guarded by its arena_mutex (allocation and free are rare:
+ * torch_backend's caching allocator sits above).  emu_host() reads only the bases, written once
+ * before the first pointer of a device is handed out.
  */
 #define _GNU_SOURCE
 
@@ -45,7 +45,7 @@ typedef struct range {
   uint64_t size;
 } range;
 
-typedef struct arena {
+typedef struct emu_arena {
   bool ready;
   int fd;
   char *device_base;
@@ -58,18 +58,38 @@ typedef struct arena {
   size_t live_capacity, live_count;
 } arena;
 
-static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
-static arena g_arenas[EMU_MAX_DEVICES];
-
 static uint64_t round_up(uint64_t size) {
   return (size + EMU_ALIGNMENT - 1) & ~(uint64_t)(EMU_ALIGNMENT - 1);
 }
 
-/* Maps the device's memory on first use.  Caller holds g_mutex. */
-static tb_status setup(int32_t device) {
-  arena *a = &g_arenas[device];
+tb_status emu_arenas_create(emu_context *ctx) {
+  ctx->arenas = calloc(EMU_MAX_DEVICES, sizeof(arena));
+  return ctx->arenas != NULL ? TB_OK
+                             : emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: init: out of host memory");
+}
+
+/* Unmaps every device's memory: allocations still live are gone with it. */
+void emu_arenas_destroy(emu_context *ctx) {
+  if (ctx->arenas == NULL) return;
+  for (int d = 0; d < EMU_MAX_DEVICES; d++) {
+    arena *a = &ctx->arenas[d];
+    if (!a->ready) continue;
+    ASAN_UNPOISON_MEMORY_REGION(a->shadow_base, a->capacity);
+    munmap(a->device_base, a->capacity);
+    munmap(a->shadow_base, a->capacity);
+    close(a->fd);
+    free(a->free_ranges);
+    free(a->live);
+  }
+  free(ctx->arenas);
+  ctx->arenas = NULL;
+}
+
+/* Maps the device's memory on first use.  Caller holds the context's arena_mutex. */
+static tb_status setup(emu_context *ctx, int32_t device) {
+  arena *a = &ctx->arenas[device];
   if (a->ready) return TB_OK;
-  const emu_config *config = emu_get_config();
+  const emu_config *config = &ctx->config;
   char name[32];
   snprintf(name, sizeof name, "tb-emu-device-%d", (int)device);
   int fd = memfd_create(name, MFD_CLOEXEC);
@@ -192,15 +212,16 @@ static void free_remove_at(arena *a, size_t index) {
   a->free_count--;
 }
 
-tb_status emu_arena_alloc(int32_t device, size_t size, void **ptr) {
+tb_status emu_arena_alloc(emu_context *ctx, int32_t device, size_t size, void **ptr) {
   uint64_t rounded = round_up(size) + EMU_REDZONE;
-  pthread_mutex_lock(&g_mutex);
-  tb_status status = setup(device);
+  pthread_mutex_t *mutex = &ctx->arena_mutex;
+  pthread_mutex_lock(mutex);
+  tb_status status = setup(ctx, device);
   if (status != TB_OK) {
-    pthread_mutex_unlock(&g_mutex);
+    pthread_mutex_unlock(mutex);
     return status;
   }
-  arena *a = &g_arenas[device];
+  arena *a = &ctx->arenas[device];
   size_t best = a->free_count;
   for (size_t i = 0; i < a->free_count; i++) {
     if (a->free_ranges[i].size >= rounded &&
@@ -210,7 +231,7 @@ tb_status emu_arena_alloc(int32_t device, size_t size, void **ptr) {
   }
   if (size > a->capacity || best == a->free_count) {
     uint64_t used = a->used, capacity = a->capacity;
-    pthread_mutex_unlock(&g_mutex);
+    pthread_mutex_unlock(mutex);
     return emu_fail(TB_ERROR_OUT_OF_MEMORY,
                     "emu: device %d cannot allocate %zu bytes: %llu of %llu bytes in use and "
                     "no free range large enough",
@@ -219,7 +240,7 @@ tb_status emu_arena_alloc(int32_t device, size_t size, void **ptr) {
   range *r = &a->free_ranges[best];
   uint64_t offset = r->offset;
   if (live_insert(a, offset, rounded) != 0) {
-    pthread_mutex_unlock(&g_mutex);
+    pthread_mutex_unlock(mutex);
     return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: out of host memory tracking allocations");
   }
   r->offset += rounded;
@@ -229,23 +250,24 @@ tb_status emu_arena_alloc(int32_t device, size_t size, void **ptr) {
   ASAN_UNPOISON_MEMORY_REGION(a->shadow_base + offset, size);
   ASAN_POISON_MEMORY_REGION(a->shadow_base + offset + size, rounded - size);
   *ptr = a->device_base + offset;
-  pthread_mutex_unlock(&g_mutex);
+  pthread_mutex_unlock(mutex);
   return TB_OK;
 }
 
-tb_status emu_arena_free(int32_t device, void *ptr) {
-  pthread_mutex_lock(&g_mutex);
-  arena *a = &g_arenas[device];
+tb_status emu_arena_free(emu_context *ctx, int32_t device, void *ptr) {
+  pthread_mutex_t *mutex = &ctx->arena_mutex;
+  pthread_mutex_lock(mutex);
+  arena *a = &ctx->arenas[device];
   char *p = ptr;
   if (!a->ready || p < a->device_base || p >= a->device_base + a->capacity) {
-    pthread_mutex_unlock(&g_mutex);
+    pthread_mutex_unlock(mutex);
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: device_free: %p is not memory of device %d",
                     ptr, (int)device);
   }
   uint64_t offset = (uint64_t)(p - a->device_base);
   uint64_t size = live_remove(a, offset);
   if (size == 0) {
-    pthread_mutex_unlock(&g_mutex);
+    pthread_mutex_unlock(mutex);
     return emu_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: device_free: %p was not returned by device_malloc on device %d (or "
                     "was already freed)",
@@ -274,25 +296,25 @@ tb_status emu_arena_free(int32_t device, void *ptr) {
   } else if (free_insert_at(a, index, (range){offset, size}) != 0) {
     /* Out of host memory: the range is lost to this process, the block is still freed. */
   }
-  pthread_mutex_unlock(&g_mutex);
+  pthread_mutex_unlock(mutex);
   return TB_OK;
 }
 
-void emu_arena_usage(int32_t device, size_t *used, size_t *total) {
-  pthread_mutex_lock(&g_mutex);
-  *used = (size_t)g_arenas[device].used;
-  *total = (size_t)emu_get_config()->capacity;
-  pthread_mutex_unlock(&g_mutex);
+void emu_arena_usage(emu_context *ctx, int32_t device, size_t *used, size_t *total) {
+  pthread_mutex_lock(&ctx->arena_mutex);
+  *used = (size_t)ctx->arenas[device].used;
+  *total = (size_t)ctx->config.capacity;
+  pthread_mutex_unlock(&ctx->arena_mutex);
 }
 
-void *emu_host(int32_t device, const void *ptr) {
+void *emu_host(const emu_context *ctx, int32_t device, const void *ptr) {
   if (ptr == NULL) return NULL;
-  const arena *a = &g_arenas[device];
+  const arena *a = &ctx->arenas[device];
   return a->shadow_base + ((const char *)ptr - a->device_base);
 }
 
-bool emu_is_device_range(int32_t device, const void *ptr, size_t size) {
-  const arena *a = &g_arenas[device];
+bool emu_is_device_range(const emu_context *ctx, int32_t device, const void *ptr, size_t size) {
+  const arena *a = &ctx->arenas[device];
   const char *p = ptr;
   return a->ready && p >= a->device_base && size <= a->capacity &&
          p + size <= a->device_base + a->capacity;

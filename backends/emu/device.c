@@ -1,9 +1,9 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * emu's configuration (read once from the environment), device slots and the thread-local
- * error message.  Global state: g_config is written once under pthread_once and read-only
- * afterwards; t_error is thread-local by the last-error contract.
+ * emu's context (init and finalize), its configuration (read from the environment at init),
+ * device checks and the thread-local error message.  Global state: t_error only, thread-local
+ * by the last-error contract.
  */
 #define _GNU_SOURCE
 
@@ -17,6 +17,8 @@
 #include "../common/size.h"
 #include "emu.h"
 
+#define EMU_CONTEXT_MAGIC 0x656d7563u /* "emuc" */
+
 static _Thread_local char t_error[1024];
 
 tb_status emu_fail(tb_status status, const char *format, ...) {
@@ -27,77 +29,138 @@ tb_status emu_fail(tb_status status, const char *format, ...) {
   return status;
 }
 
-const char *emu_last_error(void) { return t_error; }
+const char *emu_last_error(tb_context ctx) {
+  (void)ctx; /* per thread, whichever context failed */
+  return t_error;
+}
 
-static emu_config g_config;
-static tb_status g_init_status;
-static char g_init_error[512];
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-static int env_int(const char *name, long low, long high, long fallback, long *out) {
+static tb_status env_int(const char *name, long low, long high, long fallback, long *out) {
   const char *text = getenv(name);
   if (text == NULL || *text == '\0') {
     *out = fallback;
-    return 0;
+    return TB_OK;
   }
   char *end = NULL;
   errno = 0;
   long value = strtol(text, &end, 10);
   if (errno != 0 || end == text || *end != '\0' || value < low || value > high) {
-    snprintf(g_init_error, sizeof g_init_error, "emu: %s='%s' is not an integer in [%ld, %ld]",
-             name, text, low, high);
-    return -1;
+    return emu_fail(TB_ERROR_UNAVAILABLE, "emu: %s='%s' is not an integer in [%ld, %ld]", name,
+                    text, low, high);
   }
   *out = value;
-  return 0;
+  return TB_OK;
 }
 
-static void read_config(void) {
+static tb_status read_config(emu_config *config) {
   long count = 0, guard = 0, threads = 0, spin = 0, profile = 0;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   if (cpus < 1) cpus = 1;
-  g_init_status = TB_ERROR_UNAVAILABLE;
-  if (env_int("TORCH_BACKEND_EMU_DEVICE_COUNT", 0, EMU_MAX_DEVICES, 2, &count) ||
-      env_int("TORCH_BACKEND_EMU_GUARD", 0, 1, 1, &guard) ||
-      env_int("TORCH_BACKEND_EMU_THREADS", 1, 256, cpus, &threads) ||
-      env_int("TORCH_BACKEND_EMU_SPIN_US", 0, 1000000, 50, &spin) ||
-      env_int("TORCH_BACKEND_EMU_PROFILE", 0, 1, 0, &profile)) {
-    return;
+  tb_status status = TB_OK;
+  if ((status = env_int("TORCH_BACKEND_EMU_DEVICE_COUNT", 0, EMU_MAX_DEVICES, 2, &count)) ||
+      (status = env_int("TORCH_BACKEND_EMU_GUARD", 0, 1, 1, &guard)) ||
+      (status = env_int("TORCH_BACKEND_EMU_THREADS", 1, 256, cpus, &threads)) ||
+      (status = env_int("TORCH_BACKEND_EMU_SPIN_US", 0, 1000000, 50, &spin)) ||
+      (status = env_int("TORCH_BACKEND_EMU_PROFILE", 0, 1, 0, &profile))) {
+    return status;
   }
   uint64_t capacity = 8ull << 30;
   const char *memory = getenv("TORCH_BACKEND_EMU_MEMORY");
   if (memory != NULL && *memory != '\0' &&
       (tb_parse_size(memory, &capacity) != 0 || capacity < (1u << 20))) {
-    snprintf(g_init_error, sizeof g_init_error,
-             "emu: TORCH_BACKEND_EMU_MEMORY='%s' is not a size of at least 1M such as 512M or "
-             "16G",
-             memory);
-    return;
+    return emu_fail(TB_ERROR_UNAVAILABLE,
+                    "emu: TORCH_BACKEND_EMU_MEMORY='%s' is not a size of at least 1M such as "
+                    "512M or 16G",
+                    memory);
   }
-  g_config.device_count = (int32_t)count;
-  g_config.capacity = capacity & ~(uint64_t)(EMU_ALIGNMENT - 1);
-  g_config.guard = guard != 0;
-  g_config.threads = (int)threads;
-  g_config.spin_us = (int)spin;
-  g_config.profile = profile != 0;
-  g_init_status = TB_OK;
-}
-
-tb_status emu_init(void) {
-  pthread_once(&g_once, read_config);
-  if (g_init_status != TB_OK) return emu_fail(g_init_status, "%s", g_init_error);
+  config->device_count = (int32_t)count;
+  config->capacity = capacity & ~(uint64_t)(EMU_ALIGNMENT - 1);
+  config->guard = guard != 0;
+  config->threads = (int)threads;
+  config->spin_us = (int)spin;
+  config->profile = profile != 0;
   return TB_OK;
 }
 
-const emu_config *emu_get_config(void) { return &g_config; }
+/* Frees what init created; each part tolerates never having been created. */
+static void destroy(emu_context *ctx) {
+  emu_profile_destroy(ctx);
+  emu_streams_destroy(ctx);
+  emu_arenas_destroy(ctx);
+  pthread_mutex_destroy(&ctx->arena_mutex);
+  pthread_mutex_destroy(&ctx->streams_mutex);
+  pthread_mutex_destroy(&ctx->faults_mutex);
+  ctx->magic = 0;
+  free(ctx);
+}
 
-tb_status emu_check_device(int32_t device, const char *call) {
-  tb_status status = emu_init();
+/* Fork-safe (vendor.h, "The vendor context"): reads the environment and allocates bookkeeping;
+ * device memory is mapped, and threads started, by the first call that needs them. */
+tb_status emu_init(const tb_host_api *host, tb_context *out) {
+  if (host == NULL || out == NULL) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: init: host or ctx is NULL");
+  }
+  if (host->struct_size < TB_HOST_API_V2_0_SIZE || host->abi_major != TB_ABI_VERSION_MAJOR) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED,
+                    "emu: init: torch_backend speaks ABI %u.%u; emu implements %d.%d",
+                    (unsigned)host->abi_major, (unsigned)host->abi_minor, TB_ABI_VERSION_MAJOR,
+                    TB_ABI_VERSION_MINOR);
+  }
+  emu_config config;
+  tb_status status = read_config(&config);
   if (status != TB_OK) return status;
-  if (device < 0 || device >= g_config.device_count) {
+  emu_context *ctx = calloc(1, sizeof *ctx);
+  if (ctx == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: init: out of host memory");
+  ctx->magic = EMU_CONTEXT_MAGIC;
+  ctx->config = config;
+  atomic_init(&ctx->refs, 1);
+  atomic_init(&ctx->finalized, false);
+  pthread_mutex_init(&ctx->arena_mutex, NULL);
+  pthread_mutex_init(&ctx->streams_mutex, NULL);
+  pthread_mutex_init(&ctx->faults_mutex, NULL);
+  for (int d = 0; d < EMU_MAX_DEVICES; d++) atomic_init(&ctx->faulted[d], false);
+  if ((status = emu_arenas_create(ctx)) != TB_OK || (status = emu_streams_create(ctx)) != TB_OK ||
+      (config.profile && (status = emu_profile_create(ctx)) != TB_OK)) {
+    destroy(ctx);
+    return status;
+  }
+  emu_parallel_configure(config.threads);
+  *out = ctx;
+  return TB_OK;
+}
+
+void emu_context_release(emu_context *ctx) {
+  if (atomic_fetch_sub(&ctx->refs, 1) == 1) destroy(ctx);
+}
+
+/* Waits for the work of every device, prints the profile, and drops init's reference: the
+ * context goes away now, or when the last stream worker (of a stream never destroyed, or
+ * destroyed with work queued) exits. */
+void emu_finalize(tb_context ctx) {
+  if (emu_check_context(ctx, "finalize") != TB_OK) return;
+  for (int32_t d = 0; d < ctx->config.device_count; d++) emu_wait_device(ctx, d, "finalize");
+  atomic_store(&ctx->finalized, true);
+  emu_profile_destroy(ctx);
+  emu_context_release(ctx);
+}
+
+tb_status emu_check_context(const emu_context *ctx, const char *call) {
+  if (ctx == NULL || ctx->magic != EMU_CONTEXT_MAGIC) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %p is not a context emu's init created",
+                    call, (const void *)ctx);
+  }
+  if (atomic_load_explicit(&ctx->finalized, memory_order_relaxed)) {
+    return emu_fail(TB_ERROR_UNAVAILABLE, "emu: %s: the context was finalized", call);
+  }
+  return TB_OK;
+}
+
+tb_status emu_check_device(const emu_context *ctx, int32_t device, const char *call) {
+  tb_status status = emu_check_context(ctx, call);
+  if (status != TB_OK) return status;
+  if (device < 0 || device >= ctx->config.device_count) {
     return emu_fail(TB_ERROR_INVALID_DEVICE,
                     "emu: %s: device index %d is out of range (device count %d)", call, (int)device,
-                    (int)g_config.device_count);
+                    (int)ctx->config.device_count);
   }
   return TB_OK;
 }

@@ -13,16 +13,17 @@
 
 #include "emu.h"
 
-tb_status emu_device_count(int32_t *count) {
-  if (count == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: count is NULL");
-  tb_status status = emu_init();
+tb_status emu_device_count(tb_context ctx, int32_t *count) {
+  tb_status status = emu_check_context(ctx, "count");
   if (status != TB_OK) return status;
-  *count = emu_get_config()->device_count;
+  if (count == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: count is NULL");
+  *count = ctx->config.device_count;
   return TB_OK;
 }
 
-tb_status emu_device_get_properties(int32_t device, tb_device_properties *properties) {
-  tb_status status = emu_check_device(device, "get_properties");
+tb_status emu_device_get_properties(tb_context ctx, int32_t device,
+                                    tb_device_properties *properties) {
+  tb_status status = emu_check_device(ctx, device, "get_properties");
   if (status != TB_OK) return status;
   if (properties == NULL || properties->struct_size < sizeof(size_t)) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT,
@@ -31,8 +32,8 @@ tb_status emu_device_get_properties(int32_t device, tb_device_properties *proper
   tb_device_properties mine;
   memset(&mine, 0, sizeof mine);
   snprintf(mine.name, sizeof mine.name, "Emulated Accelerator %d", (int)device);
-  mine.total_memory = emu_get_config()->capacity;
-  mine.compute_units = emu_get_config()->threads;
+  mine.total_memory = ctx->config.capacity;
+  mine.compute_units = ctx->config.threads;
   mine.arch_major = 1;
   mine.arch_minor = 0;
   mine.dtypes = ((uint64_t)1 << TB_DTYPE_COUNT) - 1; /* every element type: memory is bytes */
@@ -42,24 +43,26 @@ tb_status emu_device_get_properties(int32_t device, tb_device_properties *proper
   return TB_OK;
 }
 
-tb_status emu_device_malloc(int32_t device, size_t size, void **ptr) {
-  tb_status status = emu_check_device(device, "device_malloc");
+tb_status emu_memory_device_malloc(tb_context ctx, int32_t device, size_t size, void **ptr) {
+  tb_status status = emu_check_device(ctx, device, "device_malloc");
   if (status != TB_OK) return status;
   if (ptr == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: device_malloc: ptr is NULL");
   if (size == 0) {
     *ptr = NULL;
     return TB_OK;
   }
-  return emu_arena_alloc(device, size, ptr);
+  return emu_arena_alloc(ctx, device, size, ptr);
 }
 
-tb_status emu_device_free(int32_t device, void *ptr) {
-  tb_status status = emu_check_device(device, "device_free");
+tb_status emu_memory_device_free(tb_context ctx, int32_t device, void *ptr) {
+  tb_status status = emu_check_device(ctx, device, "device_free");
   if (status != TB_OK || ptr == NULL) return status;
-  return emu_arena_free(device, ptr);
+  return emu_arena_free(ctx, device, ptr);
 }
 
-tb_status emu_host_malloc(size_t size, void **ptr) {
+tb_status emu_memory_host_malloc(tb_context ctx, size_t size, void **ptr) {
+  tb_status status = emu_check_context(ctx, "host_malloc");
+  if (status != TB_OK) return status;
   if (ptr == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: host_malloc: ptr is NULL");
   if (size == 0) {
     *ptr = NULL;
@@ -76,19 +79,22 @@ tb_status emu_host_malloc(size_t size, void **ptr) {
   return TB_OK;
 }
 
-tb_status emu_host_free(void *ptr) {
+tb_status emu_memory_host_free(tb_context ctx, void *ptr) {
+  tb_status status = emu_check_context(ctx, "host_free");
+  if (status != TB_OK) return status;
   free(ptr);
   return TB_OK;
 }
 
-tb_status emu_memory_get_info(int32_t device, size_t *free_bytes, size_t *total_bytes) {
-  tb_status status = emu_check_device(device, "get_info");
+tb_status emu_memory_get_info(tb_context ctx, int32_t device, size_t *free_bytes,
+                              size_t *total_bytes) {
+  tb_status status = emu_check_device(ctx, device, "get_info");
   if (status != TB_OK) return status;
   if (free_bytes == NULL || total_bytes == NULL) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: get_info: NULL output pointer");
   }
   size_t used = 0, total = 0;
-  emu_arena_usage(device, &used, &total);
+  emu_arena_usage(ctx, device, &used, &total);
   *free_bytes = total - used;
   *total_bytes = total;
   return TB_OK;
@@ -115,25 +121,26 @@ static void parallel_copy(char *dst, const char *src, size_t size) {
 }
 
 /* Resolves a device range to its shadow address, validating it. */
-static tb_status device_address(int32_t device, const void *ptr, size_t size, const char *call,
-                                char **out) {
-  if (!emu_is_device_range(device, ptr, size)) {
+static tb_status device_address(emu_context *ctx, int32_t device, const void *ptr, size_t size,
+                                const char *call, char **out) {
+  if (!emu_is_device_range(ctx, device, ptr, size)) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: [%p, +%zu) is not memory of device %d",
                     call, ptr, size, (int)device);
   }
-  *out = emu_host(device, ptr);
+  *out = emu_host(ctx, device, ptr);
   return TB_OK;
 }
 
 /* Validates a copy and resolves both ends: device ends become shadow addresses. */
-static tb_status resolve(const char *call, int32_t dst_device, void *dst, int32_t src_device,
-                         const void *src, size_t size, char **dst_out, const char **src_out) {
+static tb_status resolve(emu_context *ctx, const char *call, int32_t dst_device, void *dst,
+                         int32_t src_device, const void *src, size_t size, char **dst_out,
+                         const char **src_out) {
   tb_status status = TB_OK;
-  if (dst_device >= 0) status = emu_check_device(dst_device, call);
-  if (status == TB_OK && src_device >= 0) status = emu_check_device(src_device, call);
+  if (dst_device >= 0) status = emu_check_device(ctx, dst_device, call);
+  if (status == TB_OK && src_device >= 0) status = emu_check_device(ctx, src_device, call);
   /* no copy to or from a faulted device (vendor.h, "Device faults") */
-  if (status == TB_OK && dst_device >= 0) status = emu_check_fault(dst_device, call);
-  if (status == TB_OK && src_device >= 0) status = emu_check_fault(src_device, call);
+  if (status == TB_OK && dst_device >= 0) status = emu_check_fault(ctx, dst_device, call);
+  if (status == TB_OK && src_device >= 0) status = emu_check_fault(ctx, src_device, call);
   if (status != TB_OK) return status;
   if (dst == NULL || src == NULL) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %s is NULL for %zu bytes", call,
@@ -141,10 +148,10 @@ static tb_status resolve(const char *call, int32_t dst_device, void *dst, int32_
   }
   char *d = dst;
   const char *s = src;
-  if (dst_device >= 0) status = device_address(dst_device, dst, size, call, &d);
+  if (dst_device >= 0) status = device_address(ctx, dst_device, dst, size, call, &d);
   if (status == TB_OK && src_device >= 0) {
     char *resolved = NULL;
-    status = device_address(src_device, src, size, call, &resolved);
+    status = device_address(ctx, src_device, src, size, call, &resolved);
     s = resolved;
   }
   *dst_out = d;
@@ -152,34 +159,36 @@ static tb_status resolve(const char *call, int32_t dst_device, void *dst, int32_
   return status;
 }
 
-tb_status emu_copy_h2d(int32_t device, void *dst, const void *src, size_t size) {
-  tb_status status = emu_check_device(device, "copy_h2d");
+tb_status emu_memory_copy_h2d(tb_context ctx, int32_t device, void *dst, const void *src,
+                              size_t size) {
+  tb_status status = emu_check_device(ctx, device, "copy_h2d");
   if (status != TB_OK || size == 0) return status;
   char *d = NULL;
   const char *s = NULL;
-  status = resolve("copy_h2d", device, dst, -1, src, size, &d, &s);
+  status = resolve(ctx, "copy_h2d", device, dst, -1, src, size, &d, &s);
   if (status == TB_OK) parallel_copy(d, s, size);
   return status;
 }
 
-tb_status emu_copy_d2h(int32_t device, void *dst, const void *src, size_t size) {
-  tb_status status = emu_check_device(device, "copy_d2h");
+tb_status emu_memory_copy_d2h(tb_context ctx, int32_t device, void *dst, const void *src,
+                              size_t size) {
+  tb_status status = emu_check_device(ctx, device, "copy_d2h");
   if (status != TB_OK || size == 0) return status;
   char *d = NULL;
   const char *s = NULL;
-  status = resolve("copy_d2h", -1, dst, device, src, size, &d, &s);
+  status = resolve(ctx, "copy_d2h", -1, dst, device, src, size, &d, &s);
   if (status == TB_OK) parallel_copy(d, s, size);
   return status;
 }
 
-tb_status emu_copy_d2d(int32_t dst_device, void *dst, int32_t src_device, const void *src,
-                       size_t size) {
-  tb_status status = emu_check_device(dst_device, "copy_d2d");
-  if (status == TB_OK) status = emu_check_device(src_device, "copy_d2d");
+tb_status emu_memory_copy_d2d(tb_context ctx, int32_t dst_device, void *dst, int32_t src_device,
+                              const void *src, size_t size) {
+  tb_status status = emu_check_device(ctx, dst_device, "copy_d2d");
+  if (status == TB_OK) status = emu_check_device(ctx, src_device, "copy_d2d");
   if (status != TB_OK || size == 0) return status;
   char *d = NULL;
   const char *s = NULL;
-  status = resolve("copy_d2d", dst_device, dst, src_device, src, size, &d, &s);
+  status = resolve(ctx, "copy_d2d", dst_device, dst, src_device, src, size, &d, &s);
   if (status == TB_OK) parallel_copy(d, s, size);
   return status;
 }
@@ -187,7 +196,9 @@ tb_status emu_copy_d2d(int32_t dst_device, void *dst, int32_t src_device, const 
 static void run_copy(emu_task *task) {
   const copy_args *c = (const copy_args *)task->payload;
   /* a source that faulted after the copy was enqueued has no bytes worth moving */
-  if (c->src_device >= 0 && emu_is_faulted(c->src_device)) return;
+  if (c->src_device >= 0 && emu_is_faulted(emu_stream_context(task->stream), c->src_device)) {
+    return;
+  }
   parallel_copy(c->dst, c->src, c->size);
 }
 
@@ -200,27 +211,29 @@ static tb_status enqueue_copy(tb_stream stream, char *dst, const char *src, size
   return emu_stream_enqueue(stream, task);
 }
 
-tb_status emu_copy_h2d_async(tb_stream stream, void *dst, const void *src, size_t size) {
-  tb_status status = emu_check_stream(stream, "copy_h2d_async");
+tb_status emu_memory_copy_h2d_async(tb_context ctx, tb_stream stream, void *dst, const void *src,
+                                    size_t size) {
+  tb_status status = emu_check_stream(ctx, stream, "copy_h2d_async");
   if (status != TB_OK || size == 0) return status;
   char *d = NULL;
   const char *s = NULL;
-  status = resolve("copy_h2d_async", emu_stream_device(stream), dst, -1, src, size, &d, &s);
+  status = resolve(ctx, "copy_h2d_async", emu_stream_device(stream), dst, -1, src, size, &d, &s);
   return status != TB_OK ? status : enqueue_copy(stream, d, s, size, -1);
 }
 
-tb_status emu_copy_d2h_async(tb_stream stream, void *dst, const void *src, size_t size) {
-  tb_status status = emu_check_stream(stream, "copy_d2h_async");
+tb_status emu_memory_copy_d2h_async(tb_context ctx, tb_stream stream, void *dst, const void *src,
+                                    size_t size) {
+  tb_status status = emu_check_stream(ctx, stream, "copy_d2h_async");
   if (status != TB_OK || size == 0) return status;
   char *d = NULL;
   const char *s = NULL;
-  status = resolve("copy_d2h_async", -1, dst, emu_stream_device(stream), src, size, &d, &s);
+  status = resolve(ctx, "copy_d2h_async", -1, dst, emu_stream_device(stream), src, size, &d, &s);
   return status != TB_OK ? status : enqueue_copy(stream, d, s, size, emu_stream_device(stream));
 }
 
-tb_status emu_copy_d2d_async(tb_stream stream, int32_t dst_device, void *dst, int32_t src_device,
-                             const void *src, size_t size) {
-  tb_status status = emu_check_stream(stream, "copy_d2d_async");
+tb_status emu_memory_copy_d2d_async(tb_context ctx, tb_stream stream, int32_t dst_device, void *dst,
+                                    int32_t src_device, const void *src, size_t size) {
+  tb_status status = emu_check_stream(ctx, stream, "copy_d2d_async");
   if (status != TB_OK || size == 0) return status;
   int32_t device = emu_stream_device(stream);
   if (device != dst_device && device != src_device) {
@@ -231,7 +244,7 @@ tb_status emu_copy_d2d_async(tb_stream stream, int32_t dst_device, void *dst, in
   }
   char *d = NULL;
   const char *s = NULL;
-  status = resolve("copy_d2d_async", dst_device, dst, src_device, src, size, &d, &s);
+  status = resolve(ctx, "copy_d2d_async", dst_device, dst, src_device, src, size, &d, &s);
   return status != TB_OK ? status : enqueue_copy(stream, d, s, size, src_device);
 }
 
@@ -251,15 +264,16 @@ static void run_memset(emu_task *task) {
   emu_parallel_for((int64_t)m->size, 1 << 22, memset_range, m);
 }
 
-tb_status emu_memset_async(tb_stream stream, void *ptr, int value, size_t size) {
-  tb_status status = emu_check_stream(stream, "memset_async");
+tb_status emu_memory_memset_async(tb_context ctx, tb_stream stream, void *ptr, int value,
+                                  size_t size) {
+  tb_status status = emu_check_stream(ctx, stream, "memset_async");
   if (status != TB_OK || size == 0) return status;
   int32_t device = emu_stream_device(stream);
-  status = emu_check_fault(device, "memset_async");
+  status = emu_check_fault(ctx, device, "memset_async");
   if (status != TB_OK) return status;
   if (ptr == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: memset_async: ptr is NULL");
   char *d = NULL;
-  status = device_address(device, ptr, size, "memset_async", &d);
+  status = device_address(ctx, device, ptr, size, "memset_async", &d);
   if (status != TB_OK) return status;
   emu_task *task = emu_task_new(run_memset, sizeof(memset_args));
   if (task == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: out of memory enqueuing memset");

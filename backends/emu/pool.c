@@ -11,8 +11,9 @@
  * not scheduled simply misses the region instead of stalling it for a scheduler tick.
  *
  * One region runs at a time; a caller that finds the pool busy (another stream's kernel) runs
- * its loop inline.  Global state: g_pool, the job under its state mutex, chunk claims and
- * completions through atomics.
+ * its loop inline.  Global state (process-wide on purpose, see emu.h): g_pool, the job under its
+ * state mutex, chunk claims and completions through atomics; its size, set by the first
+ * context's init.
  */
 #define _GNU_SOURCE
 
@@ -29,6 +30,7 @@ static struct {
   pthread_mutex_t region; /* held by the caller running a parallel region */
   pthread_mutex_t state;
   pthread_cond_t start;
+  _Atomic int threads; /* TORCH_BACKEND_EMU_THREADS of the first context; 0: not set */
   int helpers;
   uint64_t generation; /* of the current region (state mutex) */
   emu_range_fn fn;     /* the current job (state mutex) */
@@ -75,8 +77,13 @@ static void *helper_main(void *arg) {
   return NULL;
 }
 
+void emu_parallel_configure(int threads) {
+  int unset = 0;
+  atomic_compare_exchange_strong(&g_pool.threads, &unset, threads);
+}
+
 static void start_pool(void) {
-  int threads = emu_get_config()->threads;
+  int threads = atomic_load(&g_pool.threads);
   for (int i = 0; i < threads - 1; i++) {
     pthread_t thread;
     pthread_attr_t attr;
@@ -118,6 +125,6 @@ void emu_parallel_for(int64_t n, int64_t grain, emu_range_fn fn, void *context) 
   pthread_mutex_unlock(&g_pool.state);
   run_chunks(generation, fn, context, n, chunk);
   /* Only chunks a helper is running remain: wait for them. */
-  while (atomic_load(&g_pool.done) < chunks) __asm__ __volatile__("pause" ::: "memory");
+  while (atomic_load(&g_pool.done) < chunks) emu_cpu_relax();
   pthread_mutex_unlock(&g_pool.region);
 }

@@ -10,8 +10,9 @@
  * it waits, so destroying a busy stream or event returns at once and the object goes away when
  * its work is done (vendor.h's "destroying a busy stream/event" rule).
  *
- * Global state: g_devices (the live streams of each device, for device synchronisation),
- * guarded by g_devices_mutex.
+ * State lives in the context: the live streams of each device (for device synchronisation,
+ * guarded by streams_mutex) and each device's fault.  A stream holds a reference to its context
+ * until its worker exits.
  */
 #define _GNU_SOURCE
 
@@ -38,6 +39,7 @@ typedef struct task_queue {
 
 struct tb_stream_impl {
   uint32_t magic;
+  emu_context *ctx;
   int32_t device;
   int32_t priority;
   _Atomic int refs;
@@ -63,6 +65,7 @@ typedef struct emu_record {
 
 struct tb_event_impl {
   uint32_t magic;
+  emu_context *ctx;
   int32_t device;
   uint32_t flags;
   _Atomic int refs;
@@ -77,46 +80,57 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void cpu_relax(void) { __asm__ __volatile__("pause" ::: "memory"); }
-
 /* ---- the live streams of each device ---- */
 
-typedef struct device_streams {
+struct emu_device_streams {
   emu_stream **streams;
   size_t count, capacity;
-} device_streams;
+};
+typedef emu_device_streams device_streams;
 
-static pthread_mutex_t g_devices_mutex = PTHREAD_MUTEX_INITIALIZER;
-static device_streams g_devices[EMU_MAX_DEVICES];
+tb_status emu_streams_create(emu_context *ctx) {
+  ctx->streams = calloc(EMU_MAX_DEVICES, sizeof(device_streams));
+  return ctx->streams != NULL ? TB_OK
+                              : emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: init: out of host memory");
+}
+
+void emu_streams_destroy(emu_context *ctx) {
+  if (ctx->streams == NULL) return;
+  for (int d = 0; d < EMU_MAX_DEVICES; d++) free(ctx->streams[d].streams);
+  free(ctx->streams);
+  ctx->streams = NULL;
+}
 
 static int device_add(emu_stream *s) {
-  pthread_mutex_lock(&g_devices_mutex);
-  device_streams *d = &g_devices[s->device];
+  emu_context *ctx = s->ctx;
+  pthread_mutex_lock(&ctx->streams_mutex);
+  device_streams *d = &ctx->streams[s->device];
   if (d->count == d->capacity) {
     size_t capacity = d->capacity ? 2 * d->capacity : 16;
     emu_stream **grown = realloc(d->streams, capacity * sizeof *grown);
     if (grown == NULL) {
-      pthread_mutex_unlock(&g_devices_mutex);
+      pthread_mutex_unlock(&ctx->streams_mutex);
       return -1;
     }
     d->streams = grown;
     d->capacity = capacity;
   }
   d->streams[d->count++] = s;
-  pthread_mutex_unlock(&g_devices_mutex);
+  pthread_mutex_unlock(&ctx->streams_mutex);
   return 0;
 }
 
 static void device_remove(emu_stream *s) {
-  pthread_mutex_lock(&g_devices_mutex);
-  device_streams *d = &g_devices[s->device];
+  emu_context *ctx = s->ctx;
+  pthread_mutex_lock(&ctx->streams_mutex);
+  device_streams *d = &ctx->streams[s->device];
   for (size_t i = 0; i < d->count; i++) {
     if (d->streams[i] == s) {
       d->streams[i] = d->streams[--d->count];
       break;
     }
   }
-  pthread_mutex_unlock(&g_devices_mutex);
+  pthread_mutex_unlock(&ctx->streams_mutex);
 }
 
 /* ---- reference counting ---- */
@@ -146,31 +160,26 @@ static void event_release(tb_event e) {
 /* ---- device faults (vendor.h, "Device faults") ---- */
 
 /* The first failure of asynchronous work on each device; reported by every later query,
- * synchronize, copy and enqueue until emu_device_reset.  `faulted` is the fast check; the
- * message is written and read under g_faults_mutex (faults are rare). */
-static pthread_mutex_t g_faults_mutex = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic bool g_faulted[EMU_MAX_DEVICES];
-static char g_fault_message[EMU_MAX_DEVICES][512];
-
-static void fault_device(int32_t device, const char *message) {
-  pthread_mutex_lock(&g_faults_mutex);
-  if (!atomic_load(&g_faulted[device])) {
-    snprintf(g_fault_message[device], sizeof g_fault_message[device], "%s", message);
-    atomic_store(&g_faulted[device], true);
+ * synchronize, copy and enqueue until emu_device_reset. */
+static void fault_device(emu_context *ctx, int32_t device, const char *message) {
+  pthread_mutex_lock(&ctx->faults_mutex);
+  if (!atomic_load(&ctx->faulted[device])) {
+    snprintf(ctx->fault_message[device], sizeof ctx->fault_message[device], "%s", message);
+    atomic_store(&ctx->faulted[device], true);
   }
-  pthread_mutex_unlock(&g_faults_mutex);
+  pthread_mutex_unlock(&ctx->faults_mutex);
 }
 
-bool emu_is_faulted(int32_t device) {
-  return atomic_load_explicit(&g_faulted[device], memory_order_acquire);
+bool emu_is_faulted(const emu_context *ctx, int32_t device) {
+  return atomic_load_explicit(&ctx->faulted[device], memory_order_acquire);
 }
 
-tb_status emu_check_fault(int32_t device, const char *call) {
-  if (!emu_is_faulted(device)) return TB_OK;
-  pthread_mutex_lock(&g_faults_mutex);
+tb_status emu_check_fault(emu_context *ctx, int32_t device, const char *call) {
+  if (!emu_is_faulted(ctx, device)) return TB_OK;
+  pthread_mutex_lock(&ctx->faults_mutex);
   tb_status status = emu_fail(TB_ERROR_DEVICE_FAULT, "emu: %s: device %d is faulted: %s", call,
-                              (int)device, g_fault_message[device]);
-  pthread_mutex_unlock(&g_faults_mutex);
+                              (int)device, ctx->fault_message[device]);
+  pthread_mutex_unlock(&ctx->faults_mutex);
   return status;
 }
 
@@ -197,18 +206,27 @@ void emu_task_fail(emu_task *task, const char *format, ...) {
   va_end(args);
   char full[512];
   snprintf(full, sizeof full, "%s (in %s)", message, task->name);
-  fault_device(task->stream->device, full);
+  fault_device(task->stream->ctx, task->stream->device, full);
 }
 
-tb_status emu_check_stream(tb_stream stream, const char *call) {
+tb_status emu_check_stream(const emu_context *ctx, tb_stream stream, const char *call) {
+  tb_status status = emu_check_context(ctx, call);
+  if (status != TB_OK) return status;
   if (stream == NULL || stream->magic != STREAM_MAGIC || stream->destroyed) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %p is not a live stream", call,
+                    (void *)stream);
+  }
+  if (stream->ctx != ctx) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "emu: %s: stream %p belongs to another context than the call's", call,
                     (void *)stream);
   }
   return TB_OK;
 }
 
 int32_t emu_stream_device(tb_stream stream) { return stream->device; }
+
+emu_context *emu_stream_context(tb_stream stream) { return stream->ctx; }
 
 static void queue_init(task_queue *q) {
   atomic_init(&q->stub.next, NULL);
@@ -279,8 +297,9 @@ static void wake_synchronizers(emu_stream *s) {
 /* The worker: run tasks in order; spin briefly when idle, then sleep. */
 static void *worker_main(void *arg) {
   emu_stream *s = arg;
-  const int spin_us = emu_get_config()->spin_us;
-  const bool profile = emu_get_config()->profile;
+  emu_context *ctx = s->ctx;
+  const int spin_us = ctx->config.spin_us;
+  const bool profile = ctx->config.profile;
   for (;;) {
     emu_task *task = queue_pop(&s->queue);
     if (task == NULL) {
@@ -288,7 +307,7 @@ static void *worker_main(void *arg) {
       /* Spin for a short while: small kernels arrive back to back. */
       uint64_t deadline = now_ns() + (uint64_t)spin_us * 1000u;
       while (!queue_busy(&s->queue) && now_ns() < deadline) {
-        for (int i = 0; i < 64; i++) cpu_relax();
+        for (int i = 0; i < 64; i++) emu_cpu_relax();
       }
       if (queue_busy(&s->queue)) continue;
       pthread_mutex_lock(&s->mutex);
@@ -304,7 +323,7 @@ static void *worker_main(void *arg) {
       if (profile) {
         uint64_t start = now_ns();
         task->fn(task);
-        emu_profile_record(task->name, now_ns() - start);
+        emu_profile_record(ctx, task->name, now_ns() - start);
       } else {
         task->fn(task);
       }
@@ -318,18 +337,19 @@ static void *worker_main(void *arg) {
     wake_synchronizers(s);
   }
   device_remove(s);
-  stream_release(s); /* the worker's reference */
+  stream_release(s);        /* the worker's reference */
+  emu_context_release(ctx); /* the stream's reference to its context */
   return NULL;
 }
 
 /* Waits until `target` tasks of `s` have completed; spins first, then sleeps. */
 static void wait_idle(emu_stream *s, uint64_t target) {
-  const int spin_us = emu_get_config()->spin_us;
+  const int spin_us = s->ctx->config.spin_us;
   if (atomic_load_explicit(&s->completed, memory_order_acquire) < target) {
     uint64_t deadline = now_ns() + (uint64_t)spin_us * 1000u;
     while (atomic_load_explicit(&s->completed, memory_order_acquire) < target &&
            now_ns() < deadline) {
-      for (int i = 0; i < 64; i++) cpu_relax();
+      for (int i = 0; i < 64; i++) emu_cpu_relax();
     }
   }
   pthread_mutex_lock(&s->mutex);
@@ -345,13 +365,14 @@ static void wait_idle(emu_stream *s, uint64_t target) {
 /* wait_idle, then the device's fault, if any. */
 static tb_status wait_for(emu_stream *s, uint64_t target, const char *call) {
   wait_idle(s, target);
-  return emu_check_fault(s->device, call);
+  return emu_check_fault(s->ctx, s->device, call);
 }
 
 /* ---- the stream API ---- */
 
-tb_status emu_stream_priority_range(int32_t device, int32_t *least, int32_t *greatest) {
-  tb_status status = emu_check_device(device, "stream priority_range");
+tb_status emu_stream_priority_range(tb_context ctx, int32_t device, int32_t *least,
+                                    int32_t *greatest) {
+  tb_status status = emu_check_device(ctx, device, "stream priority_range");
   if (status != TB_OK) return status;
   if (least == NULL || greatest == NULL) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: priority_range: NULL output pointer");
@@ -361,8 +382,8 @@ tb_status emu_stream_priority_range(int32_t device, int32_t *least, int32_t *gre
   return TB_OK;
 }
 
-tb_status emu_stream_create(int32_t device, int32_t priority, tb_stream *stream) {
-  tb_status status = emu_check_device(device, "stream create");
+tb_status emu_stream_create(tb_context ctx, int32_t device, int32_t priority, tb_stream *stream) {
+  tb_status status = emu_check_device(ctx, device, "stream create");
   if (status != TB_OK) return status;
   if (stream == NULL) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: stream create: stream is NULL");
@@ -370,6 +391,7 @@ tb_status emu_stream_create(int32_t device, int32_t priority, tb_stream *stream)
   emu_stream *s = calloc(1, sizeof *s);
   if (s == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: stream create: out of memory");
   s->magic = STREAM_MAGIC;
+  s->ctx = ctx;
   s->device = device;
   s->priority = priority < -1 ? -1 : (priority > 0 ? 0 : priority);
   atomic_init(&s->refs, 2); /* the handle and the worker */
@@ -389,9 +411,11 @@ tb_status emu_stream_create(int32_t device, int32_t priority, tb_stream *stream)
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  atomic_fetch_add(&ctx->refs, 1); /* the worker's, released when it exits */
   int rc = pthread_create(&s->thread, &attr, worker_main, s);
   pthread_attr_destroy(&attr);
   if (rc != 0) {
+    atomic_fetch_sub(&ctx->refs, 1);
     device_remove(s);
     free(s);
     return emu_fail(TB_ERROR_INTERNAL, "emu: stream create: cannot start a worker thread: %s",
@@ -401,8 +425,8 @@ tb_status emu_stream_create(int32_t device, int32_t priority, tb_stream *stream)
   return TB_OK;
 }
 
-tb_status emu_stream_destroy(tb_stream s) {
-  tb_status status = emu_check_stream(s, "stream destroy");
+tb_status emu_stream_destroy(tb_context ctx, tb_stream s) {
+  tb_status status = emu_check_stream(ctx, s, "stream destroy");
   if (status != TB_OK) return status;
   pthread_mutex_lock(&s->mutex);
   atomic_store(&s->destroyed, true);
@@ -412,35 +436,35 @@ tb_status emu_stream_destroy(tb_stream s) {
   return TB_OK;
 }
 
-tb_status emu_stream_query(tb_stream s) {
-  tb_status status = emu_check_stream(s, "stream query");
+tb_status emu_stream_query(tb_context ctx, tb_stream s) {
+  tb_status status = emu_check_stream(ctx, s, "stream query");
   if (status != TB_OK) return status;
-  status = emu_check_fault(s->device, "stream query");
+  status = emu_check_fault(ctx, s->device, "stream query");
   if (status != TB_OK) return status;
   return atomic_load(&s->completed) >= atomic_load(&s->enqueued) ? TB_OK : TB_ERROR_NOT_READY;
 }
 
-tb_status emu_stream_synchronize(tb_stream s) {
-  tb_status status = emu_check_stream(s, "stream synchronize");
+tb_status emu_stream_synchronize(tb_context ctx, tb_stream s) {
+  tb_status status = emu_check_stream(ctx, s, "stream synchronize");
   if (status != TB_OK) return status;
   return wait_for(s, atomic_load(&s->enqueued), "stream synchronize");
 }
 
 /* Waits until every stream of `device` has finished what was enqueued before the call. */
-static tb_status wait_device(int32_t device, const char *call) {
+tb_status emu_wait_device(emu_context *ctx, int32_t device, const char *call) {
   /* Snapshot the device's streams (with references) and their targets, then wait on each. */
-  pthread_mutex_lock(&g_devices_mutex);
-  size_t count = g_devices[device].count;
+  pthread_mutex_lock(&ctx->streams_mutex);
+  size_t count = ctx->streams[device].count;
   emu_stream **streams = count ? malloc(count * sizeof *streams) : NULL;
   if (count && streams == NULL) {
-    pthread_mutex_unlock(&g_devices_mutex);
+    pthread_mutex_unlock(&ctx->streams_mutex);
     return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: %s: out of memory", call);
   }
   for (size_t i = 0; i < count; i++) {
-    streams[i] = g_devices[device].streams[i];
+    streams[i] = ctx->streams[device].streams[i];
     atomic_fetch_add(&streams[i]->refs, 1);
   }
-  pthread_mutex_unlock(&g_devices_mutex);
+  pthread_mutex_unlock(&ctx->streams_mutex);
   for (size_t i = 0; i < count; i++) {
     wait_idle(streams[i], atomic_load(&streams[i]->enqueued));
     stream_release(streams[i]);
@@ -449,28 +473,28 @@ static tb_status wait_device(int32_t device, const char *call) {
   return TB_OK;
 }
 
-tb_status emu_device_synchronize(int32_t device) {
-  tb_status status = emu_check_device(device, "device synchronize");
-  if (status == TB_OK) status = wait_device(device, "device synchronize");
-  return status != TB_OK ? status : emu_check_fault(device, "device synchronize");
+tb_status emu_device_synchronize(tb_context ctx, int32_t device) {
+  tb_status status = emu_check_device(ctx, device, "device synchronize");
+  if (status == TB_OK) status = emu_wait_device(ctx, device, "device synchronize");
+  return status != TB_OK ? status : emu_check_fault(ctx, device, "device synchronize");
 }
 
-tb_status emu_device_reset(int32_t device) {
-  tb_status status = emu_check_device(device, "device reset");
-  if (status == TB_OK) status = wait_device(device, "device reset");
+tb_status emu_device_reset(tb_context ctx, int32_t device) {
+  tb_status status = emu_check_device(ctx, device, "device reset");
+  if (status == TB_OK) status = emu_wait_device(ctx, device, "device reset");
   if (status != TB_OK) return status;
-  pthread_mutex_lock(&g_faults_mutex);
-  atomic_store(&g_faulted[device], false);
-  g_fault_message[device][0] = '\0';
-  pthread_mutex_unlock(&g_faults_mutex);
+  pthread_mutex_lock(&ctx->faults_mutex);
+  atomic_store(&ctx->faulted[device], false);
+  ctx->fault_message[device][0] = '\0';
+  pthread_mutex_unlock(&ctx->faults_mutex);
   return TB_OK;
 }
 
 /* inject_fault: work that fails when the stream reaches it, with the caller's message. */
 static void run_injected_fault(emu_task *task) { emu_task_fail(task, "%s", (char *)task->payload); }
 
-tb_status emu_stream_inject_fault(tb_stream s, const char *message) {
-  tb_status status = emu_check_stream(s, "stream inject_fault");
+tb_status emu_stream_inject_fault(tb_context ctx, tb_stream s, const char *message) {
+  tb_status status = emu_check_stream(ctx, s, "stream inject_fault");
   if (status != TB_OK) return status;
   if (message == NULL) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: stream inject_fault: message is NULL");
@@ -485,15 +509,22 @@ tb_status emu_stream_inject_fault(tb_stream s, const char *message) {
 
 /* ---- events ---- */
 
-static tb_status check_event(tb_event e, const char *call) {
+static tb_status check_event(const emu_context *ctx, tb_event e, const char *call) {
+  tb_status status = emu_check_context(ctx, call);
+  if (status != TB_OK) return status;
   if (e == NULL || e->magic != EVENT_MAGIC) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %p is not a live event", call, (void *)e);
+  }
+  if (e->ctx != ctx) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "emu: %s: event %p belongs to another context than the call's", call,
+                    (void *)e);
   }
   return TB_OK;
 }
 
-tb_status emu_event_create(int32_t device, uint32_t flags, tb_event *event) {
-  tb_status status = emu_check_device(device, "event create");
+tb_status emu_event_create(tb_context ctx, int32_t device, uint32_t flags, tb_event *event) {
+  tb_status status = emu_check_device(ctx, device, "event create");
   if (status != TB_OK) return status;
   if (event == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: event create: event is NULL");
   if ((flags & ~TB_EVENT_FLAG_TIMING) != 0) {
@@ -503,6 +534,7 @@ tb_status emu_event_create(int32_t device, uint32_t flags, tb_event *event) {
   tb_event e = calloc(1, sizeof *e);
   if (e == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: event create: out of memory");
   e->magic = EVENT_MAGIC;
+  e->ctx = ctx;
   e->device = device;
   e->flags = flags;
   atomic_init(&e->refs, 1);
@@ -512,8 +544,8 @@ tb_status emu_event_create(int32_t device, uint32_t flags, tb_event *event) {
   return TB_OK;
 }
 
-tb_status emu_event_destroy(tb_event e) {
-  tb_status status = check_event(e, "event destroy");
+tb_status emu_event_destroy(tb_context ctx, tb_event e) {
+  tb_status status = check_event(ctx, e, "event destroy");
   if (status != TB_OK) return status;
   e->magic = 0; /* the handle is invalid from now on; queued markers keep the object */
   event_release(e);
@@ -545,9 +577,9 @@ static void finish_marker(emu_task *task) {
   marker_release(m);
 }
 
-tb_status emu_event_record(tb_event e, tb_stream s) {
-  tb_status status = check_event(e, "event record");
-  if (status == TB_OK) status = emu_check_stream(s, "event record");
+tb_status emu_event_record(tb_context ctx, tb_event e, tb_stream s) {
+  tb_status status = check_event(ctx, e, "event record");
+  if (status == TB_OK) status = emu_check_stream(ctx, s, "event record");
   if (status != TB_OK) return status;
   if (s->device != e->device) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT,
@@ -592,9 +624,9 @@ static bool record_done(tb_event e, const emu_record *r) {
   return done;
 }
 
-tb_status emu_event_query(tb_event e) {
-  tb_status status = check_event(e, "event query");
-  if (status == TB_OK) status = emu_check_fault(e->device, "event query");
+tb_status emu_event_query(tb_context ctx, tb_event e) {
+  tb_status status = check_event(ctx, e, "event query");
+  if (status == TB_OK) status = emu_check_fault(ctx, e->device, "event query");
   if (status != TB_OK) return status;
   emu_record *r = pending_record(e);
   record_release(r);
@@ -602,23 +634,23 @@ tb_status emu_event_query(tb_event e) {
 }
 
 static void wait_record(tb_event e, const emu_record *r) {
-  const int spin_us = emu_get_config()->spin_us;
+  const int spin_us = e->ctx->config.spin_us;
   uint64_t deadline = now_ns() + (uint64_t)spin_us * 1000u;
   while (!record_done(e, r) && now_ns() < deadline) {
-    for (int i = 0; i < 64; i++) cpu_relax();
+    for (int i = 0; i < 64; i++) emu_cpu_relax();
   }
   pthread_mutex_lock(&e->mutex);
   while (!r->done) pthread_cond_wait(&e->done, &e->mutex);
   pthread_mutex_unlock(&e->mutex);
 }
 
-tb_status emu_event_synchronize(tb_event e) {
-  tb_status status = check_event(e, "event synchronize");
+tb_status emu_event_synchronize(tb_context ctx, tb_event e) {
+  tb_status status = check_event(ctx, e, "event synchronize");
   if (status != TB_OK) return status;
   emu_record *r = pending_record(e);
   if (r != NULL) wait_record(e, r);
   record_release(r);
-  return emu_check_fault(e->device, "event synchronize");
+  return emu_check_fault(ctx, e->device, "event synchronize");
 }
 
 static void run_wait(emu_task *task) {
@@ -627,10 +659,10 @@ static void run_wait(emu_task *task) {
   marker_release(m);
 }
 
-tb_status emu_stream_wait_event(tb_stream s, tb_event e) {
-  tb_status status = emu_check_stream(s, "stream wait_event");
-  if (status == TB_OK) status = check_event(e, "stream wait_event");
-  if (status == TB_OK) status = emu_check_fault(s->device, "stream wait_event");
+tb_status emu_stream_wait_event(tb_context ctx, tb_stream s, tb_event e) {
+  tb_status status = emu_check_stream(ctx, s, "stream wait_event");
+  if (status == TB_OK) status = check_event(ctx, e, "stream wait_event");
+  if (status == TB_OK) status = emu_check_fault(ctx, s->device, "stream wait_event");
   if (status != TB_OK) return status;
   emu_record *r = pending_record(e);
   if (r == NULL) return TB_OK; /* never recorded, or already complete: nothing to wait for */
@@ -645,9 +677,9 @@ tb_status emu_stream_wait_event(tb_stream s, tb_event e) {
   return emu_stream_enqueue(s, task);
 }
 
-tb_status emu_event_elapsed_time(tb_event start, tb_event end, float *ms) {
-  tb_status status = check_event(start, "elapsed_time (start)");
-  if (status == TB_OK) status = check_event(end, "elapsed_time (end)");
+tb_status emu_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, float *ms) {
+  tb_status status = check_event(ctx, start, "elapsed_time (start)");
+  if (status == TB_OK) status = check_event(ctx, end, "elapsed_time (end)");
   if (status != TB_OK) return status;
   if (ms == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: elapsed_time: ms is NULL");
   if (!(start->flags & TB_EVENT_FLAG_TIMING) || !(end->flags & TB_EVENT_FLAG_TIMING)) {

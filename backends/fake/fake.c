@@ -51,7 +51,10 @@ tb_status tb_fake_set_error(tb_status status, const char *format, ...) {
   return status;
 }
 
-TB_WEAK const char *tbv_last_error(void) { return t_error; }
+TB_WEAK const char *tbv_last_error(tb_context ctx) {
+  (void)ctx;
+  return t_error;
+}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Configuration, read once from the environment                                           */
@@ -126,7 +129,8 @@ TB_WEAK const char *tbv_device_type(void) { return "fake"; }
 TB_WEAK const char *tbv_vendor_name(void) { return "torch_backend fake vendor"; }
 TB_WEAK const char *tbv_vendor_version(void) { return TORCH_BACKEND_VERSION; }
 
-TB_WEAK tb_status tbv_device_count(int32_t *count) {
+TB_WEAK tb_status tbv_device_count(tb_context ctx, int32_t *count) {
+  (void)ctx;
   if (count == NULL) return tb_fake_set_error(TB_ERROR_INVALID_ARGUMENT, "fake: count is NULL");
   tb_status status = config_status();
   if (status != TB_OK) return status;
@@ -134,7 +138,9 @@ TB_WEAK tb_status tbv_device_count(int32_t *count) {
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_device_get_properties(int32_t device, tb_device_properties *properties) {
+TB_WEAK tb_status tbv_device_get_properties(tb_context ctx, int32_t device,
+                                            tb_device_properties *properties) {
+  (void)ctx;
   tb_status status = check_device(device, "get_properties");
   if (status != TB_OK) return status;
   if (properties == NULL || properties->struct_size < sizeof(size_t)) {
@@ -180,13 +186,15 @@ static void fault_device(int32_t device, const char *message) {
   pthread_mutex_unlock(&g_fault_mutex);
 }
 
-TB_WEAK tb_status tbv_device_synchronize(int32_t device) {
+TB_WEAK tb_status tbv_device_synchronize(tb_context ctx, int32_t device) {
+  (void)ctx;
   /* Streams run synchronously: when a call has returned, its work is done. */
   tb_status status = check_device(device, "device synchronize");
   return status != TB_OK ? status : check_fault(device, "device synchronize");
 }
 
-TB_WEAK tb_status tbv_device_reset(int32_t device) {
+TB_WEAK tb_status tbv_device_reset(tb_context ctx, int32_t device) {
+  (void)ctx;
   tb_status status = check_device(device, "device reset");
   if (status != TB_OK) return status;
   pthread_mutex_lock(&g_fault_mutex);
@@ -213,7 +221,9 @@ static size_t round_up(size_t size) {
   return (size + TB_MEMORY_ALIGNMENT - 1) & ~(size_t)(TB_MEMORY_ALIGNMENT - 1);
 }
 
-TB_WEAK tb_status tbv_memory_device_malloc(int32_t device, size_t size, void **ptr) {
+TB_WEAK tb_status tbv_memory_device_malloc(tb_context ctx, int32_t device, size_t size,
+                                           void **ptr) {
+  (void)ctx;
   tb_status status = check_device(device, "device_malloc");
   if (status != TB_OK) return status;
   if (ptr == NULL) {
@@ -255,7 +265,8 @@ TB_WEAK tb_status tbv_memory_device_malloc(int32_t device, size_t size, void **p
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_memory_device_free(int32_t device, void *ptr) {
+TB_WEAK tb_status tbv_memory_device_free(tb_context ctx, int32_t device, void *ptr) {
+  (void)ctx;
   tb_status status = check_device(device, "device_free");
   if (status != TB_OK || ptr == NULL) return status;
   fake_block *block = (fake_block *)ptr - 1;
@@ -276,7 +287,8 @@ TB_WEAK tb_status tbv_memory_device_free(int32_t device, void *ptr) {
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_memory_host_malloc(size_t size, void **ptr) {
+TB_WEAK tb_status tbv_memory_host_malloc(tb_context ctx, size_t size, void **ptr) {
+  (void)ctx;
   if (ptr == NULL) {
     return tb_fake_set_error(TB_ERROR_INVALID_ARGUMENT, "fake: host_malloc: ptr is NULL");
   }
@@ -295,7 +307,8 @@ TB_WEAK tb_status tbv_memory_host_malloc(size_t size, void **ptr) {
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_memory_host_free(void *ptr) {
+TB_WEAK tb_status tbv_memory_host_free(tb_context ctx, void *ptr) {
+  (void)ctx;
   free(ptr);
   return TB_OK;
 }
@@ -308,7 +321,9 @@ static tb_status check_copy(const char *call, const void *dst, const void *src, 
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_memory_copy_h2d(int32_t device, void *dst, const void *src, size_t size) {
+TB_WEAK tb_status tbv_memory_copy_h2d(tb_context ctx, int32_t device, void *dst, const void *src,
+                                      size_t size) {
+  (void)ctx;
   tb_status status = check_device(device, "copy_h2d");
   if (status == TB_OK && size != 0) status = check_fault(device, "copy_h2d");
   if (status == TB_OK) status = check_copy("copy_h2d", dst, src, size);
@@ -316,7 +331,9 @@ TB_WEAK tb_status tbv_memory_copy_h2d(int32_t device, void *dst, const void *src
   return status;
 }
 
-TB_WEAK tb_status tbv_memory_copy_d2h(int32_t device, void *dst, const void *src, size_t size) {
+TB_WEAK tb_status tbv_memory_copy_d2h(tb_context ctx, int32_t device, void *dst, const void *src,
+                                      size_t size) {
+  (void)ctx;
   tb_status status = check_device(device, "copy_d2h");
   if (status == TB_OK && size != 0) status = check_fault(device, "copy_d2h");
   if (status == TB_OK) status = check_copy("copy_d2h", dst, src, size);
@@ -324,8 +341,9 @@ TB_WEAK tb_status tbv_memory_copy_d2h(int32_t device, void *dst, const void *src
   return status;
 }
 
-TB_WEAK tb_status tbv_memory_copy_d2d(int32_t dst_device, void *dst, int32_t src_device,
-                                      const void *src, size_t size) {
+TB_WEAK tb_status tbv_memory_copy_d2d(tb_context ctx, int32_t dst_device, void *dst,
+                                      int32_t src_device, const void *src, size_t size) {
+  (void)ctx;
   tb_status status = check_device(dst_device, "copy_d2d (destination)");
   if (status == TB_OK) status = check_device(src_device, "copy_d2d (source)");
   if (status == TB_OK && size != 0) status = check_fault(dst_device, "copy_d2d");
@@ -352,20 +370,24 @@ static tb_status check_stream(tb_stream stream, const char *call) {
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_memory_copy_h2d_async(tb_stream stream, void *dst, const void *src,
-                                            size_t size) {
+TB_WEAK tb_status tbv_memory_copy_h2d_async(tb_context ctx, tb_stream stream, void *dst,
+                                            const void *src, size_t size) {
+  (void)ctx;
   tb_status status = check_stream(stream, "copy_h2d_async");
-  return status != TB_OK ? status : tbv_memory_copy_h2d(stream->device, dst, src, size);
+  return status != TB_OK ? status : tbv_memory_copy_h2d(ctx, stream->device, dst, src, size);
 }
 
-TB_WEAK tb_status tbv_memory_copy_d2h_async(tb_stream stream, void *dst, const void *src,
-                                            size_t size) {
+TB_WEAK tb_status tbv_memory_copy_d2h_async(tb_context ctx, tb_stream stream, void *dst,
+                                            const void *src, size_t size) {
+  (void)ctx;
   tb_status status = check_stream(stream, "copy_d2h_async");
-  return status != TB_OK ? status : tbv_memory_copy_d2h(stream->device, dst, src, size);
+  return status != TB_OK ? status : tbv_memory_copy_d2h(ctx, stream->device, dst, src, size);
 }
 
-TB_WEAK tb_status tbv_memory_copy_d2d_async(tb_stream stream, int32_t dst_device, void *dst,
-                                            int32_t src_device, const void *src, size_t size) {
+TB_WEAK tb_status tbv_memory_copy_d2d_async(tb_context ctx, tb_stream stream, int32_t dst_device,
+                                            void *dst, int32_t src_device, const void *src,
+                                            size_t size) {
+  (void)ctx;
   tb_status status = check_stream(stream, "copy_d2d_async");
   if (status != TB_OK) return status;
   if (stream->device != dst_device && stream->device != src_device) {
@@ -374,10 +396,12 @@ TB_WEAK tb_status tbv_memory_copy_d2d_async(tb_stream stream, int32_t dst_device
                              "the source (%d) nor the destination (%d)",
                              (int)stream->device, (int)src_device, (int)dst_device);
   }
-  return tbv_memory_copy_d2d(dst_device, dst, src_device, src, size);
+  return tbv_memory_copy_d2d(ctx, dst_device, dst, src_device, src, size);
 }
 
-TB_WEAK tb_status tbv_memory_memset_async(tb_stream stream, void *ptr, int value, size_t size) {
+TB_WEAK tb_status tbv_memory_memset_async(tb_context ctx, tb_stream stream, void *ptr, int value,
+                                          size_t size) {
+  (void)ctx;
   tb_status status = check_stream(stream, "memset_async");
   if (status == TB_OK && size != 0) status = check_fault(stream->device, "memset_async");
   if (status != TB_OK) return status;
@@ -388,7 +412,9 @@ TB_WEAK tb_status tbv_memory_memset_async(tb_stream stream, void *ptr, int value
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_memory_get_info(int32_t device, size_t *free_bytes, size_t *total_bytes) {
+TB_WEAK tb_status tbv_memory_get_info(tb_context ctx, int32_t device, size_t *free_bytes,
+                                      size_t *total_bytes) {
+  (void)ctx;
   tb_status status = check_device(device, "get_info");
   if (status != TB_OK) return status;
   if (free_bytes == NULL || total_bytes == NULL) {
@@ -400,7 +426,9 @@ TB_WEAK tb_status tbv_memory_get_info(int32_t device, size_t *free_bytes, size_t
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_stream_priority_range(int32_t device, int32_t *least, int32_t *greatest) {
+TB_WEAK tb_status tbv_stream_priority_range(tb_context ctx, int32_t device, int32_t *least,
+                                            int32_t *greatest) {
+  (void)ctx;
   tb_status status = check_device(device, "priority_range");
   if (status != TB_OK) return status;
   if (least == NULL || greatest == NULL) {
@@ -412,7 +440,9 @@ TB_WEAK tb_status tbv_stream_priority_range(int32_t device, int32_t *least, int3
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_stream_create(int32_t device, int32_t priority, tb_stream *stream) {
+TB_WEAK tb_status tbv_stream_create(tb_context ctx, int32_t device, int32_t priority,
+                                    tb_stream *stream) {
+  (void)ctx;
   tb_status status = check_device(device, "stream create");
   if (status != TB_OK) return status;
   if (stream == NULL) {
@@ -429,7 +459,8 @@ TB_WEAK tb_status tbv_stream_create(int32_t device, int32_t priority, tb_stream 
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_stream_destroy(tb_stream stream) {
+TB_WEAK tb_status tbv_stream_destroy(tb_context ctx, tb_stream stream) {
+  (void)ctx;
   tb_status status = check_stream(stream, "stream destroy");
   if (status != TB_OK) return status;
   stream->magic = 0;
@@ -437,17 +468,20 @@ TB_WEAK tb_status tbv_stream_destroy(tb_stream stream) {
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_stream_query(tb_stream stream) {
+TB_WEAK tb_status tbv_stream_query(tb_context ctx, tb_stream stream) {
+  (void)ctx;
   tb_status status = check_stream(stream, "stream query");
   return status != TB_OK ? status : check_fault(stream->device, "stream query");
 }
 
-TB_WEAK tb_status tbv_stream_synchronize(tb_stream stream) {
+TB_WEAK tb_status tbv_stream_synchronize(tb_context ctx, tb_stream stream) {
+  (void)ctx;
   tb_status status = check_stream(stream, "stream synchronize");
   return status != TB_OK ? status : check_fault(stream->device, "stream synchronize");
 }
 
-TB_WEAK tb_status tbv_stream_inject_fault(tb_stream stream, const char *message) {
+TB_WEAK tb_status tbv_stream_inject_fault(tb_context ctx, tb_stream stream, const char *message) {
+  (void)ctx;
   tb_status status = check_stream(stream, "stream inject_fault");
   if (status != TB_OK) return status;
   if (message == NULL) {
@@ -477,13 +511,16 @@ static tb_status check_event(tb_event event, const char *call) {
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_stream_wait_event(tb_stream stream, tb_event event) {
+TB_WEAK tb_status tbv_stream_wait_event(tb_context ctx, tb_stream stream, tb_event event) {
+  (void)ctx;
   tb_status status = check_stream(stream, "stream wait_event");
   if (status == TB_OK) status = check_event(event, "stream wait_event");
   return status != TB_OK ? status : check_fault(stream->device, "stream wait_event");
 }
 
-TB_WEAK tb_status tbv_event_create(int32_t device, uint32_t flags, tb_event *event) {
+TB_WEAK tb_status tbv_event_create(tb_context ctx, int32_t device, uint32_t flags,
+                                   tb_event *event) {
+  (void)ctx;
   tb_status status = check_device(device, "event create");
   if (status != TB_OK) return status;
   if (event == NULL) {
@@ -505,7 +542,8 @@ TB_WEAK tb_status tbv_event_create(int32_t device, uint32_t flags, tb_event *eve
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_event_destroy(tb_event event) {
+TB_WEAK tb_status tbv_event_destroy(tb_context ctx, tb_event event) {
+  (void)ctx;
   tb_status status = check_event(event, "event destroy");
   if (status != TB_OK) return status;
   event->magic = 0;
@@ -513,7 +551,8 @@ TB_WEAK tb_status tbv_event_destroy(tb_event event) {
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_event_record(tb_event event, tb_stream stream) {
+TB_WEAK tb_status tbv_event_record(tb_context ctx, tb_event event, tb_stream stream) {
+  (void)ctx;
   tb_status status = check_event(event, "event record");
   if (status == TB_OK) status = check_stream(stream, "event record");
   if (status != TB_OK) return status;
@@ -527,17 +566,20 @@ TB_WEAK tb_status tbv_event_record(tb_event event, tb_stream stream) {
   return TB_OK;
 }
 
-TB_WEAK tb_status tbv_event_query(tb_event event) {
+TB_WEAK tb_status tbv_event_query(tb_context ctx, tb_event event) {
+  (void)ctx;
   tb_status status = check_event(event, "event query");
   return status != TB_OK ? status : check_fault(event->device, "event query");
 }
 
-TB_WEAK tb_status tbv_event_synchronize(tb_event event) {
+TB_WEAK tb_status tbv_event_synchronize(tb_context ctx, tb_event event) {
+  (void)ctx;
   tb_status status = check_event(event, "event synchronize");
   return status != TB_OK ? status : check_fault(event->device, "event synchronize");
 }
 
-TB_WEAK tb_status tbv_event_elapsed_time(tb_event start, tb_event end, float *ms) {
+TB_WEAK tb_status tbv_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, float *ms) {
+  (void)ctx;
   tb_status status = check_event(start, "elapsed_time (start)");
   if (status == TB_OK) status = check_event(end, "elapsed_time (end)");
   if (status != TB_OK) return status;
@@ -566,52 +608,40 @@ TB_WEAK tb_status tbv_event_elapsed_time(tb_event start, tb_event end, float *ms
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* The table, built from the tbv_ names so that strong replacements take their slots.       */
+/* The context: fake's state is global (above), so its context is NULL.                      */
 
-static const tb_device_api g_device_api = {
-    .struct_size = sizeof(tb_device_api),
-    .count = tbv_device_count,
-    .get_properties = tbv_device_get_properties,
-    .synchronize = tbv_device_synchronize,
-    .reset = tbv_device_reset,
-};
+TB_WEAK tb_status tbv_init(const tb_host_api *host, tb_context *ctx) {
+  if (host == NULL || ctx == NULL) {
+    return tb_fake_set_error(TB_ERROR_INVALID_ARGUMENT, "fake: init: host or ctx is NULL");
+  }
+  if (host->abi_major != TB_ABI_VERSION_MAJOR) {
+    return tb_fake_set_error(TB_ERROR_NOT_SUPPORTED,
+                             "fake: init: torch_backend speaks ABI %u.%u, fake implements %d.%d",
+                             (unsigned)host->abi_major, (unsigned)host->abi_minor,
+                             TB_ABI_VERSION_MAJOR, TB_ABI_VERSION_MINOR);
+  }
+  tb_status status = config_status(); /* a malformed environment fails here, at init */
+  if (status != TB_OK) return status;
+  *ctx = NULL;
+  return TB_OK;
+}
 
-static const tb_memory_api g_memory_api = {
-    .struct_size = sizeof(tb_memory_api),
-    .device_malloc = tbv_memory_device_malloc,
-    .device_free = tbv_memory_device_free,
-    .host_malloc = tbv_memory_host_malloc,
-    .host_free = tbv_memory_host_free,
-    .copy_h2d = tbv_memory_copy_h2d,
-    .copy_d2h = tbv_memory_copy_d2h,
-    .copy_d2d = tbv_memory_copy_d2d,
-    .copy_h2d_async = tbv_memory_copy_h2d_async,
-    .copy_d2h_async = tbv_memory_copy_d2h_async,
-    .copy_d2d_async = tbv_memory_copy_d2d_async,
-    .memset_async = tbv_memory_memset_async,
-    .get_info = tbv_memory_get_info,
-};
+TB_WEAK void tbv_finalize(tb_context ctx) { (void)ctx; }
 
-static const tb_stream_api g_stream_api = {
-    .struct_size = sizeof(tb_stream_api),
-    .create = tbv_stream_create,
-    .destroy = tbv_stream_destroy,
-    .query = tbv_stream_query,
-    .synchronize = tbv_stream_synchronize,
-    .wait_event = tbv_stream_wait_event,
-    .priority_range = tbv_stream_priority_range,
-    .inject_fault = tbv_stream_inject_fault,
-};
+/* ---------------------------------------------------------------------------------------- */
+/* The table, built from the tbv_ names (generated from vendor_slots.h's lists) so that      */
+/* strong replacements take their slots.                                                     */
 
-static const tb_event_api g_event_api = {
-    .struct_size = sizeof(tb_event_api),
-    .create = tbv_event_create,
-    .destroy = tbv_event_destroy,
-    .record = tbv_event_record,
-    .query = tbv_event_query,
-    .synchronize = tbv_event_synchronize,
-    .elapsed_time = tbv_event_elapsed_time,
-};
+#define FAKE_SLOT(gt, gf, slot, required, since, ret, params, names) .slot = tbv_##gf##_##slot,
+
+static const tb_device_api g_device_api = {.struct_size = sizeof(tb_device_api),
+                                           TB_DEVICE_SLOTS(FAKE_SLOT)};
+static const tb_memory_api g_memory_api = {.struct_size = sizeof(tb_memory_api),
+                                           TB_MEMORY_SLOTS(FAKE_SLOT)};
+static const tb_stream_api g_stream_api = {.struct_size = sizeof(tb_stream_api),
+                                           TB_STREAM_SLOTS(FAKE_SLOT)};
+static const tb_event_api g_event_api = {.struct_size = sizeof(tb_event_api),
+                                         TB_EVENT_SLOTS(FAKE_SLOT)};
 
 /* No kernels: every operator beyond the minimal set runs on the CPU fallback. */
 TB_WEAK const tb_kernel_api *tbv_kernels(void) { return NULL; }
@@ -627,6 +657,8 @@ static void build_vendor(void) {
       .device_type = tbv_device_type(),
       .vendor_name = tbv_vendor_name(),
       .vendor_version = tbv_vendor_version(),
+      .init = tbv_init,
+      .finalize = tbv_finalize,
       .last_error = tbv_last_error,
       .device = &g_device_api,
       .memory = &g_memory_api,
@@ -639,7 +671,7 @@ static void build_vendor(void) {
 /* Weak as well, so a vendor that serves several ABI majors can bring its own entry point. */
 TB_WEAK TB_EXPORT const tb_vendor *tb_vendor_get(uint32_t abi_major, const char **error) {
   if (abi_major != TB_ABI_VERSION_MAJOR) {
-    if (error != NULL) *error = "the fake vendor implements ABI major 1 only";
+    if (error != NULL) *error = "the fake vendor implements ABI major 2 only";
     return NULL;
   }
   pthread_once(&g_vendor_once, build_vendor);

@@ -18,11 +18,17 @@
  *                                vendor would, reporting TB_ERROR_DEVICE_FAULT once and then
  *                                answering TB_OK as if the fault had cleared (the conformance
  *                                suite must catch this)
+ *   TORCH_BACKEND_FAULTY_DEVICE_COUNT  report this device count instead of the wrapped vendor's
+ *                                (torch_backend must refuse counts it cannot address)
  *
  * Tests that inject many faults in one process change the configuration at run time with
  * tb_faulty_configure(), read how often each call ran with tb_faulty_counts() and how many
  * failures were injected with tb_faulty_fired() (exported; load them with dlsym or ctypes from
  * the same library).
+ *
+ * Kernels: every wrapped kernel is republished with one forwarding function; its tb_kernel::data
+ * points at faulty's record of the wrapped kernel, which the forwarder finds through
+ * tb_kernel_call::kernel.
  *
  * The shim takes the wrapped vendor's device type, so PyTorch code written for that device runs
  * unchanged.  Global state: the loaded vendor and table are written once under pthread_once;
@@ -37,57 +43,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <torch_backend/loader.h>
+#include <torch_backend/vendor_slots.h>
 
-/* Every slot of the table: X(group, function, parameters, arguments). */
-#define FAULTY_SLOTS(X)                                                                            \
-  X(device, count, (int32_t * count), (count))                                                     \
-  X(device, get_properties, (int32_t d, tb_device_properties * p), (d, p))                         \
-  X(device, synchronize, (int32_t d), (d))                                                         \
-  X(device, reset, (int32_t d), (d))                                                               \
-  X(memory, device_malloc, (int32_t d, size_t n, void **p), (d, n, p))                             \
-  X(memory, device_free, (int32_t d, void *p), (d, p))                                             \
-  X(memory, host_malloc, (size_t n, void **p), (n, p))                                             \
-  X(memory, host_free, (void *p), (p))                                                             \
-  X(memory, copy_h2d, (int32_t d, void *dst, const void *src, size_t n), (d, dst, src, n))         \
-  X(memory, copy_d2h, (int32_t d, void *dst, const void *src, size_t n), (d, dst, src, n))         \
-  X(memory, copy_d2d, (int32_t dd, void *dst, int32_t sd, const void *src, size_t n),              \
-    (dd, dst, sd, src, n))                                                                         \
-  X(memory, copy_h2d_async, (tb_stream s, void *dst, const void *src, size_t n), (s, dst, src, n)) \
-  X(memory, copy_d2h_async, (tb_stream s, void *dst, const void *src, size_t n), (s, dst, src, n)) \
-  X(memory, copy_d2d_async,                                                                        \
-    (tb_stream s, int32_t dd, void *dst, int32_t sd, const void *src, size_t n),                   \
-    (s, dd, dst, sd, src, n))                                                                      \
-  X(memory, memset_async, (tb_stream s, void *p, int v, size_t n), (s, p, v, n))                   \
-  X(memory, get_info, (int32_t d, size_t * f, size_t * t), (d, f, t))                              \
-  X(stream, create, (int32_t d, int32_t prio, tb_stream * s), (d, prio, s))                        \
-  X(stream, destroy, (tb_stream s), (s))                                                           \
-  X(stream, query, (tb_stream s), (s))                                                             \
-  X(stream, synchronize, (tb_stream s), (s))                                                       \
-  X(stream, wait_event, (tb_stream s, tb_event e), (s, e))                                         \
-  X(stream, priority_range, (int32_t d, int32_t * l, int32_t * g), (d, l, g))                      \
-  X(stream, inject_fault, (tb_stream s, const char *message), (s, message))                        \
-  X(event, create, (int32_t d, uint32_t flags, tb_event * e), (d, flags, e))                       \
-  X(event, destroy, (tb_event e), (e))                                                             \
-  X(event, record, (tb_event e, tb_stream s), (e, s))                                              \
-  X(event, query, (tb_event e), (e))                                                               \
-  X(event, synchronize, (tb_event e), (e))                                                         \
-  X(event, elapsed_time, (tb_event a, tb_event b, float *ms), (a, b, ms))
-
-#define SLOT_ID(group, fn, params, args) SLOT_##group##_##fn,
-enum { FAULTY_SLOTS(SLOT_ID) SLOT_COUNT };
+/* Every slot of the table, from vendor_slots.h's list. */
+#define SLOT_ID(gt, gf, slot, required, since, ret, params, names) SLOT_##gf##_##slot,
+enum { TB_VENDOR_SLOTS(SLOT_ID) SLOT_COUNT };
 #undef SLOT_ID
 
-#define SLOT_NAME(group, fn, params, args) #group "." #fn,
-static const char *const k_slot_names[SLOT_COUNT] = {FAULTY_SLOTS(SLOT_NAME)};
+#define SLOT_NAME(gt, gf, slot, required, since, ret, params, names) #gf "." #slot,
+static const char *const k_slot_names[SLOT_COUNT] = {TB_VENDOR_SLOTS(SLOT_NAME)};
 #undef SLOT_NAME
-
-/* Kernels are forwarded through one trampoline each; a vendor with more is refused. */
-#define FAULTY_MAX_KERNELS 600
 
 static struct {
   tb_vendor_handle *wrapped;
   char error[4096];  /* why the wrapped vendor could not be loaded */
   int forget_faults; /* report a device fault once, then pretend it cleared */
+  long device_count; /* >= 0: report this device count instead of the wrapped vendor's */
   char name[192];
 } g_config;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -105,11 +76,10 @@ static _Atomic long g_injected; /* matched calls past `after` since configured *
 static _Atomic long g_fired;    /* failures actually injected since configured */
 
 static _Atomic long g_slot_calls[SLOT_COUNT];
-static _Atomic long g_kernel_calls[FAULTY_MAX_KERNELS];
 static _Atomic int g_fault_reported; /* forget_faults: a device fault was reported once */
 
 static _Thread_local int t_injected; /* the calling thread's last failure was ours */
-static _Thread_local char t_message[256];
+static _Thread_local char t_message[1024];
 
 static long env_long(const char *name, long fallback) {
   const char *value = getenv(name);
@@ -155,6 +125,7 @@ static void configure(void) {
            env_long("TORCH_BACKEND_FAULTY_TIMES", -1),
            parse_status(getenv("TORCH_BACKEND_FAULTY_STATUS")));
   g_config.forget_faults = env_long("TORCH_BACKEND_FAULTY_FORGET_FAULTS", 0) != 0;
+  g_config.device_count = env_long("TORCH_BACKEND_FAULTY_DEVICE_COUNT", -1);
   snprintf(g_config.name, sizeof g_config.name, "torch_backend faulty shim over %s",
            g_config.wrapped != NULL ? g_config.wrapped->vendor_name : wrapped);
 }
@@ -198,87 +169,117 @@ static tb_status pass(tb_status status) {
   return status;
 }
 
-static const char *faulty_last_error(void) {
-  return t_injected ? t_message : g_config.wrapped->last_error();
+static const char *faulty_last_error(tb_context ctx) {
+  (void)ctx; /* faulty's own context is NULL: its state is global */
+  return t_injected ? t_message : g_config.wrapped->last_error(g_config.wrapped->context);
+}
+
+/* Contexts handed out: faulty's own is NULL (its state is global), and every one of them uses
+ * the wrapped vendor's single context, finalized with the last of them. */
+static pthread_mutex_t g_contexts_mutex = PTHREAD_MUTEX_INITIALIZER;
+static long g_contexts;
+
+/* init: creates the wrapped vendor's context the first time. */
+static tb_status faulty_init(const tb_host_api *host, tb_context *ctx) {
+  char error[sizeof t_message - 64];
+  pthread_mutex_lock(&g_contexts_mutex);
+  tb_status status = tb_loader_init(g_config.wrapped, host, error, sizeof error);
+  if (status == TB_OK) g_contexts++;
+  pthread_mutex_unlock(&g_contexts_mutex);
+  if (status != TB_OK) {
+    t_injected = 1; /* not injected, but the message is faulty's to give */
+    snprintf(t_message, sizeof t_message, "faulty: the wrapped vendor: %s", error);
+    return status;
+  }
+  *ctx = NULL;
+  return TB_OK;
+}
+
+static void faulty_finalize(tb_context ctx) {
+  (void)ctx;
+  pthread_mutex_lock(&g_contexts_mutex);
+  if (g_contexts > 0 && --g_contexts == 0) tb_loader_finalize(g_config.wrapped);
+  pthread_mutex_unlock(&g_contexts_mutex);
 }
 
 #define W (g_config.wrapped)
 
-/* One forwarding function per slot: count, fail if configured, else call the wrapped vendor. */
-#define FORWARD(group, fn, params, args)                                                    \
-  static tb_status faulty_##group##_##fn params {                                           \
-    atomic_fetch_add_explicit(&g_slot_calls[SLOT_##group##_##fn], 1, memory_order_relaxed); \
-    tb_status injected;                                                                     \
-    if (inject(#group "." #fn, NULL, &injected)) return injected;                           \
-    tb_status status = pass(W->group.fn args);                                              \
-    /* a reset also ends forget_faults' pretence */                                         \
-    if (SLOT_##group##_##fn == SLOT_device_reset && status == TB_OK) {                      \
-      atomic_store(&g_fault_reported, 0);                                                   \
-    }                                                                                       \
-    return status;                                                                          \
+/* One forwarding function per slot: count, fail if configured, else call the wrapped vendor
+ * with its own context. */
+#define FORWARD(gt, gf, slot, required, since, ret, params, names)                         \
+  static ret faulty_##gf##_##slot params {                                                 \
+    (void)ctx;                                                                             \
+    atomic_fetch_add_explicit(&g_slot_calls[SLOT_##gf##_##slot], 1, memory_order_relaxed); \
+    tb_status injected;                                                                    \
+    if (inject(#gf "." #slot, NULL, &injected)) return injected;                           \
+    tb_status status = pass(W->gf.slot(W->context, TB_SLOT_AFTER_CTX names));              \
+    /* a reset also ends forget_faults' pretence */                                        \
+    if (SLOT_##gf##_##slot == SLOT_device_reset && status == TB_OK) {                      \
+      atomic_store(&g_fault_reported, 0);                                                  \
+    }                                                                                      \
+    return status;                                                                         \
   }
-FAULTY_SLOTS(FORWARD)
+TB_VENDOR_SLOTS(FORWARD)
 #undef FORWARD
 
-/* ---- kernels: trampoline i forwards to the wrapped vendor's kernel i ---- */
+/* TORCH_BACKEND_FAULTY_DEVICE_COUNT: a vendor reporting a count torch_backend cannot represent
+ * (or any other count), to test how the runtime refuses it. */
+static tb_status faulty_device_count_override(tb_context ctx, int32_t *count) {
+  tb_status status = faulty_device_count(ctx, count);
+  if (status == TB_OK) *count = (int32_t)g_config.device_count;
+  return status;
+}
 
-static const tb_kernel *g_wrapped_kernels[FAULTY_MAX_KERNELS];
+/* ---- kernels: one forwarder for all; tb_kernel::data says which wrapped kernel ---- */
 
-static tb_status forward_kernel(int i, tb_stream stream, const tb_value *args, int32_t count) {
-  const tb_kernel *kernel = g_wrapped_kernels[i];
-  atomic_fetch_add_explicit(&g_kernel_calls[i], 1, memory_order_relaxed);
+typedef struct faulty_kernel {
+  const tb_kernel *wrapped;
+  _Atomic long calls;
+} faulty_kernel;
+
+static faulty_kernel *g_wrapped_kernels; /* one per wrapped kernel */
+static int64_t g_kernel_count;
+
+static tb_status forward_kernel(tb_context ctx, const tb_kernel_call *call) {
+  (void)ctx;
+  faulty_kernel *k = call->kernel->data;
+  atomic_fetch_add_explicit(&k->calls, 1, memory_order_relaxed);
   tb_status injected;
-  if (inject("kernel", kernel->name, &injected)) return injected;
-  tb_status status = kernel->fn(stream, args, count);
+  if (inject("kernel", k->wrapped->name, &injected)) return injected;
+  /* The wrapped vendor sees its own kernel in the call; host_private (the workspace's state)
+   * travels with the copy. */
+  tb_kernel_call forwarded = *call;
+  forwarded.kernel = k->wrapped;
+  tb_status status = k->wrapped->fn(W->context, &forwarded);
   /* declining is an answer, not a failure: keep the wrapped vendor's message for it */
   return status == TB_ERROR_NOT_SUPPORTED ? status : pass(status);
 }
 
-/* FAULTY_MAX_KERNELS trampolines, named by three decimal digits from 100 (no leading zero, so
- * no octal literals): trampoline_N forwards kernel N - 100. */
-#define TRAMPOLINE(n)                                                              \
-  static tb_status trampoline_##n(tb_stream s, const tb_value *a, int32_t count) { \
-    return forward_kernel(n - 100, s, a, count);                                   \
-  }
-/* clang-format's layout of these repetition macros does not settle: kept by hand. */
-// clang-format off
-#define TEN(macro, p) \
-  macro(p##0) macro(p##1) macro(p##2) macro(p##3) macro(p##4) \
-  macro(p##5) macro(p##6) macro(p##7) macro(p##8) macro(p##9)
-#define HUNDRED(macro, p) \
-  TEN(macro, p##0) TEN(macro, p##1) TEN(macro, p##2) TEN(macro, p##3) TEN(macro, p##4) \
-  TEN(macro, p##5) TEN(macro, p##6) TEN(macro, p##7) TEN(macro, p##8) TEN(macro, p##9)
-#define ALL(macro) \
-  HUNDRED(macro, 1) HUNDRED(macro, 2) HUNDRED(macro, 3) \
-  HUNDRED(macro, 4) HUNDRED(macro, 5) HUNDRED(macro, 6)
-// clang-format on
-ALL(TRAMPOLINE)
-#define POINTER(n) trampoline_##n,
-static const tb_kernel_fn k_trampolines[FAULTY_MAX_KERNELS] = {ALL(POINTER)};
-#undef POINTER
-#undef ALL
-#undef HUNDRED
-#undef TEN
-#undef TRAMPOLINE
-
-static tb_kernel g_kernels[FAULTY_MAX_KERNELS];
-static const tb_kernel *g_kernel_table[FAULTY_MAX_KERNELS];
+static tb_kernel *g_kernels;
+static const tb_kernel **g_kernel_table;
 static tb_kernel_api g_kernel_api;
 
-/* The wrapped vendor's kernels, each behind its trampoline (same names, dtypes and flags). */
+/* The wrapped vendor's kernels, each forwarded (same names, dtypes, flags and schemas). */
 static void build_kernels(void) {
-  int64_t count = W->kernels.count < FAULTY_MAX_KERNELS ? W->kernels.count : FAULTY_MAX_KERNELS;
-  if (W->kernels.count > FAULTY_MAX_KERNELS) {
-    fprintf(stderr, "faulty: the wrapped vendor has %lld kernels; only the first %d are wrapped\n",
-            (long long)W->kernels.count, FAULTY_MAX_KERNELS);
+  int64_t count = W->kernels.count;
+  g_wrapped_kernels = count > 0 ? calloc((size_t)count, sizeof *g_wrapped_kernels) : NULL;
+  g_kernels = count > 0 ? calloc((size_t)count, sizeof *g_kernels) : NULL;
+  g_kernel_table = count > 0 ? calloc((size_t)count, sizeof *g_kernel_table) : NULL;
+  if (count > 0 && (g_wrapped_kernels == NULL || g_kernels == NULL || g_kernel_table == NULL)) {
+    fprintf(stderr, "faulty: out of memory wrapping %lld kernels; publishing none\n",
+            (long long)count);
+    count = 0;
   }
   for (int64_t i = 0; i < count; i++) {
-    g_wrapped_kernels[i] = W->kernels.kernels[i];
+    g_wrapped_kernels[i].wrapped = W->kernels.kernels[i];
+    atomic_init(&g_wrapped_kernels[i].calls, 0);
     g_kernels[i] = *W->kernels.kernels[i];
     g_kernels[i].struct_size = sizeof(tb_kernel);
-    g_kernels[i].fn = k_trampolines[i];
+    g_kernels[i].fn = forward_kernel;
+    g_kernels[i].data = &g_wrapped_kernels[i];
     g_kernel_table[i] = &g_kernels[i];
   }
+  g_kernel_count = count;
   g_kernel_api = (tb_kernel_api){sizeof g_kernel_api, count, g_kernel_table};
 }
 
@@ -293,10 +294,11 @@ static pthread_once_t g_table_once = PTHREAD_ONCE_INIT;
 
 static void build_table(void) {
   /* Optional slots stay NULL when the wrapped vendor leaves them NULL. */
-#define SET(group, fn, params, args) \
-  g_##group.fn = W->group.fn != NULL ? faulty_##group##_##fn : NULL;
-  FAULTY_SLOTS(SET)
+#define SET(gt, gf, slot, required, since, ret, params, names) \
+  g_##gf.slot = W->gf.slot != NULL ? faulty_##gf##_##slot : NULL;
+  TB_VENDOR_SLOTS(SET)
 #undef SET
+  if (g_config.device_count >= 0) g_device.count = faulty_device_count_override;
   g_device.struct_size = sizeof g_device;
   g_memory.struct_size = sizeof g_memory;
   g_stream.struct_size = sizeof g_stream;
@@ -309,6 +311,8 @@ static void build_table(void) {
       .device_type = W->device_type,
       .vendor_name = g_config.name,
       .vendor_version = W->vendor_version,
+      .init = faulty_init,
+      .finalize = faulty_finalize,
       .last_error = faulty_last_error,
       .device = &g_device,
       .memory = &g_memory,
@@ -320,7 +324,7 @@ static void build_table(void) {
 
 TB_EXPORT const tb_vendor *tb_vendor_get(uint32_t abi_major, const char **error) {
   if (abi_major != TB_ABI_VERSION_MAJOR) {
-    if (error != NULL) *error = "faulty implements ABI major 1 only";
+    if (error != NULL) *error = "faulty implements ABI major 2 only";
     return NULL;
   }
   pthread_once(&g_once, configure);
@@ -348,14 +352,14 @@ TB_EXPORT int tb_faulty_configure(const char *call, long after, long times, cons
  * length the full text needs. */
 TB_EXPORT size_t tb_faulty_counts(char *buffer, size_t size) {
   size_t length = 0;
-  for (int i = 0; i < SLOT_COUNT + FAULTY_MAX_KERNELS; i++) {
+  for (int64_t i = 0; i < SLOT_COUNT + g_kernel_count; i++) {
     long calls = i < SLOT_COUNT ? atomic_load(&g_slot_calls[i])
-                                : atomic_load(&g_kernel_calls[i - SLOT_COUNT]);
+                                : atomic_load(&g_wrapped_kernels[i - SLOT_COUNT].calls);
     if (calls == 0) continue;
     char line[192];
     int n = i < SLOT_COUNT ? snprintf(line, sizeof line, "%s %ld\n", k_slot_names[i], calls)
                            : snprintf(line, sizeof line, "kernel.%s %ld\n",
-                                      g_wrapped_kernels[i - SLOT_COUNT]->name, calls);
+                                      g_wrapped_kernels[i - SLOT_COUNT].wrapped->name, calls);
     if (buffer != NULL && length + (size_t)n < size) memcpy(buffer + length, line, (size_t)n);
     length += (size_t)n;
   }
@@ -368,5 +372,5 @@ TB_EXPORT long tb_faulty_fired(void) { return atomic_load(&g_fired); }
 
 TB_EXPORT void tb_faulty_reset_counts(void) {
   for (int i = 0; i < SLOT_COUNT; i++) atomic_store(&g_slot_calls[i], 0);
-  for (int i = 0; i < FAULTY_MAX_KERNELS; i++) atomic_store(&g_kernel_calls[i], 0);
+  for (int64_t i = 0; i < g_kernel_count; i++) atomic_store(&g_wrapped_kernels[i].calls, 0);
 }

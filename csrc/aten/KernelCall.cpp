@@ -85,7 +85,7 @@ KernelCall& KernelCall::tensor(const std::optional<at::Tensor>& tensor) {
 KernelCall& KernelCall::tensors(at::ITensorListRef list) {
   tb_value value{};
   value.kind = TB_VALUE_TENSOR_LIST;
-  value.as.tensors.items = reinterpret_cast<const tb_tensor*>(tensors_.size());
+  value.as.tensors.items = reinterpret_cast<const tb_tensor* const*>(tensors_.size());
   int64_t count = 0;
   for (const at::Tensor& t : list) {
     add_tensor(t);
@@ -99,7 +99,7 @@ KernelCall& KernelCall::tensors(at::ITensorListRef list) {
 KernelCall& KernelCall::tensors(const c10::List<std::optional<at::Tensor>>& list) {
   tb_value value{};
   value.kind = TB_VALUE_TENSOR_LIST;
-  value.as.tensors.items = reinterpret_cast<const tb_tensor*>(tensors_.size());
+  value.as.tensors.items = reinterpret_cast<const tb_tensor* const*>(tensors_.size());
   int64_t count = 0;
   for (size_t i = 0; i < list.size(); i++) {
     std::optional<at::Tensor> element = list.get(i);
@@ -279,13 +279,16 @@ bool KernelCall::launch() {
       t = t.to(first->device());
     }
   }
-  // Fill the tensor descriptors (addresses are stable now that all arguments are in).
+  // Fill the tensor descriptors (addresses are stable now that all arguments are in), and the
+  // pointers tensor lists are made of: NULL for an absent element of a Tensor?[].
+  item_pointers_.resize(tensors_.size());
   for (size_t i = 0; i < tensors_.size(); i++) {
     const at::Tensor& t = sources_[i];
     tb_tensor& d = tensors_[i];
     if (!t.defined()) {
       d.data = nullptr;
       d.ndim = -1;
+      item_pointers_[i] = nullptr;
       continue;
     }
     TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, Vendor::Get().device_type(),
@@ -297,12 +300,13 @@ bool KernelCall::launch() {
     d.ndim = static_cast<int32_t>(t.dim());
     d.sizes = t.sizes().data();
     d.strides = t.strides().data();
+    item_pointers_[i] = &d;
   }
   for (tb_value& v : values_) {
     if (v.kind == TB_VALUE_TENSOR) {
       v.as.tensor = &tensors_[static_cast<size_t>(v.as.i)];
     } else if (v.kind == TB_VALUE_TENSOR_LIST) {
-      v.as.tensors.items = tensors_.data() + reinterpret_cast<uintptr_t>(v.as.tensors.items);
+      v.as.tensors.items = item_pointers_.data() + reinterpret_cast<uintptr_t>(v.as.tensors.items);
     }
   }
   c10::DeviceIndex device = first->device().index();
@@ -321,14 +325,76 @@ bool KernelCall::launch() {
     v.as.rng.offset = offset;
   }
   const Vendor& vendor = Vendor::Use(kernel_->name);
-  tb_status status = kernel_->fn(current_vendor_stream(device), values_.data(),
-                                 static_cast<int32_t>(values_.size()));
+  Workspace workspace;
+  workspace.device = device;
+  tb_kernel_call call{};
+  call.struct_size = sizeof call;
+  call.stream = current_vendor_stream(device);
+  call.args = values_.data();
+  call.num_args = static_cast<int32_t>(values_.size());
+  call.kernel = kernel_;
+  call.workspace = &Workspace::Allocate;
+  call.host_private = &workspace;
+  tb_status status = kernel_->fn(vendor.context(), &call);
+  // The workspace's blocks go back to the cache when `workspace` goes out of scope, on the
+  // call's stream: reused only by work ordered after this kernel's.
   if (status == TB_OK) {
     if (calls_ != nullptr) calls_->fetch_add(1, std::memory_order_relaxed);
     return true;
   }
   if (status == TB_ERROR_NOT_SUPPORTED) return false;
+  // A workspace request that failed explains the kernel's failure best: the allocator's own
+  // error (torch.OutOfMemoryError with the device's figures), naming the kernel.
+  workspace.Rethrow(vendor, kernel_->name);
   vendor.Fail(kernel_->name, status, c10::str(values_.size(), " arguments"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workspace (vendor.h, tb_kernel_call::workspace)
+
+tb_status KernelCall::Workspace::Allocate(const tb_kernel_call* call, size_t bytes,
+                                          void** ptr) noexcept {
+  if (call == nullptr || call->host_private == nullptr || ptr == nullptr) {
+    return TB_ERROR_INVALID_ARGUMENT;
+  }
+  auto* self = static_cast<Workspace*>(call->host_private);
+  if (bytes == 0) {
+    *ptr = nullptr;
+    return TB_OK;
+  }
+  try {
+    // The allocator allocates on the current device, on its current stream: the call's.
+    c10::OptionalDeviceGuard guard;
+    if (self->device != current_device()) guard.reset_device(make_device(self->device));
+    c10::DataPtr block = device_allocator()->allocate(bytes);
+    *ptr = block.get();
+    self->blocks.push_back(std::move(block));
+    return TB_OK;
+  } catch (const c10::OutOfMemoryError& e) {
+    self->failure = std::current_exception();
+    self->failure_bytes = bytes;
+    return TB_ERROR_OUT_OF_MEMORY;
+  } catch (const c10::AcceleratorError& e) {
+    self->failure = std::current_exception();
+    self->failure_bytes = bytes;
+    return static_cast<tb_status>(e.get_error_code());
+  } catch (...) {
+    self->failure = std::current_exception();
+    self->failure_bytes = bytes;
+    return TB_ERROR_INTERNAL;
+  }
+}
+
+void KernelCall::Workspace::Rethrow(const Vendor& vendor, const char* kernel) const {
+  if (failure == nullptr) return;
+  try {
+    std::rethrow_exception(failure);
+  } catch (const c10::OutOfMemoryError& e) {
+    C10_THROW_ERROR(
+        OutOfMemoryError,
+        c10::str(vendor.device_type(), ": kernel ", kernel, ": its workspace of ", failure_bytes,
+                 " bytes could not be allocated: ", e.what_without_backtrace()));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

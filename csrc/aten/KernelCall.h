@@ -1,9 +1,10 @@
 // Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
 //
-// Calling vendor kernels (vendor.h, ABI 1.1): the kernel table resolved once at load, the
-// argument packing from ATen values to tb_value descriptors, and the helpers the generated
-// operator wrappers (codegen/) share: output allocation for structured kernels' meta classes,
-// elementwise operand preparation, and the route to the CPU fallback.
+// Calling vendor kernels (vendor.h, "Kernels"): the kernel table resolved once at load, the
+// argument packing from ATen values to tb_value descriptors and one tb_kernel_call (with the
+// workspace allocator), and the helpers the generated operator wrappers (codegen/) share:
+// output allocation for structured kernels' meta classes, elementwise operand preparation,
+// and the route to the CPU fallback.
 #pragma once
 
 #include <ATen/core/Generator.h>
@@ -17,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -28,6 +30,8 @@
 #include <vector>
 
 namespace torch_backend {
+
+class Vendor;
 
 // ---------------------------------------------------------------------------------------------
 // The kernel table.
@@ -101,10 +105,22 @@ class KernelCall {
 
   // Enqueues the kernel on the current stream of the first tensor argument's device.  Returns
   // false when the kernel declines (dtype outside its mask, or TB_ERROR_NOT_SUPPORTED), in
-  // which case nothing was enqueued; throws for any other failure.
+  // which case nothing was enqueued; throws for any other failure (torch.OutOfMemoryError with
+  // the allocator's message when a workspace request failed).
   bool launch();
 
  private:
+  // tb_kernel_call::workspace: blocks of the caching allocator on the call's device and
+  // stream, held until the launch returns.
+  struct Workspace {
+    c10::DeviceIndex device;
+    c10::SmallVector<c10::DataPtr, 2> blocks;
+    std::exception_ptr failure;  // a request that failed, for the error the launch raises
+    size_t failure_bytes = 0;
+    static tb_status Allocate(const tb_kernel_call* call, size_t bytes, void** ptr) noexcept;
+    void Rethrow(const Vendor& vendor, const char* kernel) const;
+  };
+
   KernelCall& bool_list(const bool* values, size_t count);
   const at::Tensor* first_tensor() const;
   void add_tensor(at::Tensor tensor);
@@ -112,7 +128,8 @@ class KernelCall {
   const tb_kernel* kernel_;
   std::atomic<uint64_t>* calls_;
   c10::SmallVector<tb_value, 12> values_;
-  c10::SmallVector<tb_tensor, 8> tensors_;   // values of kind TENSOR(_LIST) index into this
+  c10::SmallVector<tb_tensor, 8> tensors_;  // values of kind TENSOR(_LIST) index into this
+  c10::SmallVector<const tb_tensor*, 8> item_pointers_;  // &tensors_[i], or NULL if absent
   c10::SmallVector<at::Tensor, 8> sources_;  // the tensor behind each tensors_ entry (held)
   c10::SmallVector<size_t, 4> movable_;      // sources_ entries from Tensor?[] lists
   std::list<std::vector<int>> bool_storage_;

@@ -493,11 +493,11 @@ class CachingAllocator final : public c10::DeviceAllocator {
                      format_bytes(Reserved(cache)), " is reserved");
       return false;
     }
-    const Vendor& vendor = Vendor::Use("memory.device_malloc");
-    tb_status status = vendor.table().memory.device_malloc(cache.device, bytes, ptr);
+    tb_status status = slot::memory_device_malloc(cache.device, bytes, ptr);
     if (status == TB_OK) return true;
+    const Vendor& vendor = Vendor::Get();
     if (status == TB_ERROR_OUT_OF_MEMORY) {
-      const char* message = vendor.table().last_error();
+      const char* message = vendor.last_error();
       why = c10::str("The vendor reports: ", message != nullptr ? message : "(no message)");
       return false;
     }
@@ -541,7 +541,7 @@ class CachingAllocator final : public c10::DeviceAllocator {
       cache.segments.emplace(reinterpret_cast<uintptr_t>(ptr), Segment{bytes, block});
     } catch (...) {
       // Out of host memory for the bookkeeping: the segment goes back rather than leaking.
-      Vendor::Get().table().memory.device_free(cache.device, ptr);
+      (void)slot::memory_device_free(cache.device, ptr);
       throw;
     }
     block->ptr = static_cast<char*>(ptr);

@@ -1,13 +1,27 @@
 // Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
 #include "runtime/Vendor.h"
 
+#include <c10/core/Device.h>
 #include <pthread.h>
+#include <torch/version.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
+#include <type_traits>
 
 namespace torch_backend {
+
+// The slot list (vendor_slots.h) matches vendor.h's structs, checked in C++ as the header checks
+// it in C: every line's member has the line's type.
+#define TB_SLOT_CXX_CHECK_(gt, gf, name, required, since, ret, params, names) \
+  static_assert(std::is_same_v<decltype(gt::name), ret(*) params>,            \
+                "vendor_slots.h: " #gt "::" #name " does not have the type its line says");
+TB_VENDOR_SLOTS(TB_SLOT_CXX_CHECK_)
+#undef TB_SLOT_CXX_CHECK_
+
 namespace {
 
 // Load state.  Guarded by the mutex until the vendor is loaded; the pointer is then published
@@ -20,6 +34,8 @@ std::atomic<const Vendor*> g_vendor{nullptr};
 // Fork state: set by Use() / the atfork child handler; plain flags, read on every call.
 std::atomic<bool> g_in_use{false};
 std::atomic<bool> g_in_bad_fork{false};
+// Set by the atexit handler once the vendor's context is finalized.
+std::atomic<bool> g_finalized{false};
 
 void OnForkChild() {
   if (g_in_use.load(std::memory_order_relaxed)) g_in_bad_fork.store(true);
@@ -27,11 +43,29 @@ void OnForkChild() {
 
 }  // namespace
 
+// The first calls into a vendor: init (its context), then the device count, which must fit
+// c10::DeviceIndex (int8_t): a larger count would silently wrap in every device index torch
+// computes.
 Vendor::Vendor(tb_vendor_handle* handle) : handle_(handle) {
-  tb_status status = handle_->device.count(&device_count_);
+  tb_host_api host{};
+  host.struct_size = sizeof host;
+  host.abi_major = TB_ABI_VERSION_MAJOR;
+  host.abi_minor = TB_ABI_VERSION_MINOR;
+  host.torch_version = TORCH_VERSION;
+  char error[2048] = "";
+  tb_status status = tb_loader_init(handle_, &host, error, sizeof error);
+  TORCH_CHECK(status == TB_OK, "torch_backend: cannot initialise the vendor library '",
+              handle_->library_path, "': ", error);
+  status = handle_->device.count(handle_->context, &device_count_);
   if (status != TB_OK) {
     Fail("device.count", status, "");
   }
+  constexpr int32_t kMaxDevices = std::numeric_limits<c10::DeviceIndex>::max();
+  TORCH_CHECK(device_count_ >= 0 && device_count_ <= kMaxDevices, handle_->device_type,
+              ": the vendor '", handle_->vendor_name, "' (", handle_->library_path, ") reports ",
+              device_count_, " devices, but PyTorch addresses at most ", kMaxDevices,
+              " devices of one type (c10::DeviceIndex is ", sizeof(c10::DeviceIndex) * 8,
+              "-bit): a device count must lie in [0, ", kMaxDevices, "]");
 }
 
 const Vendor& Vendor::Get() {
@@ -66,7 +100,25 @@ const Vendor& Vendor::Get() {
   static std::once_flag fork_handler;
   std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, OnForkChild); });
   g_vendor.store(vendor, std::memory_order_release);
+  // Registered after init, so it runs before the destructors of libraries loaded earlier
+  // (libtorch's); tb_loader_finalize skips it in a forked child.
+  std::atexit(&Vendor::Finalize);
   return *vendor;
+}
+
+void Vendor::Finalize() {
+  const Vendor* vendor = g_vendor.load(std::memory_order_acquire);
+  if (vendor == nullptr || g_finalized.exchange(true)) return;
+  tb_loader_finalize(vendor->handle_);
+}
+
+bool Vendor::IsFinalized() { return g_finalized.load(); }
+
+const char* Vendor::last_error() const { return handle_->last_error(handle_->context); }
+
+void Vendor::Missing(const char* call) const {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, handle_->device_type, ": the vendor does not provide ", call,
+                              " (an optional slot of the vendor ABI it leaves NULL)");
 }
 
 const Vendor& Vendor::Use(const char* call) {
@@ -80,6 +132,8 @@ const Vendor& Vendor::Use(const char* call) {
                 "threads and device state do not survive fork(); e.g. "
                 "torch.multiprocessing.set_start_method('spawn'))");
   }
+  TORCH_CHECK(!g_finalized.load(std::memory_order_relaxed), vendor.device_type(), ": ", call,
+              " after the vendor's context was finalized at process exit");
   if (C10_UNLIKELY(!g_in_use.load(std::memory_order_relaxed))) g_in_use.store(true);
   return vendor;
 }
@@ -99,7 +153,7 @@ void Vendor::UseLinkedIn(tb_vendor_get_fn entry) {
 bool Vendor::IsLoaded() { return g_vendor.load(std::memory_order_acquire) != nullptr; }
 
 void Vendor::Fail(const char* call, tb_status status, const std::string& arguments) const {
-  const char* message = handle_->last_error();
+  const char* message = last_error();
   std::string text = c10::str(handle_->device_type, ": ", call, "(", arguments, ") failed with ",
                               tb_status_name(status), ": ",
                               message != nullptr && *message ? message : "(no message)");

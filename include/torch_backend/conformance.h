@@ -36,7 +36,9 @@ typedef enum tb_check_outcome {
 
 /** What a check works with: the vendor under test and room for its message. */
 typedef struct tb_check_context {
-  /** The vendor under test. */
+  /** The vendor under test, its context created (tb_loader_init()): a check passes
+   *  `vendor->context` to every call.  Its slots are counting wrappers around the vendor's
+   *  (see tb_conformance_run()), which pass every argument, the context included, through. */
   const tb_vendor_handle *vendor;
   /** Why the check failed or was skipped; empty on a pass. */
   char message[2048];
@@ -44,7 +46,7 @@ typedef struct tb_check_context {
 
 /** One documented behaviour. */
 typedef struct tb_check {
-  /** Group: "device", "memory", "stream", "event" or "threads". */
+  /** Group: "context", "device", "memory", "stream", "event", "threads" or "fault". */
   const char *group;
   /** Name, unique within its group, such as "invalid_index". */
   const char *name;
@@ -57,9 +59,42 @@ typedef struct tb_check {
 /** Every check, in a stable order (grouped); @p count receives how many. */
 const tb_check *tb_conformance_checks(size_t *count);
 
-/** Runs @p check against @p vendor and copies its message into @p message. */
-tb_check_outcome tb_conformance_run(const tb_check *check, const tb_vendor_handle *vendor,
-                                    char *message, size_t message_size);
+/** One function slot of the ABI, from vendor_slots.h's lists: what `tb-conformance --slots`
+ *  prints and the ABI reference's slot table shows. */
+typedef struct tb_slot_info {
+  /** "device", "memory", "stream", "event", or "vendor" for tb_vendor's own members. */
+  const char *group;
+  /** The member name, such as "device_malloc". */
+  const char *name;
+  /** Whether the loader refuses a table without it. */
+  int required;
+  /** The minor of the current major that added it. */
+  int since_minor;
+  /** The return type, as written in vendor.h. */
+  const char *return_type;
+  /** The parameter list, parenthesised, as written in vendor.h. */
+  const char *params;
+} tb_slot_info;
+
+/** Every slot, groups first in table order, then tb_vendor's own (init, finalize,
+ *  last_error); @p count receives how many. */
+const tb_slot_info *tb_conformance_slots(size_t *count);
+
+/** Whether @p vendor provides slot @p index of tb_conformance_slots() (optional slots may be
+ *  NULL). */
+int tb_conformance_slot_present(const tb_vendor_handle *vendor, size_t index);
+
+/**
+ * Runs @p check against @p vendor and copies its message into @p message.
+ *
+ * Creates the vendor's context first (tb_loader_init(); a failure fails the check with the
+ * init message).  When @p slot_calls is not NULL (an array of as many counters as
+ * tb_conformance_slots() has entries), the check runs on a copy of the handle whose slots count
+ * their calls into it before forwarding them: the coverage `tb-conformance` prints.  Runs of
+ * counted checks are serialised.
+ */
+tb_check_outcome tb_conformance_run(const tb_check *check, tb_vendor_handle *vendor, char *message,
+                                    size_t message_size, uint64_t *slot_calls);
 
 /** "pass", "FAIL" or "skip". */
 const char *tb_check_outcome_name(tb_check_outcome outcome);

@@ -8,14 +8,22 @@
  *
  * The loader turns a vendor name ("fake", "emu"), a library path, or an entry point linked
  * into the program into a validated ::tb_vendor_handle.  It checks everything a caller would
- * otherwise have to: that the library exports ::tb_vendor_get, that it serves the ABI major
- * this torch_backend speaks, that every struct is at least as large as the ABI requires, and
- * that every required function is present.  On failure the message names the library, the
- * versions involved and each missing piece.
+ * otherwise have to: that the library exports ::tb_vendor_get, that it serves an ABI major
+ * this torch_backend loads, that every struct is at least as large as the ABI requires, and
+ * that every required function is present (the slots of vendor_slots.h).  On failure the
+ * message names the library, the versions involved and each missing piece.
+ *
+ * The loader asks a library for ABI major 2 first and, when it gets no table, for major 1: a
+ * vendor built against any ABI 1.x header loads unchanged.  Its table is wrapped in a 2.0 one
+ * whose functions adapt each call (dropping the context, converting kernel calls and tensor
+ * lists), so callers only ever see ABI 2.0; the handle's `abi_major`/`abi_minor` still report
+ * what the vendor implements.
  *
  * The handle holds normalised copies of the vendor's groups: each copy is a full-size struct of
  * this build's ABI, with every field the vendor's older `struct_size` does not cover set to
  * NULL.  Callers can therefore test optional functions against NULL without size arithmetic.
+ * Every call through them takes the handle's `context`, which tb_loader_init() creates (the
+ * vendor's tb_vendor::init) and tb_loader_finalize() releases.
  *
  * This header is torch_backend's own API, versioned with the package, not part of the vendor
  * ABI.  All functions are thread-safe.
@@ -40,9 +48,10 @@ extern "C" {
 /** A loaded, validated vendor.  Created by tb_loader_open() or tb_loader_open_entry(), released
  *  by tb_loader_close().  Read-only for its users. */
 typedef struct tb_vendor_handle {
-  /** The vendor's own table, as returned by its entry point. */
+  /** The ABI 2.0 table in use: the vendor's own, as its entry point returned it, or for a 1.x
+   *  vendor the table the loader built around it. */
   const tb_vendor *table;
-  /** ABI version the vendor reports. */
+  /** ABI major the vendor implements (1 for a vendor loaded through the 1.x adapter). */
   uint32_t abi_major;
   /** ABI minor the vendor was built against. */
   uint32_t abi_minor;
@@ -55,8 +64,15 @@ typedef struct tb_vendor_handle {
   /** Absolute path of the library that holds the entry point (the program itself for a
    *  linked-in vendor). */
   char library_path[4096];
+  /** The context to pass to every call: set by tb_loader_init() (the one tb_vendor::init
+   *  created, NULL for a vendor without init, the adapter's for a 1.x vendor); NULL before. */
+  tb_context context;
+  /** tb_vendor::init (NULL when absent).  Call it through tb_loader_init(). */
+  tb_status (*init)(const tb_host_api *host, tb_context *ctx);
+  /** tb_vendor::finalize (NULL when absent).  Call it through tb_loader_finalize(). */
+  void (*finalize)(tb_context ctx);
   /** tb_vendor::last_error. */
-  const char *(*last_error)(void);
+  const char *(*last_error)(tb_context ctx);
   /** Normalised copy of tb_vendor::device. */
   tb_device_api device;
   /** Normalised copy of tb_vendor::memory. */
@@ -101,11 +117,37 @@ tb_status tb_loader_open(const char *name_or_path, tb_vendor_handle **out, char 
 tb_status tb_loader_open_entry(tb_vendor_get_fn entry, tb_vendor_handle **out, char *error,
                                size_t error_size);
 
-/** Releases @p handle.  NULL is a no-op.  The caller must have destroyed every stream, event
- *  and allocation first.  The vendor library of a successful tb_loader_open() stays mapped
- *  until the process exits (it is opened with `RTLD_NODELETE`): a vendor's worker threads may
- *  still be finishing work of destroyed streams, and unmapping code that threads run crashes
- *  the process.  Libraries that fail validation are unloaded at once. */
+/**
+ * Creates the vendor's context: calls tb_vendor::init once for @p handle and stores the context
+ * in tb_vendor_handle::context.  Later calls return the first call's result without calling
+ * init again, so every user of a handle can call it before its first vendor call.
+ *
+ * @param handle      The vendor.
+ * @param host        What to tell the vendor (::tb_host_api); NULL: this build's ABI version
+ *                    and no PyTorch version.
+ * @param[out] error  Receives a NUL-terminated message on failure (may be NULL):
+ *                    `"<device type>: init failed with <STATUS>: <vendor message>"`.
+ * @param error_size  Size of @p error in bytes.
+ * @return ::TB_OK, or the status init failed with.  Thread-safe: concurrent callers wait for
+ *         the first one.  A child process forked after a successful init keeps the parent's
+ *         context (see vendor.h, "The vendor context").
+ */
+tb_status tb_loader_init(tb_vendor_handle *handle, const tb_host_api *host, char *error,
+                         size_t error_size);
+
+/**
+ * Releases the context tb_loader_init() created: calls tb_vendor::finalize once, unless init
+ * never succeeded, finalize already ran, or this is a process forked after init (the context
+ * belongs to the parent).  The caller makes no vendor call with the handle afterwards.
+ */
+void tb_loader_finalize(tb_vendor_handle *handle);
+
+/** Releases @p handle, finalizing its context first (tb_loader_finalize()).  NULL is a no-op.
+ *  The caller must have destroyed every stream, event and allocation first.  The vendor library of
+ * a successful tb_loader_open() stays mapped until the process exits (it is opened with
+ * `RTLD_NODELETE`): a vendor's worker threads may still be finishing work of destroyed streams, and
+ * unmapping code that threads run crashes the process.  Libraries that fail validation are unloaded
+ * at once. */
 void tb_loader_close(tb_vendor_handle *handle);
 
 /**

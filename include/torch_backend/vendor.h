@@ -21,6 +21,7 @@
  * @section tb_versioning Versioning rules
  *
  * - The ABI has a major and a minor version (::TB_ABI_VERSION_MAJOR, ::TB_ABI_VERSION_MINOR).
+ *   This header is ABI 2.0.
  * - Every struct that crosses the boundary starts with a `size_t struct_size` holding
  *   `sizeof` the struct as its producer compiled it.  Either side may therefore be older than
  *   the other: a reader only touches fields that lie wholly inside `struct_size`
@@ -28,13 +29,65 @@
  * - Fields are only ever appended, in a new minor version.  Existing fields never move, never
  *   change type and never change meaning within a major version.
  * - Removing or changing a field, or changing the meaning of a call, requires a major bump.
- *   The first three members of ::tb_vendor (`struct_size`, `abi_major`, `abi_minor`) keep
- *   their types and offsets in every major, so a loader can always read them.
- *   torch_backend asks the vendor for the major it speaks (the `abi_major` argument of
- *   ::tb_vendor_get); a vendor may serve several majors from one library.
+ *   A major bump is a new contract: a vendor built against major N implements major N's
+ *   table, whose layout and calling conventions may share nothing with major N-1's.  The first
+ *   three members of ::tb_vendor (`struct_size`, `abi_major`, `abi_minor`) keep their types
+ *   and offsets in every major, so a loader can always read them.
+ * - torch_backend asks the vendor for the major it speaks first (the `abi_major` argument of
+ *   ::tb_vendor_get) and, when the vendor returns NULL, for each older major it still
+ *   supports.  A vendor may serve several majors from one library.
  * - A vendor built against an older minor works with a newer torch_backend: fields it does not
  *   know lie outside its `struct_size` and are treated as absent.  A vendor built against a
  *   newer minor works with an older torch_backend, which simply ignores the trailing fields.
+ *
+ * @section tb_history History, and ABI 1.x vendors
+ *
+ * - 1.0: devices, memory, streams, events.
+ * - 1.1: kernels keyed by ATen operator name (::tb_kernel_api).
+ * - 1.2: sticky device faults (@ref tb_faults), tb_device_api::reset,
+ *   tb_stream_api::inject_fault, ::TB_ERROR_DEVICE_FAULT, tb_device_properties::dtypes.
+ * - 2.0: a vendor context (::tb_context) created by tb_vendor::init, released by
+ *   tb_vendor::finalize and passed as the first argument of every call; kernels take one
+ *   ::tb_kernel_call (stream, arguments, the ::tb_kernel itself, and a workspace allocator);
+ *   a kernel names the ATen schema it was written for (tb_kernel::schema) and carries a vendor
+ *   pointer (tb_kernel::data); tensor lists are arrays of pointers to size-prefixed
+ *   ::tb_tensor, NULL standing for an absent optional element.
+ *
+ * torch_backend 2.x still loads vendors built against any 1.x header, unchanged and without a
+ * rebuild: when a library returns no table for major 2, the loader asks it for major 1 and
+ * wraps the 1.x table in a 2.0 one (the context of a wrapped vendor is the loader's; each
+ * kernel call is converted to the 1.x calling convention, tensor lists included).  Porting a
+ * 1.x vendor to 2.0 (see the porting guide) is a mechanical change: add `tb_context ctx` as the
+ * first parameter of every function, take the kernel arguments from ::tb_kernel_call, read
+ * tensor list elements through pointers, and optionally move process globals into a context.
+ *
+ * @section tb_context_rules The vendor context: init and finalize
+ *
+ * tb_vendor::init creates the vendor's state -- its ::tb_context -- and tb_vendor::finalize
+ * releases it; torch_backend passes the context as the first argument of every other call.  A
+ * vendor keeps in the context what belongs to one use of its devices (configuration, memory
+ * pools, per-device state) instead of in process globals.
+ *
+ * - torch_backend's runtime calls init exactly once per process, lazily, from the single path
+ *   through which it reaches the vendor, before any other call of the table (tb_device_api::count
+ *   included) and never twice.  Because the device count is read when `torch_backend` is
+ *   imported, init runs at import.  A process may fork() after that and before using a device,
+ *   and the child then continues with the context init created in the parent: init must
+ *   therefore be cheap and fork-safe -- read configuration, validate the environment, allocate
+ *   the context -- and leave threads, driver contexts and device memory to the first call that
+ *   needs them.  torch_backend never calls init (nor anything else) in a child forked after the
+ *   parent used a device.
+ * - When init fails, its status and tb_vendor::last_error message become the error of whatever
+ *   triggered it (`"<device type>: init failed with <STATUS>: <message>"`), at import for the
+ *   runtime; the vendor is then unusable in that process.
+ * - finalize is called at most once per successful init, after all of torch_backend's work: the
+ *   runtime calls it from an `atexit` handler, never in a forked child.  After finalize returns
+ *   torch_backend makes no call with that context.  finalize must not block indefinitely.
+ * - Tools and tests that open the same library several times in one process (the conformance
+ *   suite, faulty over another vendor) call init once per opened table, and finalize once per
+ *   context.  A vendor whose state is per process may return the same context (or NULL) from
+ *   every init; a vendor that cannot run two contexts at once returns
+ *   ::TB_ERROR_UNAVAILABLE, with a message, from the second init.
  *
  * @section tb_required Required and optional functions
  *
@@ -52,7 +105,7 @@
  * (the argument, the device index, the vendor runtime's own error text); torch_backend shows
  * them to users verbatim, prefixed with the vendor's name and the call.
  *
- * @section tb_faults Device faults (ABI 1.2)
+ * @section tb_faults Device faults
  *
  * Work that fails after its enqueueing call returned (a kernel that finds an index out of
  * range, a copy the device cannot complete) leaves its device *faulted*: like CUDA's sticky
@@ -82,8 +135,11 @@
  * of threads, with one exception: a handle must not be destroyed while another thread is
  * using that same handle.  Vendors keep no hidden "current device": every call that concerns a
  * device takes its index explicitly, and streams and events remember the device they were
- * created on.  torch_backend never uses a vendor in a child process created by `fork()` after
- * the parent used it, so a vendor need not survive `fork()`.
+ * created on.  Every call receives the ::tb_context init returned; calls on several threads
+ * share it, so the vendor guards what it mutates in it.  tb_vendor::init and
+ * tb_vendor::finalize are the exception: torch_backend never runs them concurrently with each
+ * other or with any other call of the same context.  torch_backend never uses a vendor in a child
+ * process created by `fork()` after the parent used it, so a vendor need not survive `fork()`.
  *
  * @section tb_blocking Blocking
  *
@@ -113,9 +169,9 @@ extern "C" {
  *  @{ */
 
 /** Major version of this ABI.  Bumped only for incompatible changes (see @ref tb_versioning). */
-#define TB_ABI_VERSION_MAJOR 1
+#define TB_ABI_VERSION_MAJOR 2
 /** Minor version of this ABI.  Bumped when fields are appended to a struct. */
-#define TB_ABI_VERSION_MINOR 2
+#define TB_ABI_VERSION_MINOR 0
 
 /** Marks a symbol as exported from the vendor's shared library. */
 #if defined(_WIN32)
@@ -166,7 +222,7 @@ typedef enum tb_status {
   TB_ERROR_INTERNAL = 6,
   /** The vendor's runtime is not usable in this process (no driver, failed initialisation). */
   TB_ERROR_UNAVAILABLE = 7,
-  /** ABI 1.2.  The device is faulted: earlier asynchronous work on it failed, and it reports that
+  /** The device is faulted: earlier asynchronous work on it failed, and it reports that
    *  failure until it is reset (see @ref tb_faults).  The message is the failure's. */
   TB_ERROR_DEVICE_FAULT = 8
 } tb_status;
@@ -203,6 +259,16 @@ static inline const char *tb_status_name(tb_status status) {
 
 /** @defgroup tb_handles Handles
  *  @{ */
+
+/**
+ * The vendor's own state, created by tb_vendor::init and passed as the first argument of every
+ * other call (see @ref tb_context_rules).
+ *
+ * Opaque: the vendor defines `struct tb_context_impl` (or never defines it and casts).  NULL is
+ * a valid context: the one a vendor without init receives, and the one a vendor whose init
+ * sets none keeps.  torch_backend never looks inside it.
+ */
+typedef struct tb_context_impl *tb_context;
 
 /**
  * An ordered queue of device work, created by tb_stream_api::create.
@@ -253,7 +319,7 @@ typedef struct tb_device_properties {
   int32_t arch_major;
   /** Vendor-defined architecture generation, minor part; 0 when unknown. */
   int32_t arch_minor;
-  /** ABI 1.2.  Bit set (::TB_DTYPE_BIT) of the element types whose tensors the device holds and
+  /** Bit set (::TB_DTYPE_BIT) of the element types whose tensors the device holds and
    *  converts between: what `torch.accelerator.get_device_capability()` reports as
    *  `supported_dtypes`.  0 means every ::tb_dtype. */
   uint64_t dtypes;
@@ -278,7 +344,7 @@ typedef struct tb_device_api {
    * May block on first use while the vendor initialises.  Returns the same answer on every
    * call.
    */
-  tb_status (*count)(int32_t *count);
+  tb_status (*count)(tb_context ctx, int32_t *count);
 
   /**
    * Describes device @p device.
@@ -287,7 +353,7 @@ typedef struct tb_device_api {
    * @param[in,out] properties  Caller-owned; see ::tb_device_properties for the size rule.
    * Does not block.
    */
-  tb_status (*get_properties)(int32_t device, tb_device_properties *properties);
+  tb_status (*get_properties)(tb_context ctx, int32_t device, tb_device_properties *properties);
 
   /**
    * Blocks until all work enqueued on every stream of @p device has finished.
@@ -295,16 +361,16 @@ typedef struct tb_device_api {
    * Returns the first failure of that work, if any: ::TB_ERROR_DEVICE_FAULT while the device is
    * faulted (see @ref tb_faults).  May block.
    */
-  tb_status (*synchronize)(int32_t device);
+  tb_status (*synchronize)(tb_context ctx, int32_t device);
 
   /**
-   * Optional (ABI 1.2).  Clears a fault of @p device (see @ref tb_faults): waits until no work
+   * Optional.  Clears a fault of @p device (see @ref tb_faults): waits until no work
    * of the device is running, then lets the device accept work and copies again.  Allocations,
    * streams and events stay valid; memory written by the failed work, or by work that ran
    * after it, holds unspecified bytes.  Succeeds and does nothing on a device that is not
    * faulted.  When NULL, a faulted device stays faulted until the process ends.  May block.
    */
-  tb_status (*reset)(int32_t device);
+  tb_status (*reset)(tb_context ctx, int32_t device);
 } tb_device_api;
 
 /** @} */
@@ -343,7 +409,7 @@ typedef struct tb_memory_api {
    * requests larger than the device's total memory; the vendor stays usable.  The memory's
    * contents are unspecified.  May block (briefly) but never waits for stream work.
    */
-  tb_status (*device_malloc)(int32_t device, size_t size, void **ptr);
+  tb_status (*device_malloc)(tb_context ctx, int32_t device, size_t size, void **ptr);
 
   /**
    * Returns memory obtained from device_malloc on the same @p device.
@@ -352,7 +418,7 @@ typedef struct tb_memory_api {
    * running on any stream uses the memory (torch_backend's caching allocator tracks this with
    * events), so the vendor need not wait.  Does not block.
    */
-  tb_status (*device_free)(int32_t device, void *ptr);
+  tb_status (*device_free)(tb_context ctx, int32_t device, void *ptr);
 
   /**
    * Optional.  Allocates @p size bytes of page-locked ("pinned") host memory, directly
@@ -363,58 +429,60 @@ typedef struct tb_memory_api {
    * @param[out] ptr  Receives the host pointer, aligned to ::TB_MEMORY_ALIGNMENT.
    * When NULL, torch_backend uses ordinary host memory for pinned tensors.  May block.
    */
-  tb_status (*host_malloc)(size_t size, void **ptr);
+  tb_status (*host_malloc)(tb_context ctx, size_t size, void **ptr);
 
   /**
    * Optional (required when host_malloc is provided).  Returns memory from host_malloc.
    * @p ptr NULL succeeds.  The caller guarantees no queued copy still uses it.  Does not block.
    */
-  tb_status (*host_free)(void *ptr);
+  tb_status (*host_free)(tb_context ctx, void *ptr);
 
   /**
    * Copies @p size bytes from host memory @p src to device memory @p dst on @p device.
    * Blocks until the copy is complete.
    */
-  tb_status (*copy_h2d)(int32_t device, void *dst, const void *src, size_t size);
+  tb_status (*copy_h2d)(tb_context ctx, int32_t device, void *dst, const void *src, size_t size);
 
   /**
    * Copies @p size bytes from device memory @p src on @p device to host memory @p dst.
    * Blocks until the copy is complete.
    */
-  tb_status (*copy_d2h)(int32_t device, void *dst, const void *src, size_t size);
+  tb_status (*copy_d2h)(tb_context ctx, int32_t device, void *dst, const void *src, size_t size);
 
   /**
    * Copies @p size bytes from device memory @p src on @p src_device to device memory @p dst
    * on @p dst_device.  The devices may differ.  Blocks until the copy is complete.
    */
-  tb_status (*copy_d2d)(int32_t dst_device, void *dst, int32_t src_device, const void *src,
-                        size_t size);
+  tb_status (*copy_d2d)(tb_context ctx, int32_t dst_device, void *dst, int32_t src_device,
+                        const void *src, size_t size);
 
   /**
    * Enqueues a copy of @p size bytes from host memory @p src to device memory @p dst on the
    * device of @p stream.  Asynchronous.
    */
-  tb_status (*copy_h2d_async)(tb_stream stream, void *dst, const void *src, size_t size);
+  tb_status (*copy_h2d_async)(tb_context ctx, tb_stream stream, void *dst, const void *src,
+                              size_t size);
 
   /**
    * Enqueues a copy of @p size bytes from device memory @p src, on the device of @p stream,
    * to host memory @p dst.  Asynchronous: @p dst holds the bytes once the stream reaches and
    * finishes the copy (synchronise the stream or an event recorded after it).
    */
-  tb_status (*copy_d2h_async)(tb_stream stream, void *dst, const void *src, size_t size);
+  tb_status (*copy_d2h_async)(tb_context ctx, tb_stream stream, void *dst, const void *src,
+                              size_t size);
 
   /**
    * Enqueues a device-to-device copy.  @p stream belongs to @p dst_device or @p src_device;
    * the copy is ordered on that stream only.  Asynchronous.
    */
-  tb_status (*copy_d2d_async)(tb_stream stream, int32_t dst_device, void *dst, int32_t src_device,
-                              const void *src, size_t size);
+  tb_status (*copy_d2d_async)(tb_context ctx, tb_stream stream, int32_t dst_device, void *dst,
+                              int32_t src_device, const void *src, size_t size);
 
   /**
    * Enqueues setting @p size bytes of device memory at @p ptr, on the device of @p stream, to
    * the byte `(unsigned char)value`.  Asynchronous.
    */
-  tb_status (*memset_async)(tb_stream stream, void *ptr, int value, size_t size);
+  tb_status (*memset_async)(tb_context ctx, tb_stream stream, void *ptr, int value, size_t size);
 
   /**
    * Optional.  Reports free and total device memory of @p device, in bytes, as the vendor
@@ -422,7 +490,7 @@ typedef struct tb_memory_api {
    * tb_device_properties::total_memory as total and derives free from its own allocations.
    * Does not block.
    */
-  tb_status (*get_info)(int32_t device, size_t *free_bytes, size_t *total_bytes);
+  tb_status (*get_info)(tb_context ctx, int32_t device, size_t *free_bytes, size_t *total_bytes);
 } tb_memory_api;
 
 /** @} */
@@ -456,10 +524,10 @@ typedef struct tb_stream_api {
    * @param[out] stream   Receives the handle, owned by the caller until destroy.
    * Does not block.
    */
-  tb_status (*create)(int32_t device, int32_t priority, tb_stream *stream);
+  tb_status (*create)(tb_context ctx, int32_t device, int32_t priority, tb_stream *stream);
 
   /** Destroys @p stream; see "Destroying a busy stream" above.  Does not block. */
-  tb_status (*destroy)(tb_stream stream);
+  tb_status (*destroy)(tb_context ctx, tb_stream stream);
 
   /**
    * Reports whether all work enqueued on @p stream has finished: ::TB_OK when it has,
@@ -467,14 +535,14 @@ typedef struct tb_stream_api {
    * ::TB_ERROR_DEVICE_FAULT while the stream's device is faulted (see @ref tb_faults).
    * Does not block.
    */
-  tb_status (*query)(tb_stream stream);
+  tb_status (*query)(tb_context ctx, tb_stream stream);
 
   /**
    * Blocks until all work enqueued on @p stream before this call has finished.  Returns
    * ::TB_ERROR_DEVICE_FAULT while the stream's device is faulted (see @ref tb_faults), whether
    * the failed work was on this stream or another.  May block.
    */
-  tb_status (*synchronize)(tb_stream stream);
+  tb_status (*synchronize)(tb_context ctx, tb_stream stream);
 
   /**
    * Makes all work enqueued on @p stream after this call wait until @p event completes (as
@@ -483,22 +551,22 @@ typedef struct tb_stream_api {
    * An event never recorded is complete, so waiting on it is a no-op.  Asynchronous: does not
    * block the host.
    */
-  tb_status (*wait_event)(tb_stream stream, tb_event event);
+  tb_status (*wait_event)(tb_context ctx, tb_stream stream, tb_event event);
 
   /**
    * Optional.  Reports the range of stream priorities of @p device.  When NULL, every
    * priority is treated as 0.  Does not block.
    */
-  tb_status (*priority_range)(int32_t device, int32_t *least, int32_t *greatest);
+  tb_status (*priority_range)(tb_context ctx, int32_t device, int32_t *least, int32_t *greatest);
 
   /**
-   * Optional (ABI 1.2), for tests of fault handling.  Enqueues work on @p stream that fails
+   * Optional, for tests of fault handling.  Enqueues work on @p stream that fails
    * when the stream reaches it, faulting the stream's device with @p message (copied) as the
    * failure's message, exactly as a failing kernel would (see @ref tb_faults).  The
    * conformance suite and torch_backend's tests use it to check the fault contract without
    * depending on any particular kernel; vendors without it are not checked.  Asynchronous.
    */
-  tb_status (*inject_fault)(tb_stream stream, const char *message);
+  tb_status (*inject_fault)(tb_context ctx, tb_stream stream, const char *message);
 } tb_stream_api;
 
 /** @} */
@@ -532,10 +600,10 @@ typedef struct tb_event_api {
    * @param[out] event   Receives the handle, owned by the caller until destroy.
    * A new event counts as complete.  Does not block.
    */
-  tb_status (*create)(int32_t device, uint32_t flags, tb_event *event);
+  tb_status (*create)(tb_context ctx, int32_t device, uint32_t flags, tb_event *event);
 
   /** Destroys @p event; see "Destroying a busy event" above.  Does not block. */
-  tb_status (*destroy)(tb_event event);
+  tb_status (*destroy)(tb_context ctx, tb_event event);
 
   /**
    * Records @p event at the current end of @p stream, replacing any earlier record (query,
@@ -545,19 +613,19 @@ typedef struct tb_event_api {
    * timing event, the timestamp is taken when the stream reaches the record, not when record
    * is called.  Asynchronous.
    */
-  tb_status (*record)(tb_event event, tb_stream stream);
+  tb_status (*record)(tb_context ctx, tb_event event, tb_stream stream);
 
   /**
    * Reports whether the work before the latest record has finished: ::TB_OK when it has (or
    * the event was never recorded), ::TB_ERROR_NOT_READY otherwise; ::TB_ERROR_DEVICE_FAULT
    * while the event's device is faulted (see @ref tb_faults).  Does not block.
    */
-  tb_status (*query)(tb_event event);
+  tb_status (*query)(tb_context ctx, tb_event event);
 
   /** Blocks until @p event completes.  Returns at once for an event never recorded.  Returns
    *  ::TB_ERROR_DEVICE_FAULT while the event's device is faulted (see @ref tb_faults).  May
    *  block. */
-  tb_status (*synchronize)(tb_event event);
+  tb_status (*synchronize)(tb_context ctx, tb_event event);
 
   /**
    * Optional.  Milliseconds between the completion of @p start and of @p end, both created
@@ -569,23 +637,27 @@ typedef struct tb_event_api {
    * recorded or they belong to different devices.  When the pointer is NULL, torch_backend
    * reports timing as unsupported.  Does not block.
    */
-  tb_status (*elapsed_time)(tb_event start, tb_event end, float *ms);
+  tb_status (*elapsed_time)(tb_context ctx, tb_event start, tb_event end, float *ms);
 } tb_event_api;
 
 /** @} */
 
-/** @defgroup tb_kernel_group Kernels (ABI 1.1)
+/** @defgroup tb_kernel_group Kernels
  *
  * A vendor publishes compute kernels keyed by ATen operator name with overload, such as
  * "add.out" or "native_layer_norm".  torch_backend registers a PyTorch kernel for every
  * operator whose vendor kernel exists (decided once, when the vendor is loaded) and sends every
  * other operator to its CPU fallback.
  *
+ * A kernel is one ::tb_kernel_fn: it receives the vendor's context and one ::tb_kernel_call,
+ * which carries the stream, the arguments, the ::tb_kernel being called (so one function can
+ * serve several kernels through tb_kernel::data) and a workspace allocator.
+ *
  * @section tb_kernel_args Arguments
  *
- * A kernel receives the operator's arguments as an array of ::tb_value in the order of the ATen
- * schema, followed, for each returned tensor that is not one of the arguments, by the output
- * tensor torch_backend allocated for it.  Examples:
+ * A kernel receives the operator's arguments (tb_kernel_call::args) as an array of ::tb_value
+ * in the order of the ATen schema, followed, for each returned tensor that is not one of the
+ * arguments, by the output tensor torch_backend allocated for it.  Examples:
  *
  * - `add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)`:
  *   `[self, other, alpha, out]`.
@@ -635,12 +707,43 @@ typedef struct tb_event_api {
  * naming the operator, until the device is reset.  On a faulted device a kernel returns
  * ::TB_ERROR_DEVICE_FAULT without enqueuing anything.
  *
+ * @section tb_kernel_workspace Workspace
+ *
+ * A kernel that needs scratch device memory (a library's workspace, a temporary for a layout
+ * change) asks for it with tb_kernel_call::workspace instead of allocating it itself: the memory
+ * comes from torch_backend's caching allocator on the call's device, so it costs no device
+ * allocation in steady state and counts in the memory statistics.  It is stream-ordered, like
+ * every block of the caching allocator: valid for the work this call enqueues on
+ * tb_kernel_call::stream, and returned to the cache when the kernel returns, to be reused only
+ * by work ordered after this call's work on that stream.  The kernel must therefore not use it
+ * from another stream, nor from the host.
+ *
  * @section tb_kernel_rng Random numbers
  *
  * An argument of type `Generator?` arrives as ::TB_VALUE_RNG: a Philox-4x32-10 key (`seed`) and
  * the first counter value (`offset`, in units of 32-bit outputs) reserved for this call from the
  * device's generator.  The kernel may use the `4 * numel` counter values that follow, where
  * `numel` is the element count of the operator's first tensor argument.
+ *
+ * @section tb_kernel_runtime Kernels torch_backend itself calls
+ *
+ * Besides the operators it registers, torch_backend's own built-in operators look up two
+ * kernels by name and use them when present (otherwise they stage through the host):
+ *
+ * - "copy_" -- `[self, src, non_blocking]`: copies `src` into `self` element by element,
+ *   converting the element type.  Both tensors are on the same device and have the same sizes
+ *   (`src` is already broadcast: its broadcast dimensions have stride 0); strides and dtypes
+ *   differ arbitrarily; `non_blocking` is false.  torch_backend uses it for copies between
+ *   tensors of one device whose layouts or dtypes differ (a plain byte copy does the rest) and
+ *   to rearrange a device tensor before a copy to the host.
+ * - "fill_.Scalar" -- `[self, value]`, `value` a ::TB_VALUE_INT, ::TB_VALUE_DOUBLE or
+ *   ::TB_VALUE_BOOL: sets every element of `self` (any strides) to `value` converted to its
+ *   dtype.  torch_backend uses it for `fill_` and `zero_` on tensors that are not dense, and for
+ *   values whose bytes are not all equal (a dense tensor with a uniform byte pattern is filled
+ *   with tb_memory_api::memset_async instead).
+ *
+ * Both follow every rule of this section; returning ::TB_ERROR_NOT_SUPPORTED sends the call to
+ * the staged path.
  *  @{ */
 
 /** Element types of tensor data.  Values are stable; new types are appended. */
@@ -688,8 +791,8 @@ typedef struct tb_tensor {
 typedef enum tb_value_kind {
   TB_VALUE_NONE = 0,        /**< an omitted optional argument (None) */
   TB_VALUE_TENSOR = 1,      /**< as.tensor */
-  TB_VALUE_TENSOR_LIST = 2, /**< as.tensors (Tensor[]; an absent optional element is a tensor
-                                 with data NULL and ndim -1) */
+  TB_VALUE_TENSOR_LIST = 2, /**< as.tensors: Tensor[] and Tensor?[] (an absent optional
+                                 element is a NULL pointer) */
   TB_VALUE_INT = 3,         /**< as.i: int, SymInt, integral Scalar, or a CPU integer scalar */
   TB_VALUE_DOUBLE = 4,      /**< as.f: float, floating Scalar, or a CPU floating scalar */
   TB_VALUE_BOOL = 5,        /**< as.b (0 or 1): bool, boolean Scalar, or a CPU bool scalar */
@@ -702,9 +805,11 @@ typedef enum tb_value_kind {
 
 /** A list of tensors: tb_value::as for ::TB_VALUE_TENSOR_LIST. */
 typedef struct tb_tensor_list {
-  /** `count` tensors. */
-  const tb_tensor *items;
-  /** Number of tensors. */
+  /** `count` pointers to tensors, each with its own tb_tensor::struct_size; a NULL element is an
+   *  absent optional tensor (an element of a `Tensor?[]` that is None).  (ABI 1.x passed an
+   *  array of tb_tensor structs, with `ndim` -1 for an absent element.) */
+  const tb_tensor *const *items;
+  /** Number of elements. */
   int64_t count;
 } tb_tensor_list;
 
@@ -736,8 +841,9 @@ typedef struct tb_rng_key {
 /**
  * One kernel argument: a tagged union.
  *
- * Its size is fixed for ABI major 1 (`reserved` pads the union): new kinds only use space
- * within it, so arrays of tb_value keep their layout across minor versions.
+ * Its size is fixed within a major version (`reserved` pads the union; it is the same in
+ * majors 1 and 2): new kinds only use space within it, so arrays of tb_value keep their layout
+ * across minor versions.
  */
 typedef struct tb_value {
   /** Which member of `as` is valid. */
@@ -769,17 +875,61 @@ typedef struct tb_value {
   } as;
 } tb_value;
 
+struct tb_kernel;
+
 /**
- * A kernel: enqueue the operator's work on @p stream.
+ * One kernel call: everything a ::tb_kernel_fn receives besides the context.
  *
- * @param stream     The current stream of the output's device.
- * @param args       The arguments (see @ref tb_kernel_args); valid only during the call.
- * @param num_args   Number of arguments.
+ * Built by torch_backend for the duration of the call; nothing it points to outlives the call
+ * (see @ref tb_kernel_async).
+ */
+typedef struct tb_kernel_call {
+  /** `sizeof(tb_kernel_call)` as torch_backend compiled it.  A kernel reads members beyond
+   *  `workspace` only when they lie inside it (::TB_STRUCT_HAS_FIELD). */
+  size_t struct_size;
+  /** The stream to enqueue on: the current stream of the output's device (of the first tensor
+   *  argument's device for an operator without outputs). */
+  tb_stream stream;
+  /** The arguments (see @ref tb_kernel_args). */
+  const tb_value *args;
+  /** Number of arguments. */
+  int32_t num_args;
+  /** The ::tb_kernel being called, as the vendor published it: a kernel function shared by
+   *  several kernels tells them apart by tb_kernel::name or tb_kernel::data. */
+  const struct tb_kernel *kernel;
+  /**
+   * Stream-ordered scratch memory on the call's device from torch_backend's caching allocator
+   * (see @ref tb_kernel_workspace).
+   *
+   * @param call       The call the kernel received (or a copy of it with the same
+   *                   `host_private`, as a shim forwarding the call makes).
+   * @param bytes      Size; 0 succeeds and stores NULL.
+   * @param[out] ptr   Receives device memory aligned to ::TB_MEMORY_ALIGNMENT, valid for the
+   *                   work this call enqueues on `stream` and released when the kernel
+   *                   returns.  Unchanged on failure.
+   * @return ::TB_OK, or ::TB_ERROR_OUT_OF_MEMORY when the allocator cannot provide it (the
+   *         kernel then returns ::TB_ERROR_OUT_OF_MEMORY without enqueuing anything, and
+   *         torch_backend raises `torch.OutOfMemoryError` with the allocator's message), or
+   *         ::TB_ERROR_INVALID_ARGUMENT for a NULL @p ptr.  Does not set the vendor's last
+   *         error.
+   * May be called several times per call; only during the kernel call, on the calling thread.
+   * May block briefly (the allocator's lock, a device allocation).
+   */
+  tb_status (*workspace)(const struct tb_kernel_call *call, size_t bytes, void **ptr);
+  /** torch_backend's own state for the call; vendors never read or write it. */
+  void *host_private;
+} tb_kernel_call;
+
+/**
+ * A kernel: enqueue the operator's work on tb_kernel_call::stream.
+ *
+ * @param ctx    The vendor's context.
+ * @param call   The call: stream, arguments, the kernel, workspace.  Valid only during the call.
  * @return ::TB_OK once enqueued; ::TB_ERROR_NOT_SUPPORTED (nothing enqueued) to have this call
- *         run on the CPU fallback; another status for a failure.
+ *         run on the CPU fallback; another status for a failure (nothing enqueued).
  * Asynchronous.  Called from any thread.
  */
-typedef tb_status (*tb_kernel_fn)(tb_stream stream, const tb_value *args, int32_t num_args);
+typedef tb_status (*tb_kernel_fn)(tb_context ctx, const tb_kernel_call *call);
 
 /** One published kernel. */
 typedef struct tb_kernel {
@@ -795,10 +945,18 @@ typedef struct tb_kernel {
   /** Reserved for options of later minor versions: 0 (the loader rejects other values, which
    *  would ask for behaviour this torch_backend does not have). */
   uint32_t flags;
+  /** The full ATen schema the kernel was written for, such as "add.out(Tensor self, Tensor
+   *  other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)" (the "aten::" prefix optional),
+   *  which torch_backend compares with the running PyTorch's schema of the operator; NULL =
+   *  unchecked. */
+  const char *schema;
+  /** The vendor's own pointer, untouched by torch_backend: handed back to the kernel through
+   *  tb_kernel_call::kernel. */
+  void *data;
 } tb_kernel;
 
 /** The kernel table.  Optional group: a vendor without kernels leaves tb_vendor::kernels NULL
- *  (or predates ABI 1.1) and every operator runs on the CPU fallback. */
+ *  and every operator runs on the CPU fallback. */
 typedef struct tb_kernel_api {
   /** `sizeof(tb_kernel_api)` as the vendor compiled it. */
   size_t struct_size;
@@ -814,8 +972,28 @@ typedef struct tb_kernel_api {
  *  @{ */
 
 /**
- * Everything torch_backend knows about a vendor: identity, the last-error function and the
- * function groups.
+ * What torch_backend tells the vendor about itself when it calls tb_vendor::init.
+ *
+ * Owned by torch_backend, valid during the call only (copy what you keep).  Grows by appending
+ * fields: read those beyond `torch_version` only when ::TB_STRUCT_HAS_FIELD says they are there.
+ */
+typedef struct tb_host_api {
+  /** `sizeof(tb_host_api)` as torch_backend compiled it. */
+  size_t struct_size;
+  /** The ABI major torch_backend speaks (::TB_ABI_VERSION_MAJOR of its build; for a vendor
+   *  loaded through the 1.x adapter there is no init, so a vendor's init always sees 2 or
+   *  more). */
+  uint32_t abi_major;
+  /** The ABI minor torch_backend was built against. */
+  uint32_t abi_minor;
+  /** The PyTorch release torch_backend runs under, such as "2.13.0+cpu", for messages and
+   *  vendor logs; NULL when torch_backend runs without PyTorch (the conformance suite). */
+  const char *torch_version;
+} tb_host_api;
+
+/**
+ * Everything torch_backend knows about a vendor: identity, its context's life cycle, the
+ * last-error function and the function groups.
  *
  * Returned by ::tb_vendor_get.  The table and everything it points to is owned by the vendor,
  * immutable, and valid until the vendor library is unloaded.  Groups are reached through
@@ -839,12 +1017,35 @@ typedef struct tb_vendor {
   const char *vendor_version;
 
   /**
-   * Message describing the most recent failed call (any status other than ::TB_OK and
-   * ::TB_ERROR_NOT_READY) made on the calling thread; "" if there was none.  Never NULL.
-   * The string is owned by the vendor and valid until the next vendor call on the same
-   * thread.  Does not block.
+   * Optional.  Creates the vendor's context (see @ref tb_context_rules for when torch_backend
+   * calls it: once, before any other call, fork-safe).
+   *
+   * @param host      What torch_backend is (::tb_host_api); valid during the call only.
+   * @param[out] ctx  Receives the context passed to every later call (NULL is allowed).
+   *                  Unchanged on failure.
+   * @return ::TB_OK, or a failure whose last_error(NULL) message says why (no driver, a bad
+   *         environment variable, a host ABI the vendor does not support): the vendor is then
+   *         unusable in this process.  last_error is called with a NULL context for it.
+   * When NULL, every call receives a NULL context.  May block while the vendor initialises.
    */
-  const char *(*last_error)(void);
+  tb_status (*init)(const tb_host_api *host, tb_context *ctx);
+
+  /**
+   * Optional.  Releases @p ctx after the last call torch_backend makes with it (see
+   * @ref tb_context_rules): at process exit for the runtime, never in a forked child.  Work
+   * still queued on the context's streams has been waited for by the caller (synchronize) or
+   * may be abandoned; streams, events and allocations the caller did not release may still
+   * exist, and the vendor reclaims them.  May block briefly; must not fail.
+   */
+  void (*finalize)(tb_context ctx);
+
+  /**
+   * Message describing the most recent failed call (any status other than ::TB_OK and
+   * ::TB_ERROR_NOT_READY) made on the calling thread with @p ctx, init included (for which
+   * @p ctx is NULL); "" if there was none.  Never NULL.  The string is owned by the vendor and
+   * valid until the next vendor call on the same thread.  Does not block.
+   */
+  const char *(*last_error)(tb_context ctx);
 
   /** Device discovery; required. */
   const tb_device_api *device;
@@ -854,7 +1055,7 @@ typedef struct tb_vendor {
   const tb_stream_api *stream;
   /** Events; required. */
   const tb_event_api *event;
-  /** Kernels; optional, added in ABI 1.1 (see @ref tb_kernel_group). */
+  /** Kernels; optional (see @ref tb_kernel_group). */
   const tb_kernel_api *kernels;
 } tb_vendor;
 
@@ -864,15 +1065,16 @@ typedef struct tb_vendor {
 /**
  * Signature of the vendor entry point.
  *
- * @param abi_major   The ABI major torch_backend speaks (::TB_ABI_VERSION_MAJOR of the
- *                    caller).
+ * @param abi_major   The ABI major torch_backend asks for: its own (::TB_ABI_VERSION_MAJOR of
+ *                    the caller) first, then, when the vendor returns NULL, each older major it
+ *                    still loads (see @ref tb_history).
  * @param[out] error  On failure, receives a static, human-readable reason (for example "this
- *                    library implements ABI major 2 only" or "no driver found"); may be NULL.
+ *                    library implements ABI major 3 only" or "no driver found"); may be NULL.
  * @return The vendor's table for @p abi_major, or NULL when the vendor cannot serve it.
  *
- * Must be cheap and must not initialise devices: torch_backend calls it at import time, and
- * the vendor initialises lazily on the first call that needs the device.  May be called
- * several times, from any thread; returns the same table each time.
+ * Must be cheap and must not initialise anything: torch_backend calls it at import time, and
+ * the vendor initialises in tb_vendor::init and lazily on the first call that needs a device.
+ * May be called several times, from any thread; returns the same table each time.
  */
 typedef const tb_vendor *(*tb_vendor_get_fn)(uint32_t abi_major, const char **error);
 
@@ -881,24 +1083,31 @@ TB_EXPORT const tb_vendor *tb_vendor_get(uint32_t abi_major, const char **error)
 
 /** @} */
 
-/** @defgroup tb_min_sizes Minimum struct sizes of ABI 1.0
- *  The smallest `struct_size` a vendor implementing major 1 may report for each struct: the
- *  size the struct had in ABI 1.0.  The loader refuses smaller tables.
+/** @defgroup tb_min_sizes Minimum struct sizes of ABI 2.0
+ *  The smallest `struct_size` a vendor implementing major 2 may report for each struct: the
+ *  size the struct had in ABI 2.0.  The loader refuses smaller tables, naming the struct.
+ *  Every function slot of ABI 2.0 lies inside these sizes (vendor_slots.h checks it), so a
+ *  2.0 vendor's groups are complete; slots appended in later minors are absent from older
+ *  vendors' groups and read as NULL.
  *  @{ */
 /** Smallest valid tb_vendor::struct_size. */
-#define TB_VENDOR_V1_0_SIZE TB_STRUCT_SIZE(tb_vendor, event)
+#define TB_VENDOR_V2_0_SIZE TB_STRUCT_SIZE(tb_vendor, kernels)
 /** Smallest valid tb_device_api::struct_size. */
-#define TB_DEVICE_API_V1_0_SIZE TB_STRUCT_SIZE(tb_device_api, synchronize)
+#define TB_DEVICE_API_V2_0_SIZE TB_STRUCT_SIZE(tb_device_api, reset)
 /** Smallest valid tb_memory_api::struct_size. */
-#define TB_MEMORY_API_V1_0_SIZE TB_STRUCT_SIZE(tb_memory_api, get_info)
+#define TB_MEMORY_API_V2_0_SIZE TB_STRUCT_SIZE(tb_memory_api, get_info)
 /** Smallest valid tb_stream_api::struct_size. */
-#define TB_STREAM_API_V1_0_SIZE TB_STRUCT_SIZE(tb_stream_api, priority_range)
+#define TB_STREAM_API_V2_0_SIZE TB_STRUCT_SIZE(tb_stream_api, inject_fault)
 /** Smallest valid tb_event_api::struct_size. */
-#define TB_EVENT_API_V1_0_SIZE TB_STRUCT_SIZE(tb_event_api, elapsed_time)
-/** Smallest valid tb_kernel_api::struct_size (ABI 1.1). */
-#define TB_KERNEL_API_V1_1_SIZE TB_STRUCT_SIZE(tb_kernel_api, kernels)
-/** Smallest valid tb_kernel::struct_size (ABI 1.1). */
-#define TB_KERNEL_V1_1_SIZE TB_STRUCT_SIZE(tb_kernel, flags)
+#define TB_EVENT_API_V2_0_SIZE TB_STRUCT_SIZE(tb_event_api, elapsed_time)
+/** Smallest valid tb_kernel_api::struct_size. */
+#define TB_KERNEL_API_V2_0_SIZE TB_STRUCT_SIZE(tb_kernel_api, kernels)
+/** Smallest valid tb_kernel::struct_size. */
+#define TB_KERNEL_V2_0_SIZE TB_STRUCT_SIZE(tb_kernel, data)
+/** Smallest tb_kernel_call::struct_size a kernel can be given. */
+#define TB_KERNEL_CALL_V2_0_SIZE TB_STRUCT_SIZE(tb_kernel_call, host_private)
+/** Smallest tb_host_api::struct_size init can be given. */
+#define TB_HOST_API_V2_0_SIZE TB_STRUCT_SIZE(tb_host_api, torch_version)
 /** @} */
 
 #ifdef __cplusplus

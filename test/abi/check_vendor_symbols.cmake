@@ -1,19 +1,23 @@
 # The vendor libraries' promises, read off the binaries:
-#   - every slot fake.h declares is a weak symbol in the fake vendor (so vendors can replace
-#     any of them);
+#   - every slot of the ABI (vendor_slots.h's lists, as `tb-conformance --slots` prints them)
+#     has a weak tbv_ symbol in the fake vendor (so vendors can replace any of them);
 #   - no vendor library depends on libtorch, c10 or the C++ standard library.
 #
-# -DNM=path -DREADELF=path -DFAKE_HEADER=path -DFAKE_LIB=path -DVENDOR_LIBS="a.so;b.so"
-file(READ ${FAKE_HEADER} header)
-string(REGEX MATCHALL "[a-z_ *]+ \\*?(tbv_[a-z0-9_]+)\\(" declarations "${header}")
+# -DNM=path -DREADELF=path -DCONFORMANCE=path -DFAKE_LIB=path -DVENDOR_LIBS="a.so;b.so"
+execute_process(COMMAND ${CONFORMANCE} --slots OUTPUT_VARIABLE listing RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tb-conformance --slots failed")
+endif()
+string(REGEX MATCHALL " tbv_[a-z0-9_]+ " names "${listing}")
 set(slots)
-foreach(declaration IN LISTS declarations)
-  string(REGEX REPLACE ".*(tbv_[a-z0-9_]+)\\($" "\\1" slot "${declaration}")
+foreach(name IN LISTS names)
+  string(STRIP "${name}" slot)
   list(APPEND slots ${slot})
 endforeach()
+list(APPEND slots tbv_device_type tbv_vendor_name tbv_vendor_version tbv_kernels)
 list(LENGTH slots slot_count)
-if(slot_count LESS 30)
-  message(FATAL_ERROR "found only ${slot_count} tbv_ slots in ${FAKE_HEADER}")
+if(slot_count LESS 36)
+  message(FATAL_ERROR "found only ${slot_count} tbv_ slots in:\n${listing}")
 endif()
 
 execute_process(COMMAND ${NM} -D --defined-only ${FAKE_LIB} OUTPUT_VARIABLE symbols

@@ -14,9 +14,9 @@
 
 #if defined(FAULT_CRASH_ON_OOM)
 /* Replaces the allocation pair (fake's free expects fake's block header). */
-tb_status tbv_memory_device_malloc(int32_t device, size_t size, void **ptr) {
+tb_status tbv_memory_device_malloc(tb_context ctx, int32_t device, size_t size, void **ptr) {
   tb_device_properties props = {.struct_size = sizeof props};
-  tb_status status = tbv_device_get_properties(device, &props);
+  tb_status status = tbv_device_get_properties(ctx, device, &props);
   if (status != TB_OK) return status;
   if (ptr == NULL) return tb_fake_set_error(TB_ERROR_INVALID_ARGUMENT, "faulty: ptr is NULL");
   if (size > props.total_memory) {
@@ -27,13 +27,15 @@ tb_status tbv_memory_device_malloc(int32_t device, size_t size, void **ptr) {
   return TB_OK;
 }
 
-tb_status tbv_memory_device_free(int32_t device, void *ptr) {
+tb_status tbv_memory_device_free(tb_context ctx, int32_t device, void *ptr) {
+  (void)ctx;
   (void)device;
   free(ptr);
   return TB_OK;
 }
 #elif defined(FAULT_HANG_ON_SYNC)
-tb_status tbv_stream_synchronize(tb_stream stream) {
+tb_status tbv_stream_synchronize(tb_context ctx, tb_stream stream) {
+  (void)ctx;
   (void)stream;
   for (;;) pause(); /* the bug under test: a wait that never ends */
 }

@@ -37,7 +37,7 @@ class VendorEnvironment : public ::testing::Environment {
     tb_loader_close(vendor_);
     vendor_ = nullptr;
   }
-  static const tb_vendor_handle* vendor() { return vendor_; }
+  static tb_vendor_handle* vendor() { return vendor_; }
   static std::string name_;
   static const std::string& error() { return error_; }
 
@@ -61,11 +61,11 @@ std::vector<const tb_check*> AllChecks() {
 class Contract : public ::testing::TestWithParam<const tb_check*> {};
 
 TEST_P(Contract, Holds) {
-  const tb_vendor_handle* vendor = VendorEnvironment::vendor();
+  tb_vendor_handle* vendor = VendorEnvironment::vendor();
   ASSERT_NE(vendor, nullptr) << "the vendor did not load: " << VendorEnvironment::error();
   const tb_check* check = GetParam();
   char message[2048] = "";
-  tb_check_outcome outcome = tb_conformance_run(check, vendor, message, sizeof message);
+  tb_check_outcome outcome = tb_conformance_run(check, vendor, message, sizeof message, nullptr);
   if (outcome == TB_CHECK_SKIP) GTEST_SKIP() << message;
   EXPECT_EQ(outcome, TB_CHECK_PASS)
       << check->group << "." << check->name << ": " << check->summary << "\n  " << message;

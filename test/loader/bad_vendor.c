@@ -2,8 +2,9 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * Deliberately broken vendor libraries, one per loader error, selected by a BAD_* macro at
- * compile time.  Each starts from fake's slots (linked from tb_fake_defaults) and breaks one
- * thing in the table it returns from its own, strong tb_vendor_get.
+ * compile time, and a few good ones (GOOD_*).  Each starts from fake's slots (linked from
+ * tb_fake_defaults) and breaks one thing in the table it returns from its own, strong
+ * tb_vendor_get.
  */
 #include <string.h>
 #include <torch_backend/fake.h>
@@ -15,22 +16,12 @@ TB_EXPORT int not_a_vendor(void) { return 42; }
 
 #else
 
-static const tb_device_api k_device = {sizeof(tb_device_api), tbv_device_count,
-                                       tbv_device_get_properties, tbv_device_synchronize,
-                                       tbv_device_reset};
-static tb_memory_api g_memory = {
-    sizeof(tb_memory_api),     tbv_memory_device_malloc,  tbv_memory_device_free,
-    tbv_memory_host_malloc,    tbv_memory_host_free,      tbv_memory_copy_h2d,
-    tbv_memory_copy_d2h,       tbv_memory_copy_d2d,       tbv_memory_copy_h2d_async,
-    tbv_memory_copy_d2h_async, tbv_memory_copy_d2d_async, tbv_memory_memset_async,
-    tbv_memory_get_info};
-static tb_stream_api g_stream = {sizeof(tb_stream_api),     tbv_stream_create,
-                                 tbv_stream_destroy,        tbv_stream_query,
-                                 tbv_stream_synchronize,    tbv_stream_wait_event,
-                                 tbv_stream_priority_range, tbv_stream_inject_fault};
-static tb_event_api g_event = {sizeof(tb_event_api),  tbv_event_create, tbv_event_destroy,
-                               tbv_event_record,      tbv_event_query,  tbv_event_synchronize,
-                               tbv_event_elapsed_time};
+#define SLOT(gt, gf, slot, required, since, ret, params, names) .slot = tbv_##gf##_##slot,
+static tb_device_api g_device = {.struct_size = sizeof(tb_device_api), TB_DEVICE_SLOTS(SLOT)};
+static tb_memory_api g_memory = {.struct_size = sizeof(tb_memory_api), TB_MEMORY_SLOTS(SLOT)};
+static tb_stream_api g_stream = {.struct_size = sizeof(tb_stream_api), TB_STREAM_SLOTS(SLOT)};
+static tb_event_api g_event = {.struct_size = sizeof(tb_event_api), TB_EVENT_SLOTS(SLOT)};
+#undef SLOT
 
 /* A table from a vendor built against a later minor: two fields appended. */
 typedef struct future_vendor {
@@ -39,23 +30,57 @@ typedef struct future_vendor {
   int something_new;
 } future_vendor;
 
-static tb_status noop_kernel(tb_stream stream, const tb_value *args, int32_t num_args) {
-  (void)stream;
-  (void)args;
-  (void)num_args;
+static tb_status noop_kernel(tb_context ctx, const tb_kernel_call *call) {
+  (void)ctx;
+  (void)call;
   return TB_OK;
 }
-static const tb_kernel k_add = {sizeof(tb_kernel), "add.out", noop_kernel,
-                                TB_DTYPE_BIT(TB_DTYPE_FLOAT32), 0};
-static const tb_kernel k_mul = {sizeof(tb_kernel), "mul.out", noop_kernel, 0, 0};
-static const tb_kernel k_flagged = {sizeof(tb_kernel), "sub.out", noop_kernel, 0, 0x4u};
+static const tb_kernel k_add = {
+    sizeof(tb_kernel), "add.out", noop_kernel, TB_DTYPE_BIT(TB_DTYPE_FLOAT32), 0, NULL, NULL};
+static const tb_kernel k_mul = {sizeof(tb_kernel), "mul.out", noop_kernel, 0, 0, NULL, NULL};
+static const tb_kernel k_flagged = {sizeof(tb_kernel), "sub.out", noop_kernel, 0, 0x4u, NULL, NULL};
 static const tb_kernel *k_kernels[] = {&k_add, &k_mul, &k_add};
 static const tb_kernel *k_flagged_kernels[] __attribute__((unused)) = {&k_add, &k_flagged};
 static tb_kernel_api g_kernels __attribute__((unused)) = {sizeof(tb_kernel_api), 2, k_kernels};
 
+/* init and finalize that count their calls (read by the loader test through dlsym), and an
+ * init that fails with a message (BAD_INIT_FAILS). */
+static int g_inits, g_finalizes;
+TB_EXPORT int tb_test_inits(void) { return g_inits; }
+TB_EXPORT int tb_test_finalizes(void) { return g_finalizes; }
+static int g_context_token; /* the context this vendor hands out: its address */
+
+static tb_status counting_init(const tb_host_api *host, tb_context *ctx) {
+  g_inits++;
+#if defined(BAD_INIT_FAILS)
+  (void)host;
+  (void)ctx;
+  return tb_fake_set_error(TB_ERROR_UNAVAILABLE, "broken: no license for this machine");
+#else
+  tb_status status = tbv_init(host, ctx);
+  if (status == TB_OK) *ctx = (tb_context)(void *)&g_context_token;
+  return status;
+#endif
+}
+
+static void counting_finalize(tb_context ctx) {
+  if (ctx == (tb_context)(void *)&g_context_token) g_finalizes++;
+}
+
 static future_vendor g_vendor = {
-    .base = {sizeof(tb_vendor), TB_ABI_VERSION_MAJOR, TB_ABI_VERSION_MINOR, BAD_DEVICE_TYPE,
-             "broken vendor", "0.0", tbv_last_error, &k_device, &g_memory, &g_stream, &g_event},
+    .base = {.struct_size = sizeof(tb_vendor),
+             .abi_major = TB_ABI_VERSION_MAJOR,
+             .abi_minor = TB_ABI_VERSION_MINOR,
+             .device_type = BAD_DEVICE_TYPE,
+             .vendor_name = "broken vendor",
+             .vendor_version = "0.0",
+             .init = counting_init,
+             .finalize = counting_finalize,
+             .last_error = tbv_last_error,
+             .device = &g_device,
+             .memory = &g_memory,
+             .stream = &g_stream,
+             .event = &g_event},
     .next_group = NULL,
     .something_new = 1,
 };
@@ -66,7 +91,7 @@ TB_EXPORT const tb_vendor *tb_vendor_get(uint32_t abi_major, const char **error)
   *error = "license for device type 'acme' expired on 2026-01-01";
   return NULL;
 #elif defined(BAD_WRONG_MAJOR)
-  g_vendor.base.abi_major = 2;
+  g_vendor.base.abi_major = 3;
   g_vendor.base.abi_minor = 5;
 #elif defined(BAD_TABLE_TOO_SMALL)
   g_vendor.base.struct_size = TB_STRUCT_SIZE(tb_vendor, stream);
@@ -84,10 +109,12 @@ TB_EXPORT const tb_vendor *tb_vendor_get(uint32_t abi_major, const char **error)
 #elif defined(BAD_KERNEL_FLAGS)
   static tb_kernel_api flagged = {sizeof(tb_kernel_api), 2, k_flagged_kernels};
   g_vendor.base.kernels = &flagged;
-#elif defined(GOOD_V1_0)
-  g_vendor.base.struct_size = TB_VENDOR_V1_0_SIZE; /* a vendor built against ABI 1.0 */
-  g_vendor.base.abi_minor = 0;
-  g_vendor.base.kernels = &g_kernels; /* beyond its struct_size: must be ignored */
+#elif defined(BAD_INIT_FAILS)
+  /* counting_init fails */
+#elif defined(GOOD_NO_INIT)
+  g_vendor.base.struct_size = TB_VENDOR_V2_0_SIZE; /* the smallest 2.0 table */
+  g_vendor.base.init = NULL;                       /* optional: every call gets NULL */
+  g_vendor.base.finalize = NULL;
 #elif defined(GOOD_FUTURE_MINOR)
   g_vendor.base.struct_size = sizeof g_vendor;
   g_vendor.base.kernels = &g_kernels;

@@ -7,6 +7,8 @@
 #include <torch_backend/loader.h>
 
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -41,11 +43,13 @@ TEST(Loader, LoadsBundledVendorByName) {
   Open("fake", &fake);
   ASSERT_EQ(fake.status, TB_OK) << fake.error;
   EXPECT_STREQ(fake.handle->device_type, "fake");
-  EXPECT_EQ(fake.handle->abi_major, 1u);
+  EXPECT_EQ(fake.handle->abi_major, 2u);
   EXPECT_TRUE(Contains(fake.handle->library_path, "/libtb_vendor_fake.so"));
   EXPECT_NE(fake.handle->dl_handle, nullptr);
+  char error[1024] = "";
+  ASSERT_EQ(tb_loader_init(fake.handle, nullptr, error, sizeof error), TB_OK) << error;
   int32_t count = 0;
-  EXPECT_EQ(fake.handle->device.count(&count), TB_OK);
+  EXPECT_EQ(fake.handle->device.count(fake.handle->context, &count), TB_OK);
   EXPECT_GE(count, 1);
 }
 
@@ -130,7 +134,8 @@ TEST(Loader, EntryPointReturnsNullWithMessage) {
   Open(BadLib("null_table"), &bad);
   EXPECT_EQ(bad.status, TB_ERROR_UNAVAILABLE);
   EXPECT_TRUE(Contains(bad.error, BadLib("null_table")));
-  EXPECT_TRUE(Contains(bad.error, "returned no table for ABI major 1"));
+  EXPECT_TRUE(Contains(bad.error, "returned no table for ABI major 2"));
+  EXPECT_TRUE(Contains(bad.error, "nor for major 1"));
   EXPECT_TRUE(Contains(bad.error, "license for device type 'acme' expired on 2026-01-01"));
 }
 
@@ -139,8 +144,8 @@ TEST(Loader, WrongMajorNamesBothVersions) {
   Open(BadLib("wrong_major"), &bad);
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, BadLib("wrong_major")));
-  EXPECT_TRUE(Contains(bad.error, "implements ABI 2.5"));
-  EXPECT_TRUE(Contains(bad.error, "requires ABI major 1"));
+  EXPECT_TRUE(Contains(bad.error, "implements ABI 3.5"));
+  EXPECT_TRUE(Contains(bad.error, "speaks ABI 2.0 and loads vendors of majors 2 and 1"));
 }
 
 TEST(Loader, TableTooSmall) {
@@ -150,8 +155,8 @@ TEST(Loader, TableTooSmall) {
   EXPECT_TRUE(Contains(bad.error, BadLib("table_too_small")));
   EXPECT_TRUE(Contains(bad.error, "tb_vendor table is " +
                                       std::to_string(TB_STRUCT_SIZE(tb_vendor, stream)) +
-                                      " bytes but ABI major 1 requires at least " +
-                                      std::to_string(TB_VENDOR_V1_0_SIZE)));
+                                      " bytes but ABI 2.0 requires at least " +
+                                      std::to_string(TB_VENDOR_V2_0_SIZE)));
 }
 
 TEST(Loader, GroupTooSmall) {
@@ -160,8 +165,8 @@ TEST(Loader, GroupTooSmall) {
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, "tb_memory_api is " +
                                       std::to_string(TB_STRUCT_SIZE(tb_memory_api, copy_h2d)) +
-                                      " bytes but ABI major 1 requires at least " +
-                                      std::to_string(TB_MEMORY_API_V1_0_SIZE)));
+                                      " bytes but ABI 2.0 requires at least " +
+                                      std::to_string(TB_MEMORY_API_V2_0_SIZE)));
 }
 
 TEST(Loader, MissingFunctionsAreEachNamed) {
@@ -169,7 +174,7 @@ TEST(Loader, MissingFunctionsAreEachNamed) {
   Open(BadLib("missing_functions"), &bad);
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, BadLib("missing_functions")));
-  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 1.2) lacks 3 required functions"));
+  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 2.0) lacks 3 required functions"));
   EXPECT_TRUE(Contains(bad.error, "memory.copy_h2d"));
   EXPECT_TRUE(Contains(bad.error, "stream.query"));
   EXPECT_TRUE(Contains(bad.error, "event.synchronize"));
@@ -196,13 +201,77 @@ TEST(Loader, NewerMinorLoadsAndOptionalFunctionsMayBeAbsent) {
   EXPECT_EQ(future.handle->kernels.kernels[0]->dtypes, TB_DTYPE_BIT(TB_DTYPE_FLOAT32));
 }
 
-TEST(Loader, Abi10VendorLoadsWithoutKernels) {
-  Loaded old;
-  Open(BadLib("v1_0"), &old);
-  ASSERT_EQ(old.status, TB_OK) << old.error;
-  EXPECT_EQ(old.handle->abi_minor, 0u);
-  EXPECT_EQ(old.handle->kernels.count, 0);  // the field lies beyond its struct_size
-  EXPECT_EQ(old.handle->kernels.kernels, nullptr);
+TEST(Loader, VendorWithoutInitGetsANullContext) {
+  Loaded minimal;
+  Open(BadLib("no_init"), &minimal);
+  ASSERT_EQ(minimal.status, TB_OK) << minimal.error;
+  EXPECT_EQ(minimal.handle->init, nullptr);
+  EXPECT_EQ(minimal.handle->kernels.count, 0);
+  char error[1024] = "";
+  ASSERT_EQ(tb_loader_init(minimal.handle, nullptr, error, sizeof error), TB_OK) << error;
+  EXPECT_EQ(minimal.handle->context, nullptr);
+  int32_t count = 0;
+  EXPECT_EQ(minimal.handle->device.count(minimal.handle->context, &count), TB_OK);
+  EXPECT_GE(count, 1);
+}
+
+template <typename T>
+T Symbol(tb_vendor_handle* handle, const char* name) {
+  return reinterpret_cast<T>(dlsym(handle->dl_handle, name));
+}
+
+// init runs once per handle, its context reaches the handle; finalize runs once, and never in a
+// child forked after init.
+TEST(Loader, InitOnceFinalizeOnceNotInAForkedChild) {
+  Loaded good;
+  Open(BadLib("future_minor"), &good);
+  ASSERT_EQ(good.status, TB_OK) << good.error;
+  auto inits = Symbol<int (*)()>(good.handle, "tb_test_inits");
+  auto finalizes = Symbol<int (*)()>(good.handle, "tb_test_finalizes");
+  ASSERT_NE(inits, nullptr);
+  ASSERT_NE(finalizes, nullptr);
+  EXPECT_EQ(good.handle->context, nullptr);  // nothing before init
+  char error[1024] = "";
+  ASSERT_EQ(tb_loader_init(good.handle, nullptr, error, sizeof error), TB_OK) << error;
+  ASSERT_EQ(tb_loader_init(good.handle, nullptr, error, sizeof error), TB_OK) << error;
+  EXPECT_EQ(inits(), 1);
+  EXPECT_NE(good.handle->context, nullptr);
+
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    tb_loader_finalize(good.handle);  // not the child's context to release
+    _exit(finalizes());
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "finalize ran in the forked child";
+
+  tb_loader_finalize(good.handle);
+  tb_loader_finalize(good.handle);
+  EXPECT_EQ(finalizes(), 1);
+  EXPECT_EQ(tb_loader_init(good.handle, nullptr, error, sizeof error), TB_ERROR_UNAVAILABLE);
+  EXPECT_TRUE(Contains(error, "future: the vendor's context was finalized")) << error;
+}
+
+TEST(Loader, InitFailureNamesTheVendorStatusAndMessageAndSticks) {
+  Loaded bad;
+  Open(BadLib("init_fails"), &bad);
+  ASSERT_EQ(bad.status, TB_OK) << bad.error;  // loading is fine; init is what fails
+  auto inits = Symbol<int (*)()>(bad.handle, "tb_test_inits");
+  auto finalizes = Symbol<int (*)()>(bad.handle, "tb_test_finalizes");
+  for (int attempt = 0; attempt < 2; attempt++) {
+    char error[1024] = "";
+    EXPECT_EQ(tb_loader_init(bad.handle, nullptr, error, sizeof error), TB_ERROR_UNAVAILABLE);
+    EXPECT_TRUE(Contains(error,
+                         "broken: init failed with TB_ERROR_UNAVAILABLE: broken: no license for "
+                         "this machine"))
+        << error;
+  }
+  EXPECT_EQ(inits(), 1);
+  tb_loader_finalize(bad.handle);
+  EXPECT_EQ(finalizes(), 0);  // no context, nothing to finalize
 }
 
 TEST(Loader, DuplicateKernelNames) {

@@ -15,9 +15,9 @@ static _Atomic long g_frees;
 TB_EXPORT long tb_test_counting_mallocs(void) { return atomic_load(&g_mallocs); }
 TB_EXPORT long tb_test_counting_frees(void) { return atomic_load(&g_frees); }
 
-tb_status tbv_memory_device_malloc(int32_t device, size_t size, void **ptr) {
+tb_status tbv_memory_device_malloc(tb_context ctx, int32_t device, size_t size, void **ptr) {
   tb_device_properties props = {.struct_size = sizeof props};
-  tb_status status = tbv_device_get_properties(device, &props); /* fake validates the index */
+  tb_status status = tbv_device_get_properties(ctx, device, &props); /* fake validates the index */
   if (status != TB_OK) return status;
   if (ptr == NULL) return tb_fake_set_error(TB_ERROR_INVALID_ARGUMENT, "counting: ptr is NULL");
   atomic_fetch_add(&g_mallocs, 1);
@@ -38,9 +38,9 @@ tb_status tbv_memory_device_malloc(int32_t device, size_t size, void **ptr) {
   return TB_OK;
 }
 
-tb_status tbv_memory_device_free(int32_t device, void *ptr) {
+tb_status tbv_memory_device_free(tb_context ctx, int32_t device, void *ptr) {
   int32_t count = 0;
-  tb_status status = tbv_device_count(&count);
+  tb_status status = tbv_device_count(ctx, &count);
   if (status != TB_OK) return status;
   if (device < 0 || device >= count) {
     return tb_fake_set_error(TB_ERROR_INVALID_DEVICE, "counting: device index %d out of range",

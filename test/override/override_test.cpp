@@ -17,6 +17,7 @@ class Override : public ::testing::Test {
     char error[4096] = "";
     ASSERT_EQ(tb_loader_open(TB_TEST_COUNTING_VENDOR, &vendor_, error, sizeof error), TB_OK)
         << error;
+    ASSERT_EQ(tb_loader_init(vendor_, nullptr, error, sizeof error), TB_OK) << error;
     mallocs_ = reinterpret_cast<long (*)()>(dlsym(vendor_->dl_handle, "tb_test_counting_mallocs"));
     frees_ = reinterpret_cast<long (*)()>(dlsym(vendor_->dl_handle, "tb_test_counting_frees"));
     ASSERT_NE(mallocs_, nullptr);
@@ -50,7 +51,7 @@ TEST_F(Override, CallsAreCountedAndOtherSlotsStillWork) {
   const int kBlocks = 10;
   std::vector<void*> blocks(kBlocks, nullptr);
   for (int i = 0; i < kBlocks; i++) {
-    ASSERT_EQ(vendor_->memory.device_malloc(0, 1000 + i, &blocks[i]), TB_OK);
+    ASSERT_EQ(vendor_->memory.device_malloc(vendor_->context, 0, 1000 + i, &blocks[i]), TB_OK);
   }
   EXPECT_EQ(mallocs_() - mallocs_before, kBlocks);
   EXPECT_EQ(frees_() - frees_before, 0);
@@ -59,25 +60,33 @@ TEST_F(Override, CallsAreCountedAndOtherSlotsStillWork) {
   std::vector<unsigned char> in(1000), out(1000, 0);
   for (size_t i = 0; i < in.size(); i++) in[i] = static_cast<unsigned char>(i * 7);
   tb_stream stream = nullptr;
-  ASSERT_EQ(vendor_->stream.create(0, 0, &stream), TB_OK);
-  ASSERT_EQ(vendor_->memory.copy_h2d_async(stream, blocks[3], in.data(), in.size()), TB_OK);
-  ASSERT_EQ(vendor_->memory.copy_d2h_async(stream, out.data(), blocks[3], out.size()), TB_OK);
-  ASSERT_EQ(vendor_->stream.synchronize(stream), TB_OK);
-  ASSERT_EQ(vendor_->stream.destroy(stream), TB_OK);
+  ASSERT_EQ(vendor_->stream.create(vendor_->context, 0, 0, &stream), TB_OK);
+  ASSERT_EQ(
+      vendor_->memory.copy_h2d_async(vendor_->context, stream, blocks[3], in.data(), in.size()),
+      TB_OK);
+  ASSERT_EQ(
+      vendor_->memory.copy_d2h_async(vendor_->context, stream, out.data(), blocks[3], out.size()),
+      TB_OK);
+  ASSERT_EQ(vendor_->stream.synchronize(vendor_->context, stream), TB_OK);
+  ASSERT_EQ(vendor_->stream.destroy(vendor_->context, stream), TB_OK);
   EXPECT_EQ(in, out);
 
-  for (void* block : blocks) ASSERT_EQ(vendor_->memory.device_free(0, block), TB_OK);
+  for (void* block : blocks)
+    ASSERT_EQ(vendor_->memory.device_free(vendor_->context, 0, block), TB_OK);
   EXPECT_EQ(mallocs_() - mallocs_before, kBlocks);
   EXPECT_EQ(frees_() - frees_before, kBlocks);
 }
 
 TEST_F(Override, ReplacementReportsErrorsThroughFakesLastError) {
   void* ptr = nullptr;
-  EXPECT_EQ(vendor_->memory.device_malloc(0, SIZE_MAX, &ptr), TB_ERROR_OUT_OF_MEMORY);
-  EXPECT_NE(std::strstr(vendor_->last_error(), "counting: cannot allocate"), nullptr)
-      << vendor_->last_error();
-  EXPECT_EQ(vendor_->memory.device_malloc(5, 16, &ptr), TB_ERROR_INVALID_DEVICE);
-  EXPECT_NE(std::strstr(vendor_->last_error(), "device index 5"), nullptr) << vendor_->last_error();
+  EXPECT_EQ(vendor_->memory.device_malloc(vendor_->context, 0, SIZE_MAX, &ptr),
+            TB_ERROR_OUT_OF_MEMORY);
+  EXPECT_NE(std::strstr(vendor_->last_error(vendor_->context), "counting: cannot allocate"),
+            nullptr)
+      << vendor_->last_error(vendor_->context);
+  EXPECT_EQ(vendor_->memory.device_malloc(vendor_->context, 5, 16, &ptr), TB_ERROR_INVALID_DEVICE);
+  EXPECT_NE(std::strstr(vendor_->last_error(vendor_->context), "device index 5"), nullptr)
+      << vendor_->last_error(vendor_->context);
 }
 
 }  // namespace

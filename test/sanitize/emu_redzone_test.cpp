@@ -17,10 +17,11 @@ class EmuUnderAsan : public ::testing::Test {
     GTEST_FLAG_SET(death_test_style, "threadsafe");  // emu has worker threads
     char error[4096] = "";
     ASSERT_EQ(tb_loader_open("emu", &vendor_, error, sizeof error), TB_OK) << error;
-    ASSERT_EQ(vendor_->memory.device_malloc(0, kSize, &device_), TB_OK);
+    ASSERT_EQ(tb_loader_init(vendor_, nullptr, error, sizeof error), TB_OK) << error;
+    ASSERT_EQ(vendor_->memory.device_malloc(vendor_->context, 0, kSize, &device_), TB_OK);
   }
   void TearDown() override {
-    if (device_ != nullptr) vendor_->memory.device_free(0, device_);
+    if (device_ != nullptr) vendor_->memory.device_free(vendor_->context, 0, device_);
     tb_loader_close(vendor_);
   }
 
@@ -31,25 +32,25 @@ class EmuUnderAsan : public ::testing::Test {
 };
 
 TEST_F(EmuUnderAsan, CopiesWithinAnAllocationAreClean) {
-  EXPECT_EQ(vendor_->memory.copy_h2d(0, device_, host_.data(), kSize), TB_OK);
-  EXPECT_EQ(vendor_->memory.copy_d2h(0, host_.data(), device_, kSize), TB_OK);
+  EXPECT_EQ(vendor_->memory.copy_h2d(vendor_->context, 0, device_, host_.data(), kSize), TB_OK);
+  EXPECT_EQ(vendor_->memory.copy_d2h(vendor_->context, 0, host_.data(), device_, kSize), TB_OK);
 }
 
 TEST_F(EmuUnderAsan, ReadingPastAnAllocationIsReported) {
-  EXPECT_DEATH(vendor_->memory.copy_d2h(0, host_.data(), device_, kSize + 1),
+  EXPECT_DEATH(vendor_->memory.copy_d2h(vendor_->context, 0, host_.data(), device_, kSize + 1),
                "AddressSanitizer: use-after-poison");
 }
 
 TEST_F(EmuUnderAsan, WritingPastAnAllocationIsReported) {
-  EXPECT_DEATH(vendor_->memory.copy_h2d(0, device_, host_.data(), kSize + 8),
+  EXPECT_DEATH(vendor_->memory.copy_h2d(vendor_->context, 0, device_, host_.data(), kSize + 8),
                "AddressSanitizer: use-after-poison");
 }
 
 TEST_F(EmuUnderAsan, ReadingFreedDeviceMemoryIsReported) {
   void* freed = device_;
-  ASSERT_EQ(vendor_->memory.device_free(0, device_), TB_OK);
+  ASSERT_EQ(vendor_->memory.device_free(vendor_->context, 0, device_), TB_OK);
   device_ = nullptr;
-  EXPECT_DEATH(vendor_->memory.copy_d2h(0, host_.data(), freed, kSize),
+  EXPECT_DEATH(vendor_->memory.copy_d2h(vendor_->context, 0, host_.data(), freed, kSize),
                "AddressSanitizer: use-after-poison");
 }
 

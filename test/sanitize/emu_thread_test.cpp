@@ -30,33 +30,37 @@ std::string Drive(const tb_vendor_handle* v, int index, int32_t device) {
   std::string error;
   auto check = [&](tb_status status, const char* call) {
     if (status != TB_OK && error.empty()) {
-      error = "thread " + std::to_string(index) + ": " + call + " failed: " + v->last_error();
+      error =
+          "thread " + std::to_string(index) + ": " + call + " failed: " + v->last_error(v->context);
     }
     return error.empty();
   };
-  if (check(v->stream.create(device, 0, &stream), "stream.create") &&
-      check(v->memory.device_malloc(device, kSize, &a), "device_malloc") &&
-      check(v->memory.device_malloc(device, kSize, &b), "device_malloc")) {
+  if (check(v->stream.create(v->context, device, 0, &stream), "stream.create") &&
+      check(v->memory.device_malloc(v->context, device, kSize, &a), "device_malloc") &&
+      check(v->memory.device_malloc(v->context, device, kSize, &b), "device_malloc")) {
     for (int round = 0; round < kRounds && error.empty(); round++) {
       for (size_t i = 0; i < kSize; i++) in[i] = static_cast<unsigned char>(i * 31 + index + round);
       // a <- in; b <- a; a <- 0x5a (after b has its copy); out <- b: all on one stream.
-      if (!check(v->memory.copy_h2d_async(stream, a, in.data(), kSize), "copy_h2d_async") ||
-          !check(v->memory.copy_d2d_async(stream, device, b, device, a, kSize), "copy_d2d_async") ||
-          !check(v->memory.memset_async(stream, a, 0x5a, kSize), "memset_async") ||
-          !check(v->memory.copy_d2h_async(stream, out.data(), b, kSize), "copy_d2h_async") ||
-          !check(v->stream.synchronize(stream), "stream.synchronize")) {
+      if (!check(v->memory.copy_h2d_async(v->context, stream, a, in.data(), kSize),
+                 "copy_h2d_async") ||
+          !check(v->memory.copy_d2d_async(v->context, stream, device, b, device, a, kSize),
+                 "copy_d2d_async") ||
+          !check(v->memory.memset_async(v->context, stream, a, 0x5a, kSize), "memset_async") ||
+          !check(v->memory.copy_d2h_async(v->context, stream, out.data(), b, kSize),
+                 "copy_d2h_async") ||
+          !check(v->stream.synchronize(v->context, stream), "stream.synchronize")) {
         break;
       }
       if (out != in) error = "thread " + std::to_string(index) + ": the round trip differs";
-      if (!check(v->memory.copy_d2h(device, out.data(), a, kSize), "copy_d2h")) break;
+      if (!check(v->memory.copy_d2h(v->context, device, out.data(), a, kSize), "copy_d2h")) break;
       if (out != std::vector<unsigned char>(kSize, 0x5a) && error.empty()) {
         error = "thread " + std::to_string(index) + ": memset_async did not set every byte";
       }
     }
   }
-  if (a != nullptr) v->memory.device_free(device, a);
-  if (b != nullptr) v->memory.device_free(device, b);
-  if (stream != nullptr) v->stream.destroy(stream);
+  if (a != nullptr) v->memory.device_free(v->context, device, a);
+  if (b != nullptr) v->memory.device_free(v->context, device, b);
+  if (stream != nullptr) v->stream.destroy(v->context, stream);
   return error;
 }
 
@@ -65,8 +69,9 @@ TEST(EmuThreads, LargeCopiesOnManyStreamsAtOnce) {
   tb_vendor_handle* vendor = nullptr;
   char message[4096] = "";
   ASSERT_EQ(tb_loader_open("emu", &vendor, message, sizeof message), TB_OK) << message;
+  ASSERT_EQ(tb_loader_init(vendor, nullptr, message, sizeof message), TB_OK) << message;
   int32_t devices = 0;
-  ASSERT_EQ(vendor->device.count(&devices), TB_OK);
+  ASSERT_EQ(vendor->device.count(vendor->context, &devices), TB_OK);
   ASSERT_GT(devices, 0);
   std::vector<std::string> errors(kThreads);
   std::vector<std::thread> threads;

@@ -20,9 +20,28 @@ static int64_t numel_of(const tb_tensor *t) {
   return n;
 }
 
+_Thread_local emu_context *emu_kernel_context;
+
+tb_status emu_kernel_entry(tb_context ctx, const tb_kernel_call *call,
+                           tb_status (*function)(tb_stream, const tb_value *, int32_t)) {
+  const char *name = call->kernel != NULL ? call->kernel->name : "kernel";
+  tb_status status = emu_check_stream(ctx, call->stream, name);
+  if (status != TB_OK) return status;
+  emu_context *outer = emu_kernel_context; /* a kernel never calls another, but be exact */
+  emu_kernel_context = ctx;
+  status = function(call->stream, call->args, call->num_args);
+  emu_kernel_context = outer;
+  return status;
+}
+
 /* Checks one tensor descriptor: rank, dtype, and that its extent lies in device memory. */
 static tb_status check_tensor(const char *kernel, int32_t index, const tb_tensor *t) {
-  if (t->ndim < 0) return TB_OK; /* absent element of a Tensor?[] */
+  if (t == NULL) return TB_OK; /* absent element of a Tensor?[] */
+  if (t->struct_size < TB_STRUCT_SIZE(tb_tensor, strides) || t->ndim < 0) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "emu: %s: argument %d is a malformed tensor (struct_size %zu, ndim %d)", kernel,
+                    (int)index, t->struct_size, (int)t->ndim);
+  }
   if (t->ndim > EMU_MAX_DIMS) {
     return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d has %d dimensions (at most %d)",
                     kernel, (int)index, (int)t->ndim, EMU_MAX_DIMS);
@@ -42,8 +61,9 @@ static tb_status check_tensor(const char *kernel, int32_t index, const tb_tensor
     last += (t->sizes[d] - 1) * t->strides[d];
   }
   size_t extent = (size_t)(last + 1) * emu_itemsize(t->dtype);
-  if (t->device < 0 || t->device >= emu_get_config()->device_count ||
-      !emu_is_device_range(t->device, t->data, extent)) {
+  const emu_context *ctx = emu_kernel_context;
+  if (t->device < 0 || t->device >= ctx->config.device_count ||
+      !emu_is_device_range(ctx, t->device, t->data, extent)) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: %s: argument %d ([%p, +%zu) on device %d) is not device memory", kernel,
                     (int)index, t->data, extent, (int)t->device);
@@ -122,7 +142,7 @@ tb_status emu_check_args(const char *kernel, const tb_value *args, int32_t count
       if (status != TB_OK) return status;
     } else if (v->kind == TB_VALUE_TENSOR_LIST) {
       for (int64_t k = 0; k < v->as.tensors.count; k++) {
-        tb_status status = check_tensor(kernel, i, &v->as.tensors.items[k]);
+        tb_status status = check_tensor(kernel, i, v->as.tensors.items[k]);
         if (status != TB_OK) return status;
       }
     }
@@ -130,17 +150,18 @@ tb_status emu_check_args(const char *kernel, const tb_value *args, int32_t count
   return TB_OK;
 }
 
-static void capture_tensor(emu_tensor *dst, const tb_tensor *src) {
+static void capture_tensor(const emu_context *ctx, emu_tensor *dst, const tb_tensor *src) {
   memset(dst, 0, sizeof *dst);
+  dst->ndim = -1; /* absent (NULL in a Tensor?[]) */
+  if (src == NULL) return;
   dst->ndim = src->ndim;
-  if (src->ndim < 0) return;
   dst->dtype = src->dtype;
   dst->numel = numel_of(src);
   for (int32_t d = 0; d < src->ndim; d++) {
     dst->sizes[d] = src->sizes[d];
     dst->strides[d] = src->strides[d];
   }
-  dst->data = dst->numel == 0 ? NULL : emu_host(src->device, src->data);
+  dst->data = dst->numel == 0 ? NULL : emu_host(ctx, src->device, src->data);
 }
 
 static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
@@ -148,7 +169,8 @@ static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 tb_status emu_launch(const char *kernel, tb_stream stream, const tb_value *args, int32_t count,
                      emu_task_fn fn, size_t scratch_size, const void *scratch) {
   /* a faulted device accepts no work (vendor.h, "Device faults") */
-  tb_status status = emu_check_fault(emu_stream_device(stream), kernel);
+  emu_context *ctx = emu_stream_context(stream);
+  tb_status status = emu_check_fault(ctx, emu_stream_device(stream), kernel);
   if (status != TB_OK) return status;
   /* One allocation: emu_call | args | tensors | integer/bool lists | strings | scratch. */
   size_t tensors = 0, words = 0, bytes = 0;
@@ -194,13 +216,13 @@ tb_status emu_launch(const char *kernel, tb_stream stream, const tb_value *args,
     switch (v->kind) {
       case TB_VALUE_TENSOR:
         a->as.tensor = tensor_space++;
-        capture_tensor(a->as.tensor, v->as.tensor);
+        capture_tensor(ctx, a->as.tensor, v->as.tensor);
         break;
       case TB_VALUE_TENSOR_LIST:
         a->as.tensors.items = tensor_space;
         a->as.tensors.count = v->as.tensors.count;
         for (int64_t k = 0; k < v->as.tensors.count; k++) {
-          capture_tensor(tensor_space++, &v->as.tensors.items[k]);
+          capture_tensor(ctx, tensor_space++, v->as.tensors.items[k]);
         }
         break;
       case TB_VALUE_INT:

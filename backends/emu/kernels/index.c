@@ -698,8 +698,8 @@ static tb_status check_indices(const char *name, const tb_tensor *self, const tb
   int d = 0, defined = 0;
   bool masks = false, ok = true;
   for (int64_t j = 0; ok && j < list->as.tensors.count; j++) {
-    const tb_tensor *t = &list->as.tensors.items[j];
-    if (t->ndim < 0) {
+    const tb_tensor *t = list->as.tensors.items[j];
+    if (t == NULL) { /* an absent index: the whole dimension */
       d++;
     } else if (is_mask(t->dtype)) { /* covers self's dims d .. d + ndim - 1, sizes equal */
       ok = t->ndim > 0 && d + t->ndim <= self->ndim;
@@ -723,8 +723,8 @@ static tb_status check_indices(const char *name, const tb_tensor *self, const tb
   int b_rank = 0, first = -1, last = -1, indexed = 0;
   d = 0;
   for (int64_t j = 0; j < list->as.tensors.count; j++, d++) {
-    const tb_tensor *t = &list->as.tensors.items[j];
-    if (t->ndim < 0) continue;
+    const tb_tensor *t = list->as.tensors.items[j];
+    if (t == NULL) continue;
     if (first < 0) first = d;
     last = d;
     indexed++;
@@ -752,7 +752,7 @@ static tb_status check_indices(const char *name, const tb_tensor *self, const tb
       for (int k = 0; k < b_rank; k++) r_sizes[r++] = b[k];
     }
     if (s >= self->ndim) break;
-    if (s < list->as.tensors.count && list->as.tensors.items[s].ndim >= 0) continue;
+    if (s < list->as.tensors.count && list->as.tensors.items[s] != NULL) continue;
     r_sizes[r++] = self->sizes[s];
   }
   const tb_tensor *v = values->as.tensor;

@@ -280,7 +280,24 @@ extern const tb_kernel *const emu_pooling_kernels[];
 extern const tb_kernel *const emu_upsample_kernels[];
 extern const tb_kernel *const emu_shape_kernels[];
 
-#define EMU_KERNEL(symbol, opname, function, dtype_mask) \
-  static const tb_kernel symbol = {sizeof(tb_kernel), opname, function, dtype_mask, 0}
+/* The context of the kernel call running on this thread, set by the entry EMU_KERNEL generates
+ * for the duration of the kernel function: the shared helpers above (emu_check_args) reach the
+ * context's device memory through it, so that kernel functions keep the form
+ * (stream, args, count) and need not pass the context along.  NULL outside kernel calls. */
+extern _Thread_local emu_context *emu_kernel_context;
+
+/* The ABI entry of every kernel: checks that the call's stream belongs to `ctx`, then runs
+ * `function` with the call's stream and arguments and emu_kernel_context set to `ctx`. */
+tb_status emu_kernel_entry(tb_context ctx, const tb_kernel_call *call,
+                           tb_status (*function)(tb_stream, const tb_value *, int32_t));
+
+/* Publishes `function` (tb_status (tb_stream, const tb_value *, int32_t)) as kernel `symbol` for
+ * operator `opname`: generates its tb_kernel_fn entry around emu_kernel_entry. */
+#define EMU_KERNEL(symbol, opname, function, dtype_mask)                        \
+  static tb_status symbol##_entry(tb_context ctx, const tb_kernel_call *call) { \
+    return emu_kernel_entry(ctx, call, function);                               \
+  }                                                                             \
+  static const tb_kernel symbol = {                                             \
+      sizeof(tb_kernel), opname, symbol##_entry, dtype_mask, 0, NULL, NULL}
 
 #endif /* TORCH_BACKEND_EMU_KERNEL_H_ */

@@ -19,7 +19,10 @@ static tb_status check_lists(const char *name, const tb_value *args, int lists, 
                       name);
     }
     for (int64_t k = 0; k < count; k++) {
-      const tb_tensor *t = &v->as.tensors.items[k];
+      const tb_tensor *t = v->as.tensors.items[k];
+      if (t == NULL) {
+        return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: an absent tensor in a list", name);
+      }
       emu_tensor view = {.ndim = t->ndim};
       for (int d = 0; d < t->ndim; d++) {
         view.sizes[d] = t->sizes[d];

@@ -1,7 +1,8 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * emu's kernel table: every kernel file's list, flattened once.
+ * emu's kernel table: every kernel file's list, flattened once into one array sized to fit
+ * (no limit on the number of kernels).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -9,9 +10,7 @@
 
 #include "kernel.h"
 
-#define EMU_MAX_KERNELS 256
-
-static const tb_kernel *g_kernels[EMU_MAX_KERNELS];
+static const tb_kernel **g_kernels;
 static tb_kernel_api g_api;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -21,17 +20,22 @@ static void build(void) {
       emu_index_kernels,       emu_norm_kernels,    emu_loss_kernels,     emu_random_kernels,
       emu_optim_kernels,       emu_copy_kernels,    emu_conv_kernels,     emu_rnn_kernels,
       emu_batchnorm_kernels,   emu_pooling_kernels, emu_upsample_kernels, emu_shape_kernels};
-  int64_t count = 0;
+  size_t count = 0;
   for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
-    for (const tb_kernel *const *k = lists[l]; *k != NULL; k++) {
-      if (count == EMU_MAX_KERNELS) { /* a build error in all but name: never drop kernels */
-        fprintf(stderr, "emu: more than %d kernels: raise EMU_MAX_KERNELS\n", EMU_MAX_KERNELS);
-        abort();
-      }
-      g_kernels[count++] = *k;
-    }
+    for (const tb_kernel *const *k = lists[l]; *k != NULL; k++) count++;
   }
-  g_api = (tb_kernel_api){sizeof(tb_kernel_api), count, g_kernels};
+  g_kernels = malloc((count > 0 ? count : 1) * sizeof *g_kernels);
+  if (g_kernels == NULL) {
+    /* An empty table rather than a partial one: every operator then runs on the fallback. */
+    fprintf(stderr, "emu: out of memory building the table of %zu kernels; publishing none\n",
+            count);
+    count = 0;
+  }
+  size_t n = 0;
+  for (size_t l = 0; g_kernels != NULL && l < sizeof lists / sizeof lists[0]; l++) {
+    for (const tb_kernel *const *k = lists[l]; *k != NULL; k++) g_kernels[n++] = *k;
+  }
+  g_api = (tb_kernel_api){sizeof(tb_kernel_api), (int64_t)count, g_kernels};
 }
 
 const tb_kernel_api *emu_kernel_api(void) {
