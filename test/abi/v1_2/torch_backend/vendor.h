@@ -1,0 +1,908 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ */
+
+/**
+ * @file vendor.h
+ * @brief The torch_backend vendor ABI: the one C interface an accelerator implements.
+ *
+ * An accelerator joins PyTorch through torch_backend by shipping one shared library, written in
+ * any language that can export C symbols, that exports ::tb_vendor_get.  That function returns a
+ * ::tb_vendor table: the vendor's identity plus groups of function pointers for devices
+ * (::tb_device_api), memory (::tb_memory_api), streams (::tb_stream_api) and events
+ * (::tb_event_api).  torch_backend's C++ layer (csrc/) turns those primitives into a PyTorch
+ * device: caching allocator, stream pools, guards, generators and operator registration are
+ * written once, above this header, for every vendor.
+ *
+ * This header is the whole contract.  It depends on nothing but the C standard library and
+ * never on libtorch, so a vendor library built against it with any compiler and any C++
+ * standard library loads under every PyTorch release torch_backend supports.
+ *
+ * @section tb_versioning Versioning rules
+ *
+ * - The ABI has a major and a minor version (::TB_ABI_VERSION_MAJOR, ::TB_ABI_VERSION_MINOR).
+ * - Every struct that crosses the boundary starts with a `size_t struct_size` holding
+ *   `sizeof` the struct as its producer compiled it.  Either side may therefore be older than
+ *   the other: a reader only touches fields that lie wholly inside `struct_size`
+ *   (::TB_STRUCT_HAS_FIELD) and treats the rest as absent (NULL / zero).
+ * - Fields are only ever appended, in a new minor version.  Existing fields never move, never
+ *   change type and never change meaning within a major version.
+ * - Removing or changing a field, or changing the meaning of a call, requires a major bump.
+ *   The first three members of ::tb_vendor (`struct_size`, `abi_major`, `abi_minor`) keep
+ *   their types and offsets in every major, so a loader can always read them.
+ *   torch_backend asks the vendor for the major it speaks (the `abi_major` argument of
+ *   ::tb_vendor_get); a vendor may serve several majors from one library.
+ * - A vendor built against an older minor works with a newer torch_backend: fields it does not
+ *   know lie outside its `struct_size` and are treated as absent.  A vendor built against a
+ *   newer minor works with an older torch_backend, which simply ignores the trailing fields.
+ *
+ * @section tb_required Required and optional functions
+ *
+ * Every function pointer is required unless its documentation says "Optional".  The loader
+ * refuses a table in which a required pointer is NULL and names every missing one.  An optional
+ * pointer may be NULL; torch_backend then uses the documented replacement behaviour.
+ *
+ * @section tb_errors Errors
+ *
+ * Every call returns a ::tb_status.  ::TB_OK is success.  ::TB_ERROR_NOT_READY is not a failure:
+ * it is the answer of a query whose work has not finished.  Any other status is a failure: the
+ * call had no effect (no memory is allocated, no work is enqueued, no handle is created, output
+ * arguments are left unchanged unless stated otherwise), and tb_vendor::last_error returns a
+ * human-readable message for it on the calling thread.  Messages should name what was wrong
+ * (the argument, the device index, the vendor runtime's own error text); torch_backend shows
+ * them to users verbatim, prefixed with the vendor's name and the call.
+ *
+ * @section tb_faults Device faults (ABI 1.2)
+ *
+ * Work that fails after its enqueueing call returned (a kernel that finds an index out of
+ * range, a copy the device cannot complete) leaves its device *faulted*: like CUDA's sticky
+ * errors, the failure cannot be forgotten by reporting it once, because the results of that
+ * work, and of everything that depended on it, are garbage.  From the moment the failing work
+ * runs until tb_device_api::reset clears it (or the process ends):
+ *
+ * - every tb_stream_api::query and tb_stream_api::synchronize of any stream of the device,
+ *   every tb_event_api::query and tb_event_api::synchronize of any event of the device, and
+ *   tb_device_api::synchronize of the device return ::TB_ERROR_DEVICE_FAULT (query returns it
+ *   in place of ::TB_ERROR_NOT_READY too) with the original failure's message, naming the work
+ *   that failed (the kernel's operator name) and what went wrong;
+ * - every copy from or to the device's memory, synchronous or asynchronous, and every enqueue
+ *   of new work on its streams (kernels, memset, event waits) returns ::TB_ERROR_DEVICE_FAULT
+ *   without doing anything: no bytes of a faulted device reach the host;
+ * - allocation, freeing, recording events, and creating or destroying streams and events keep
+ *   working, so that the caller can release what it holds (a caching allocator records events
+ *   when it frees memory used on several streams);
+ * - other devices are not affected.
+ *
+ * Which failure is reported when several fail: the first one on the device.  Work enqueued
+ * before the fault may or may not run.
+ *
+ * @section tb_threads Threads
+ *
+ * Unless a function says otherwise, every function may be called concurrently from any number
+ * of threads, with one exception: a handle must not be destroyed while another thread is
+ * using that same handle.  Vendors keep no hidden "current device": every call that concerns a
+ * device takes its index explicitly, and streams and events remember the device they were
+ * created on.  torch_backend never uses a vendor in a child process created by `fork()` after
+ * the parent used it, so a vendor need not survive `fork()`.
+ *
+ * @section tb_blocking Blocking
+ *
+ * Each function says whether it may block.  "Does not block" means the call returns without
+ * waiting for device work (it may still take short internal locks).  "Asynchronous" calls
+ * enqueue work on a stream and return; the work runs later, in stream order.
+ *
+ * @section tb_memory_model Memory model
+ *
+ * Device memory is addressed by `void*` values returned by tb_memory_api::device_malloc.
+ * Host code must not dereference them (a vendor may place them in another address space, or
+ * make them inaccessible to the host); only the vendor's own calls read or write through them.
+ * Pointer arithmetic inside an allocation is allowed: `(char*)p + k` for `k` within the
+ * allocation addresses byte `k` of it, in every call that takes a device pointer.
+ */
+#ifndef TORCH_BACKEND_VENDOR_H_
+#define TORCH_BACKEND_VENDOR_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @defgroup tb_version Version and portability macros
+ *  @{ */
+
+/** Major version of this ABI.  Bumped only for incompatible changes (see @ref tb_versioning). */
+#define TB_ABI_VERSION_MAJOR 1
+/** Minor version of this ABI.  Bumped when fields are appended to a struct. */
+#define TB_ABI_VERSION_MINOR 2
+
+/** Marks a symbol as exported from the vendor's shared library. */
+#if defined(_WIN32)
+#define TB_EXPORT __declspec(dllexport)
+#else
+#define TB_EXPORT __attribute__((visibility("default")))
+#endif
+
+/** Size of @p type up to and including @p field: the `struct_size` an older producer that
+ *  ended the struct at @p field would report. */
+#define TB_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+
+/** True when the struct at @p ptr (of type @p type) is large enough to contain @p field.
+ *  Read a field only when this holds; otherwise treat it as absent. */
+#define TB_STRUCT_HAS_FIELD(ptr, type, field) \
+  ((ptr) != NULL && (ptr)->struct_size >= TB_STRUCT_SIZE(type, field))
+
+/** @} */
+
+/** @defgroup tb_status_group Status codes
+ *  @{ */
+
+/**
+ * Result of every vendor call.
+ *
+ * Values are stable across minor versions; new codes may be appended.  A caller that receives
+ * a code it does not know treats it as ::TB_ERROR_INTERNAL.
+ */
+typedef enum tb_status {
+  /** Success. */
+  TB_OK = 0,
+  /** An argument is invalid: NULL where a pointer is required, an unknown handle, a flag the
+   *  vendor does not know, a pointer that the vendor did not allocate. */
+  TB_ERROR_INVALID_ARGUMENT = 1,
+  /** A device index is negative or not below tb_device_api::count's answer. */
+  TB_ERROR_INVALID_DEVICE = 2,
+  /** The device (or pinned host pool) cannot satisfy an allocation.  The vendor stays usable:
+   *  the caller may free memory and retry. */
+  TB_ERROR_OUT_OF_MEMORY = 3,
+  /** Not a failure: the queried stream or event still has work outstanding.  Does not change
+   *  the last-error message. */
+  TB_ERROR_NOT_READY = 4,
+  /** The call is valid but this vendor or device does not support it (for example timing on an
+   *  event created without ::TB_EVENT_FLAG_TIMING). */
+  TB_ERROR_NOT_SUPPORTED = 5,
+  /** A failure inside the vendor or its runtime that no argument explains (driver error, lost
+   *  device, failed kernel).  The message carries the runtime's own text. */
+  TB_ERROR_INTERNAL = 6,
+  /** The vendor's runtime is not usable in this process (no driver, failed initialisation). */
+  TB_ERROR_UNAVAILABLE = 7,
+  /** ABI 1.2.  The device is faulted: earlier asynchronous work on it failed, and it reports that
+   *  failure until it is reset (see @ref tb_faults).  The message is the failure's. */
+  TB_ERROR_DEVICE_FAULT = 8
+} tb_status;
+
+/**
+ * The name of a status code as a static string, such as "TB_ERROR_OUT_OF_MEMORY".
+ * Unknown codes give "TB_ERROR_UNKNOWN".
+ */
+static inline const char *tb_status_name(tb_status status) {
+  switch (status) {
+    case TB_OK:
+      return "TB_OK";
+    case TB_ERROR_INVALID_ARGUMENT:
+      return "TB_ERROR_INVALID_ARGUMENT";
+    case TB_ERROR_INVALID_DEVICE:
+      return "TB_ERROR_INVALID_DEVICE";
+    case TB_ERROR_OUT_OF_MEMORY:
+      return "TB_ERROR_OUT_OF_MEMORY";
+    case TB_ERROR_NOT_READY:
+      return "TB_ERROR_NOT_READY";
+    case TB_ERROR_NOT_SUPPORTED:
+      return "TB_ERROR_NOT_SUPPORTED";
+    case TB_ERROR_INTERNAL:
+      return "TB_ERROR_INTERNAL";
+    case TB_ERROR_UNAVAILABLE:
+      return "TB_ERROR_UNAVAILABLE";
+    case TB_ERROR_DEVICE_FAULT:
+      return "TB_ERROR_DEVICE_FAULT";
+  }
+  return "TB_ERROR_UNKNOWN";
+}
+
+/** @} */
+
+/** @defgroup tb_handles Handles
+ *  @{ */
+
+/**
+ * An ordered queue of device work, created by tb_stream_api::create.
+ *
+ * Opaque: the vendor defines `struct tb_stream_impl` (or never defines it and casts).  A stream
+ * belongs to the device it was created on for its whole life.  Work enqueued on one stream
+ * runs in the order it was enqueued; work on different streams is unordered unless an event
+ * orders it (tb_stream_api::wait_event).
+ */
+typedef struct tb_stream_impl *tb_stream;
+
+/**
+ * A marker in a stream's work, created by tb_event_api::create.
+ *
+ * Opaque like ::tb_stream.  An event belongs to the device it was created on.  It completes
+ * when the stream it was last recorded on has finished all work enqueued before the record.
+ */
+typedef struct tb_event_impl *tb_event;
+
+/** @} */
+
+/** @defgroup tb_device_group Devices
+ *  @{ */
+
+/** Length, including the terminating NUL, of tb_device_properties::name. */
+#define TB_DEVICE_NAME_SIZE 256
+
+/**
+ * What a device is, filled in by tb_device_api::get_properties.
+ *
+ * The caller zero-initialises the struct, sets `struct_size = sizeof(tb_device_properties)`
+ * and passes it in.  The vendor writes only the fields that lie wholly inside the caller's
+ * `struct_size` and inside its own definition; fields it does not fill stay zero, and zero
+ * means "unknown".  The vendor never writes `struct_size`.
+ */
+typedef struct tb_device_properties {
+  /** Set by the caller to `sizeof(tb_device_properties)`. */
+  size_t struct_size;
+  /** Human-readable model name, NUL-terminated, never empty (for example "Emulated
+   *  Accelerator").  Shown by `torch.<device>.get_device_name()`. */
+  char name[TB_DEVICE_NAME_SIZE];
+  /** Bytes of device memory the device has in total (what tb_memory_api::get_info reports as
+   *  total).  Must be non-zero. */
+  uint64_t total_memory;
+  /** Number of parallel compute units (cores, SMs, AI cores); 0 when unknown. */
+  int32_t compute_units;
+  /** Vendor-defined architecture generation, major part; 0 when unknown. */
+  int32_t arch_major;
+  /** Vendor-defined architecture generation, minor part; 0 when unknown. */
+  int32_t arch_minor;
+  /** ABI 1.2.  Bit set (::TB_DTYPE_BIT) of the element types whose tensors the device holds and
+   *  converts between: what `torch.accelerator.get_device_capability()` reports as
+   *  `supported_dtypes`.  0 means every ::tb_dtype. */
+  uint64_t dtypes;
+} tb_device_properties;
+
+/**
+ * Device discovery and device-wide synchronisation.
+ *
+ * Device indices are `0 .. count-1` and do not change for the life of the process.  Every
+ * function that takes a device index returns ::TB_ERROR_INVALID_DEVICE for an index outside
+ * that range, including negative ones.
+ */
+typedef struct tb_device_api {
+  /** `sizeof(tb_device_api)` as the vendor compiled it. */
+  size_t struct_size;
+
+  /**
+   * Number of devices the vendor exposes in this process.
+   *
+   * @param[out] count  Receives the count; 0 is allowed (torch then reports the device as
+   *                    unavailable).
+   * May block on first use while the vendor initialises.  Returns the same answer on every
+   * call.
+   */
+  tb_status (*count)(int32_t *count);
+
+  /**
+   * Describes device @p device.
+   *
+   * @param device      Device index.
+   * @param[in,out] properties  Caller-owned; see ::tb_device_properties for the size rule.
+   * Does not block.
+   */
+  tb_status (*get_properties)(int32_t device, tb_device_properties *properties);
+
+  /**
+   * Blocks until all work enqueued on every stream of @p device has finished.
+   *
+   * Returns the first failure of that work, if any: ::TB_ERROR_DEVICE_FAULT while the device is
+   * faulted (see @ref tb_faults).  May block.
+   */
+  tb_status (*synchronize)(int32_t device);
+
+  /**
+   * Optional (ABI 1.2).  Clears a fault of @p device (see @ref tb_faults): waits until no work
+   * of the device is running, then lets the device accept work and copies again.  Allocations,
+   * streams and events stay valid; memory written by the failed work, or by work that ran
+   * after it, holds unspecified bytes.  Succeeds and does nothing on a device that is not
+   * faulted.  When NULL, a faulted device stays faulted until the process ends.  May block.
+   */
+  tb_status (*reset)(int32_t device);
+} tb_device_api;
+
+/** @} */
+
+/** @defgroup tb_memory_group Memory
+ *  @{ */
+
+/** Every device and pinned host allocation of non-zero size is aligned to at least this many
+ *  bytes. */
+#define TB_MEMORY_ALIGNMENT 64
+
+/**
+ * Device memory, pinned host memory and copies between them.
+ *
+ * Synchronous copies (copy_h2d, copy_d2h, copy_d2d) return when the bytes have arrived.  They
+ * are not ordered with work queued on streams: a caller that depends on stream work
+ * synchronises that stream first.  Asynchronous copies take a ::tb_stream and run in that
+ * stream's order; host buffers passed to them must stay valid and unmodified (source) or
+ * untouched (destination) until the copy completes, whether or not they are pinned.
+ *
+ * Copies of size 0 succeed and do nothing, whatever the pointers.  Source and destination
+ * ranges must not overlap.
+ */
+typedef struct tb_memory_api {
+  /** `sizeof(tb_memory_api)` as the vendor compiled it. */
+  size_t struct_size;
+
+  /**
+   * Allocates @p size bytes of memory on @p device.
+   *
+   * @param device    Device index.
+   * @param size      Bytes.  0 succeeds and stores NULL in @p *ptr.
+   * @param[out] ptr  Receives the device pointer, aligned to ::TB_MEMORY_ALIGNMENT.  Owned by
+   *                  the caller until passed to device_free.  Unchanged on failure.
+   * Returns ::TB_ERROR_OUT_OF_MEMORY when the device cannot satisfy the request, including
+   * requests larger than the device's total memory; the vendor stays usable.  The memory's
+   * contents are unspecified.  May block (briefly) but never waits for stream work.
+   */
+  tb_status (*device_malloc)(int32_t device, size_t size, void **ptr);
+
+  /**
+   * Returns memory obtained from device_malloc on the same @p device.
+   *
+   * @p ptr NULL succeeds and does nothing.  The caller guarantees that no work still queued or
+   * running on any stream uses the memory (torch_backend's caching allocator tracks this with
+   * events), so the vendor need not wait.  Does not block.
+   */
+  tb_status (*device_free)(int32_t device, void *ptr);
+
+  /**
+   * Optional.  Allocates @p size bytes of page-locked ("pinned") host memory, directly
+   * readable and writable by the host and usable as the host side of every copy on every
+   * device, typically faster for asynchronous copies.
+   *
+   * @param size      Bytes.  0 succeeds and stores NULL in @p *ptr.
+   * @param[out] ptr  Receives the host pointer, aligned to ::TB_MEMORY_ALIGNMENT.
+   * When NULL, torch_backend uses ordinary host memory for pinned tensors.  May block.
+   */
+  tb_status (*host_malloc)(size_t size, void **ptr);
+
+  /**
+   * Optional (required when host_malloc is provided).  Returns memory from host_malloc.
+   * @p ptr NULL succeeds.  The caller guarantees no queued copy still uses it.  Does not block.
+   */
+  tb_status (*host_free)(void *ptr);
+
+  /**
+   * Copies @p size bytes from host memory @p src to device memory @p dst on @p device.
+   * Blocks until the copy is complete.
+   */
+  tb_status (*copy_h2d)(int32_t device, void *dst, const void *src, size_t size);
+
+  /**
+   * Copies @p size bytes from device memory @p src on @p device to host memory @p dst.
+   * Blocks until the copy is complete.
+   */
+  tb_status (*copy_d2h)(int32_t device, void *dst, const void *src, size_t size);
+
+  /**
+   * Copies @p size bytes from device memory @p src on @p src_device to device memory @p dst
+   * on @p dst_device.  The devices may differ.  Blocks until the copy is complete.
+   */
+  tb_status (*copy_d2d)(int32_t dst_device, void *dst, int32_t src_device, const void *src,
+                        size_t size);
+
+  /**
+   * Enqueues a copy of @p size bytes from host memory @p src to device memory @p dst on the
+   * device of @p stream.  Asynchronous.
+   */
+  tb_status (*copy_h2d_async)(tb_stream stream, void *dst, const void *src, size_t size);
+
+  /**
+   * Enqueues a copy of @p size bytes from device memory @p src, on the device of @p stream,
+   * to host memory @p dst.  Asynchronous: @p dst holds the bytes once the stream reaches and
+   * finishes the copy (synchronise the stream or an event recorded after it).
+   */
+  tb_status (*copy_d2h_async)(tb_stream stream, void *dst, const void *src, size_t size);
+
+  /**
+   * Enqueues a device-to-device copy.  @p stream belongs to @p dst_device or @p src_device;
+   * the copy is ordered on that stream only.  Asynchronous.
+   */
+  tb_status (*copy_d2d_async)(tb_stream stream, int32_t dst_device, void *dst, int32_t src_device,
+                              const void *src, size_t size);
+
+  /**
+   * Enqueues setting @p size bytes of device memory at @p ptr, on the device of @p stream, to
+   * the byte `(unsigned char)value`.  Asynchronous.
+   */
+  tb_status (*memset_async)(tb_stream stream, void *ptr, int value, size_t size);
+
+  /**
+   * Optional.  Reports free and total device memory of @p device, in bytes, as the vendor
+   * sees it (torch_backend's cached blocks count as used).  When NULL, torch_backend reports
+   * tb_device_properties::total_memory as total and derives free from its own allocations.
+   * Does not block.
+   */
+  tb_status (*get_info)(int32_t device, size_t *free_bytes, size_t *total_bytes);
+} tb_memory_api;
+
+/** @} */
+
+/** @defgroup tb_stream_group Streams
+ *  @{ */
+
+/**
+ * Creation, ordering and completion of streams.
+ *
+ * Priorities follow CUDA's convention: a lower number is a higher priority, and
+ * priority_range reports `least` (the default, lowest priority, usually 0) and `greatest`
+ * (the highest priority, `greatest <= least`).
+ *
+ * Destroying a busy stream: tb_stream_api::destroy may be called while work is still queued
+ * on the stream.  It does not block, the handle is invalid as soon as it returns, and the
+ * queued work still runs to completion (events recorded behind it complete, memory it writes
+ * is written, tb_device_api::synchronize waits for it).  The vendor releases the stream's
+ * resources once that work has finished.
+ */
+typedef struct tb_stream_api {
+  /** `sizeof(tb_stream_api)` as the vendor compiled it. */
+  size_t struct_size;
+
+  /**
+   * Creates a stream on @p device.
+   *
+   * @param device        Device index.
+   * @param priority      Scheduling priority; values outside priority_range are clamped into
+   *                      it.  0 is always valid.
+   * @param[out] stream   Receives the handle, owned by the caller until destroy.
+   * Does not block.
+   */
+  tb_status (*create)(int32_t device, int32_t priority, tb_stream *stream);
+
+  /** Destroys @p stream; see "Destroying a busy stream" above.  Does not block. */
+  tb_status (*destroy)(tb_stream stream);
+
+  /**
+   * Reports whether all work enqueued on @p stream has finished: ::TB_OK when it has,
+   * ::TB_ERROR_NOT_READY while some is outstanding.  A stream with no work is finished.
+   * ::TB_ERROR_DEVICE_FAULT while the stream's device is faulted (see @ref tb_faults).
+   * Does not block.
+   */
+  tb_status (*query)(tb_stream stream);
+
+  /**
+   * Blocks until all work enqueued on @p stream before this call has finished.  Returns
+   * ::TB_ERROR_DEVICE_FAULT while the stream's device is faulted (see @ref tb_faults), whether
+   * the failed work was on this stream or another.  May block.
+   */
+  tb_status (*synchronize)(tb_stream stream);
+
+  /**
+   * Makes all work enqueued on @p stream after this call wait until @p event completes (as
+   * recorded at the time of this call: recording the event again later, even on another
+   * stream, does not change what this wait waits for).  @p event may belong to another device.
+   * An event never recorded is complete, so waiting on it is a no-op.  Asynchronous: does not
+   * block the host.
+   */
+  tb_status (*wait_event)(tb_stream stream, tb_event event);
+
+  /**
+   * Optional.  Reports the range of stream priorities of @p device.  When NULL, every
+   * priority is treated as 0.  Does not block.
+   */
+  tb_status (*priority_range)(int32_t device, int32_t *least, int32_t *greatest);
+
+  /**
+   * Optional (ABI 1.2), for tests of fault handling.  Enqueues work on @p stream that fails
+   * when the stream reaches it, faulting the stream's device with @p message (copied) as the
+   * failure's message, exactly as a failing kernel would (see @ref tb_faults).  The
+   * conformance suite and torch_backend's tests use it to check the fault contract without
+   * depending on any particular kernel; vendors without it are not checked.  Asynchronous.
+   */
+  tb_status (*inject_fault)(tb_stream stream, const char *message);
+} tb_stream_api;
+
+/** @} */
+
+/** @defgroup tb_event_group Events
+ *  @{ */
+
+/** tb_event_api::create flag: the event records a timestamp usable by
+ *  tb_event_api::elapsed_time.  Without it, timing is ::TB_ERROR_NOT_SUPPORTED and
+ *  recording may be cheaper. */
+#define TB_EVENT_FLAG_TIMING 0x1u
+
+/**
+ * Markers in streams, for ordering work across streams and timing it.
+ *
+ * Destroying a busy event: tb_event_api::destroy may be called while the event is recorded
+ * but not yet complete, and while streams wait on it.  It does not block, the handle is
+ * invalid as soon as it returns, and waits already enqueued still complete when the recorded
+ * work does.
+ */
+typedef struct tb_event_api {
+  /** `sizeof(tb_event_api)` as the vendor compiled it. */
+  size_t struct_size;
+
+  /**
+   * Creates an event on @p device.
+   *
+   * @param device       Device index.
+   * @param flags        0 or ::TB_EVENT_FLAG_TIMING; unknown bits give
+   *                     ::TB_ERROR_INVALID_ARGUMENT.
+   * @param[out] event   Receives the handle, owned by the caller until destroy.
+   * A new event counts as complete.  Does not block.
+   */
+  tb_status (*create)(int32_t device, uint32_t flags, tb_event *event);
+
+  /** Destroys @p event; see "Destroying a busy event" above.  Does not block. */
+  tb_status (*destroy)(tb_event event);
+
+  /**
+   * Records @p event at the current end of @p stream, replacing any earlier record (query,
+   * synchronize and elapsed_time then refer to this record; waits enqueued earlier keep
+   * waiting for the record they saw).  The
+   * stream must belong to the event's device (otherwise ::TB_ERROR_INVALID_ARGUMENT).  For a
+   * timing event, the timestamp is taken when the stream reaches the record, not when record
+   * is called.  Asynchronous.
+   */
+  tb_status (*record)(tb_event event, tb_stream stream);
+
+  /**
+   * Reports whether the work before the latest record has finished: ::TB_OK when it has (or
+   * the event was never recorded), ::TB_ERROR_NOT_READY otherwise; ::TB_ERROR_DEVICE_FAULT
+   * while the event's device is faulted (see @ref tb_faults).  Does not block.
+   */
+  tb_status (*query)(tb_event event);
+
+  /** Blocks until @p event completes.  Returns at once for an event never recorded.  Returns
+   *  ::TB_ERROR_DEVICE_FAULT while the event's device is faulted (see @ref tb_faults).  May
+   *  block. */
+  tb_status (*synchronize)(tb_event event);
+
+  /**
+   * Optional.  Milliseconds between the completion of @p start and of @p end, both created
+   * with ::TB_EVENT_FLAG_TIMING on the same device and both recorded.
+   *
+   * @param[out] ms  Receives the time; negative when @p end completed before @p start.
+   * Returns ::TB_ERROR_NOT_READY if either has not completed, ::TB_ERROR_NOT_SUPPORTED if
+   * either lacks ::TB_EVENT_FLAG_TIMING, ::TB_ERROR_INVALID_ARGUMENT if either was never
+   * recorded or they belong to different devices.  When the pointer is NULL, torch_backend
+   * reports timing as unsupported.  Does not block.
+   */
+  tb_status (*elapsed_time)(tb_event start, tb_event end, float *ms);
+} tb_event_api;
+
+/** @} */
+
+/** @defgroup tb_kernel_group Kernels (ABI 1.1)
+ *
+ * A vendor publishes compute kernels keyed by ATen operator name with overload, such as
+ * "add.out" or "native_layer_norm".  torch_backend registers a PyTorch kernel for every
+ * operator whose vendor kernel exists (decided once, when the vendor is loaded) and sends every
+ * other operator to its CPU fallback.
+ *
+ * @section tb_kernel_args Arguments
+ *
+ * A kernel receives the operator's arguments as an array of ::tb_value in the order of the ATen
+ * schema, followed, for each returned tensor that is not one of the arguments, by the output
+ * tensor torch_backend allocated for it.  Examples:
+ *
+ * - `add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)`:
+ *   `[self, other, alpha, out]`.
+ * - `native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias,
+ *   float eps) -> (Tensor, Tensor, Tensor)`: `[input, normalized_shape, weight, bias, eps,
+ *   out0, out1, out2]`.
+ *
+ * Functional and in-place variants of an operator that has an out variant all call the out
+ * variant's kernel: `add.Tensor` and `add_.Tensor` call "add.out" with a freshly allocated
+ * `out`, or with `out` being `self`.
+ *
+ * Shapes, dtypes and strides of outputs come from ATen's own meta functions; the kernel never
+ * computes them.  Outputs are allocated by torch_backend's caching allocator before the call.
+ *
+ * @section tb_kernel_elementwise Elementwise operators
+ *
+ * For operators ATen implements with TensorIterator (unary, binary and ternary pointwise
+ * operators, comparisons, `where`, activation backwards), torch_backend prepares the operands:
+ * every tensor input has the output's shape (broadcast dimensions have stride 0) and the
+ * operation's compute dtype (ATen's common dtype); a CPU scalar operand arrives as a
+ * ::TB_VALUE_INT, ::TB_VALUE_DOUBLE or ::TB_VALUE_BOOL standing for a tensor of that constant.
+ * The output has the compute dtype, or bool for comparisons and logical operators; any other
+ * output dtype a user asks for is produced by torch_backend through a temporary and a copy.
+ *
+ * @section tb_kernel_aliasing Aliasing and contiguity
+ *
+ * - Outputs never overlap inputs, except that in-place variants pass the same tensor as input
+ *   and output (same data, sizes and strides), and elementwise kernels must support that.
+ * - Inputs may overlap each other.
+ * - Tensors may be non-contiguous: any non-negative strides, 0 included.  Outputs that
+ *   torch_backend allocates are contiguous (or follow the input's memory format, as ATen's
+ *   meta functions decide); `out=` arguments and in-place operands are the user's tensors.
+ *   A kernel that does not handle a layout returns ::TB_ERROR_NOT_SUPPORTED for that call,
+ *   which then runs on the CPU fallback.
+ *
+ * @section tb_kernel_async Execution
+ *
+ * A kernel call validates its arguments and enqueues the work on the given stream; it does not
+ * wait for it.  Everything the arguments point to (descriptors, size arrays, lists, strings) is
+ * valid only during the call: the vendor copies what the work needs.  Tensor data is device
+ * memory that torch_backend keeps alive until the stream has passed the work.
+ *
+ * A kernel that cannot handle these particular arguments (a dtype, a rank, an option it does
+ * not implement) returns ::TB_ERROR_NOT_SUPPORTED without enqueuing anything; torch_backend
+ * then runs that call on the CPU fallback.  Errors found while the work runs (an index out of
+ * range) fault the device (see @ref tb_faults): every later synchronize or query reports them,
+ * naming the operator, until the device is reset.  On a faulted device a kernel returns
+ * ::TB_ERROR_DEVICE_FAULT without enqueuing anything.
+ *
+ * @section tb_kernel_rng Random numbers
+ *
+ * An argument of type `Generator?` arrives as ::TB_VALUE_RNG: a Philox-4x32-10 key (`seed`) and
+ * the first counter value (`offset`, in units of 32-bit outputs) reserved for this call from the
+ * device's generator.  The kernel may use the `4 * numel` counter values that follow, where
+ * `numel` is the element count of the operator's first tensor argument.
+ *  @{ */
+
+/** Element types of tensor data.  Values are stable; new types are appended. */
+typedef enum tb_dtype {
+  TB_DTYPE_BOOL = 0,     /**< 1 byte, 0 or 1 */
+  TB_DTYPE_UINT8 = 1,    /**< uint8_t */
+  TB_DTYPE_INT8 = 2,     /**< int8_t */
+  TB_DTYPE_INT16 = 3,    /**< int16_t */
+  TB_DTYPE_INT32 = 4,    /**< int32_t */
+  TB_DTYPE_INT64 = 5,    /**< int64_t */
+  TB_DTYPE_FLOAT16 = 6,  /**< IEEE 754 binary16 */
+  TB_DTYPE_BFLOAT16 = 7, /**< bfloat16: the upper 16 bits of a binary32 */
+  TB_DTYPE_FLOAT32 = 8,  /**< IEEE 754 binary32 */
+  TB_DTYPE_FLOAT64 = 9,  /**< IEEE 754 binary64 */
+  TB_DTYPE_COUNT = 10    /**< number of dtypes in this ABI version */
+} tb_dtype;
+
+/** The bit of @p dtype in tb_kernel::dtypes. */
+#define TB_DTYPE_BIT(dtype) ((uint64_t)1 << (dtype))
+
+/**
+ * A strided view of device memory, as a kernel argument.
+ *
+ * Element `(i0, ..., in-1)` lives at `(char *)data + (i0 * strides[0] + ... ) * itemsize`.
+ */
+typedef struct tb_tensor {
+  /** `sizeof(tb_tensor)` as the producer compiled it. */
+  size_t struct_size;
+  /** Device address of element (0, ..., 0) (storage offset applied); may be NULL when the
+   *  tensor has no elements. */
+  void *data;
+  /** Element type. */
+  tb_dtype dtype;
+  /** Device index the memory belongs to. */
+  int32_t device;
+  /** Number of dimensions, 0 for a scalar tensor. */
+  int32_t ndim;
+  /** `ndim` sizes. */
+  const int64_t *sizes;
+  /** `ndim` strides in elements, each >= 0. */
+  const int64_t *strides;
+} tb_tensor;
+
+/** What a ::tb_value holds.  Values are stable; new kinds are appended. */
+typedef enum tb_value_kind {
+  TB_VALUE_NONE = 0,        /**< an omitted optional argument (None) */
+  TB_VALUE_TENSOR = 1,      /**< as.tensor */
+  TB_VALUE_TENSOR_LIST = 2, /**< as.tensors (Tensor[]; an absent optional element is a tensor
+                                 with data NULL and ndim -1) */
+  TB_VALUE_INT = 3,         /**< as.i: int, SymInt, integral Scalar, or a CPU integer scalar */
+  TB_VALUE_DOUBLE = 4,      /**< as.f: float, floating Scalar, or a CPU floating scalar */
+  TB_VALUE_BOOL = 5,        /**< as.b (0 or 1): bool, boolean Scalar, or a CPU bool scalar */
+  TB_VALUE_INT_LIST = 6,    /**< as.ints: int[] / SymInt[] */
+  TB_VALUE_BOOL_LIST = 7,   /**< as.bools: bool[] */
+  TB_VALUE_STRING = 8,      /**< as.string: str */
+  TB_VALUE_DTYPE = 9,       /**< as.dtype: ScalarType */
+  TB_VALUE_RNG = 10         /**< as.rng: Generator? (see @ref tb_kernel_rng) */
+} tb_value_kind;
+
+/** A list of tensors: tb_value::as for ::TB_VALUE_TENSOR_LIST. */
+typedef struct tb_tensor_list {
+  /** `count` tensors. */
+  const tb_tensor *items;
+  /** Number of tensors. */
+  int64_t count;
+} tb_tensor_list;
+
+/** A list of integers: tb_value::as for ::TB_VALUE_INT_LIST. */
+typedef struct tb_int_list {
+  /** `count` integers. */
+  const int64_t *items;
+  /** Number of integers. */
+  int64_t count;
+} tb_int_list;
+
+/** A list of booleans: tb_value::as for ::TB_VALUE_BOOL_LIST. */
+typedef struct tb_bool_list {
+  /** `count` values, each 0 or 1. */
+  const int *items;
+  /** Number of values. */
+  int64_t count;
+} tb_bool_list;
+
+/** A random-number key and counter range: tb_value::as for ::TB_VALUE_RNG (see
+ *  @ref tb_kernel_rng). */
+typedef struct tb_rng_key {
+  /** Philox key. */
+  uint64_t seed;
+  /** First reserved counter value. */
+  uint64_t offset;
+} tb_rng_key;
+
+/**
+ * One kernel argument: a tagged union.
+ *
+ * Its size is fixed for ABI major 1 (`reserved` pads the union): new kinds only use space
+ * within it, so arrays of tb_value keep their layout across minor versions.
+ */
+typedef struct tb_value {
+  /** Which member of `as` is valid. */
+  tb_value_kind kind;
+  /** The value. */
+  union {
+    /** ::TB_VALUE_TENSOR. */
+    const tb_tensor *tensor;
+    /** ::TB_VALUE_TENSOR_LIST. */
+    tb_tensor_list tensors;
+    /** ::TB_VALUE_INT. */
+    int64_t i;
+    /** ::TB_VALUE_DOUBLE. */
+    double f;
+    /** ::TB_VALUE_BOOL. */
+    int b;
+    /** ::TB_VALUE_INT_LIST. */
+    tb_int_list ints;
+    /** ::TB_VALUE_BOOL_LIST. */
+    tb_bool_list bools;
+    /** ::TB_VALUE_STRING, NUL-terminated. */
+    const char *string;
+    /** ::TB_VALUE_DTYPE. */
+    tb_dtype dtype;
+    /** ::TB_VALUE_RNG. */
+    tb_rng_key rng;
+    /** Fixes the union's size; never read. */
+    uint8_t reserved[48];
+  } as;
+} tb_value;
+
+/**
+ * A kernel: enqueue the operator's work on @p stream.
+ *
+ * @param stream     The current stream of the output's device.
+ * @param args       The arguments (see @ref tb_kernel_args); valid only during the call.
+ * @param num_args   Number of arguments.
+ * @return ::TB_OK once enqueued; ::TB_ERROR_NOT_SUPPORTED (nothing enqueued) to have this call
+ *         run on the CPU fallback; another status for a failure.
+ * Asynchronous.  Called from any thread.
+ */
+typedef tb_status (*tb_kernel_fn)(tb_stream stream, const tb_value *args, int32_t num_args);
+
+/** One published kernel. */
+typedef struct tb_kernel {
+  /** `sizeof(tb_kernel)` as the vendor compiled it. */
+  size_t struct_size;
+  /** ATen operator name with overload, for example "add.out", "mm.out", "_fused_adamw_". */
+  const char *name;
+  /** The kernel. */
+  tb_kernel_fn fn;
+  /** Bit set of the dtypes (::TB_DTYPE_BIT) of the first tensor argument the kernel handles;
+   *  calls with another dtype go to the CPU fallback without calling the kernel. */
+  uint64_t dtypes;
+  /** Reserved for options of later minor versions: 0 (the loader rejects other values, which
+   *  would ask for behaviour this torch_backend does not have). */
+  uint32_t flags;
+} tb_kernel;
+
+/** The kernel table.  Optional group: a vendor without kernels leaves tb_vendor::kernels NULL
+ *  (or predates ABI 1.1) and every operator runs on the CPU fallback. */
+typedef struct tb_kernel_api {
+  /** `sizeof(tb_kernel_api)` as the vendor compiled it. */
+  size_t struct_size;
+  /** Number of kernels. */
+  int64_t count;
+  /** `count` kernels with distinct names, owned by the vendor, valid until it is unloaded. */
+  const tb_kernel *const *kernels;
+} tb_kernel_api;
+
+/** @} */
+
+/** @defgroup tb_vendor_group The vendor table and its entry point
+ *  @{ */
+
+/**
+ * Everything torch_backend knows about a vendor: identity, the last-error function and the
+ * function groups.
+ *
+ * Returned by ::tb_vendor_get.  The table and everything it points to is owned by the vendor,
+ * immutable, and valid until the vendor library is unloaded.  Groups are reached through
+ * pointers so that each can grow on its own (every group has its own `struct_size`).
+ */
+typedef struct tb_vendor {
+  /** `sizeof(tb_vendor)` as the vendor compiled it. */
+  size_t struct_size;
+  /** The ABI major the table implements; must equal the major requested from
+   *  ::tb_vendor_get. */
+  uint32_t abi_major;
+  /** The ABI minor the vendor was built against. */
+  uint32_t abi_minor;
+  /** The device type users type in `torch.device(...)`, for example "emu".  Lowercase ASCII
+   *  letters, digits and '_', starting with a letter, at most 31 characters, and not a name
+   *  PyTorch already uses ("cpu", "cuda", ...). */
+  const char *device_type;
+  /** Human-readable vendor or product name, for messages and `vendor_info()`. */
+  const char *vendor_name;
+  /** The vendor library's own version string, free-form (for example "2.1.0"). */
+  const char *vendor_version;
+
+  /**
+   * Message describing the most recent failed call (any status other than ::TB_OK and
+   * ::TB_ERROR_NOT_READY) made on the calling thread; "" if there was none.  Never NULL.
+   * The string is owned by the vendor and valid until the next vendor call on the same
+   * thread.  Does not block.
+   */
+  const char *(*last_error)(void);
+
+  /** Device discovery; required. */
+  const tb_device_api *device;
+  /** Memory and copies; required. */
+  const tb_memory_api *memory;
+  /** Streams; required. */
+  const tb_stream_api *stream;
+  /** Events; required. */
+  const tb_event_api *event;
+  /** Kernels; optional, added in ABI 1.1 (see @ref tb_kernel_group). */
+  const tb_kernel_api *kernels;
+} tb_vendor;
+
+/** Name of the entry point every vendor library exports (see ::tb_vendor_get). */
+#define TB_VENDOR_ENTRY_POINT "tb_vendor_get"
+
+/**
+ * Signature of the vendor entry point.
+ *
+ * @param abi_major   The ABI major torch_backend speaks (::TB_ABI_VERSION_MAJOR of the
+ *                    caller).
+ * @param[out] error  On failure, receives a static, human-readable reason (for example "this
+ *                    library implements ABI major 2 only" or "no driver found"); may be NULL.
+ * @return The vendor's table for @p abi_major, or NULL when the vendor cannot serve it.
+ *
+ * Must be cheap and must not initialise devices: torch_backend calls it at import time, and
+ * the vendor initialises lazily on the first call that needs the device.  May be called
+ * several times, from any thread; returns the same table each time.
+ */
+typedef const tb_vendor *(*tb_vendor_get_fn)(uint32_t abi_major, const char **error);
+
+/** The entry point, exported with C linkage by every vendor library.  See ::tb_vendor_get_fn. */
+TB_EXPORT const tb_vendor *tb_vendor_get(uint32_t abi_major, const char **error);
+
+/** @} */
+
+/** @defgroup tb_min_sizes Minimum struct sizes of ABI 1.0
+ *  The smallest `struct_size` a vendor implementing major 1 may report for each struct: the
+ *  size the struct had in ABI 1.0.  The loader refuses smaller tables.
+ *  @{ */
+/** Smallest valid tb_vendor::struct_size. */
+#define TB_VENDOR_V1_0_SIZE TB_STRUCT_SIZE(tb_vendor, event)
+/** Smallest valid tb_device_api::struct_size. */
+#define TB_DEVICE_API_V1_0_SIZE TB_STRUCT_SIZE(tb_device_api, synchronize)
+/** Smallest valid tb_memory_api::struct_size. */
+#define TB_MEMORY_API_V1_0_SIZE TB_STRUCT_SIZE(tb_memory_api, get_info)
+/** Smallest valid tb_stream_api::struct_size. */
+#define TB_STREAM_API_V1_0_SIZE TB_STRUCT_SIZE(tb_stream_api, priority_range)
+/** Smallest valid tb_event_api::struct_size. */
+#define TB_EVENT_API_V1_0_SIZE TB_STRUCT_SIZE(tb_event_api, elapsed_time)
+/** Smallest valid tb_kernel_api::struct_size (ABI 1.1). */
+#define TB_KERNEL_API_V1_1_SIZE TB_STRUCT_SIZE(tb_kernel_api, kernels)
+/** Smallest valid tb_kernel::struct_size (ABI 1.1). */
+#define TB_KERNEL_V1_1_SIZE TB_STRUCT_SIZE(tb_kernel, flags)
+/** @} */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TORCH_BACKEND_VENDOR_H_ */
