@@ -8,9 +8,10 @@
  * Configuration (read when the entry point is first called):
  *   TORCH_BACKEND_FAULTY_VENDOR  the wrapped vendor, a bundled name or a path (default "fake")
  *   TORCH_BACKEND_FAULTY_CALL    the call to fail, as "group.function" (for example
- *                                "memory.device_malloc"), "kernel.<operator>" for one of the
- *                                wrapped vendor's kernels ("kernel.mm.out"), or "kernel" for
- *                                any kernel; unset: forward everything
+ *                                "memory.device_malloc"), "vendor.init" for the context's
+ *                                creation, "kernel.<operator>" for one of the wrapped vendor's
+ *                                kernels ("kernel.mm.out"), or "kernel" for any kernel; unset:
+ *                                forward everything
  *   TORCH_BACKEND_FAULTY_AFTER   let this many calls succeed first (default 0)
  *   TORCH_BACKEND_FAULTY_TIMES   fail this many times, then succeed again (default: forever)
  *   TORCH_BACKEND_FAULTY_STATUS  the status to return (default TB_ERROR_INTERNAL)
@@ -37,6 +38,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -58,7 +60,7 @@ static struct {
   tb_vendor_handle *wrapped;
   char error[4096];  /* why the wrapped vendor could not be loaded */
   int forget_faults; /* report a device fault once, then pretend it cleared */
-  long device_count; /* >= 0: report this device count instead of the wrapped vendor's */
+  long device_count; /* unless LONG_MIN: the count to report instead of the wrapped one */
   char name[192];
 } g_config;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -125,7 +127,7 @@ static void configure(void) {
            env_long("TORCH_BACKEND_FAULTY_TIMES", -1),
            parse_status(getenv("TORCH_BACKEND_FAULTY_STATUS")));
   g_config.forget_faults = env_long("TORCH_BACKEND_FAULTY_FORGET_FAULTS", 0) != 0;
-  g_config.device_count = env_long("TORCH_BACKEND_FAULTY_DEVICE_COUNT", -1);
+  g_config.device_count = env_long("TORCH_BACKEND_FAULTY_DEVICE_COUNT", LONG_MIN);
   snprintf(g_config.name, sizeof g_config.name, "torch_backend faulty shim over %s",
            g_config.wrapped != NULL ? g_config.wrapped->vendor_name : wrapped);
 }
@@ -181,6 +183,8 @@ static long g_contexts;
 
 /* init: creates the wrapped vendor's context the first time. */
 static tb_status faulty_init(const tb_host_api *host, tb_context *ctx) {
+  tb_status injected;
+  if (inject("vendor.init", NULL, &injected)) return injected;
   char error[sizeof t_message - 64];
   pthread_mutex_lock(&g_contexts_mutex);
   tb_status status = tb_loader_init(g_config.wrapped, host, error, sizeof error);
@@ -298,7 +302,7 @@ static void build_table(void) {
   g_##gf.slot = W->gf.slot != NULL ? faulty_##gf##_##slot : NULL;
   TB_VENDOR_SLOTS(SET)
 #undef SET
-  if (g_config.device_count >= 0) g_device.count = faulty_device_count_override;
+  if (g_config.device_count != LONG_MIN) g_device.count = faulty_device_count_override;
   g_device.struct_size = sizeof g_device;
   g_memory.struct_size = sizeof g_memory;
   g_stream.struct_size = sizeof g_stream;
