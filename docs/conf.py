@@ -24,6 +24,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.graphviz",
     "tb_coverage",
+    "tb_slots",
 ]
 
 breathe_projects = {
