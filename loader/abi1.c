@@ -96,8 +96,10 @@ static tb_status adapt_kernel(tb_context ctx, const tb_kernel_call *call) {
   tb_value stack_values[STACK_VALUES];
   tb_tensor stack_tensors[STACK_TENSORS];
   tb_value *values = n <= STACK_VALUES ? stack_values : malloc((size_t)n * sizeof *values);
-  tb_tensor *tensors =
-      elements <= STACK_TENSORS ? stack_tensors : malloc((size_t)elements * sizeof *tensors);
+  tb_tensor *tensors = elements <= STACK_TENSORS ? stack_tensors
+                       : (uint64_t)elements > SIZE_MAX / sizeof *tensors
+                           ? NULL
+                           : malloc((size_t)elements * sizeof *tensors);
   if (values == NULL || tensors == NULL) {
     if (values != stack_values) free(values);
     if (tensors != stack_tensors) free(tensors);

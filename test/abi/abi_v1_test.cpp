@@ -185,6 +185,17 @@ TEST_P(Legacy, TensorListsOfPointersBecomeArraysOfStructs) {
             TB_OK);
   for (size_t k = 0; k < ranks.size(); k++) EXPECT_EQ(ranks[k], k == 50 ? -1 : 2) << k;
 
+  // A list too long to convert: the adapter's own out-of-memory, with its own message (the
+  // elements are never read).
+  probe_args[0].as.tensors.count = int64_t{1} << 40;
+  EXPECT_EQ(Call(Kernel("tb_test.list_probe"), probe_args), TB_ERROR_OUT_OF_MEMORY);
+  EXPECT_NE(std::strstr(vendor_->last_error(vendor_->context),
+                        "ABI 1.x adapter: out of host memory converting the 1099511627776 tensor "
+                        "list elements of a call to kernel 'tb_test.list_probe'"),
+            nullptr)
+      << vendor_->last_error(vendor_->context);
+  probe_args[0].as.tensors.count = static_cast<int64_t>(pointers.size());
+
   // A 1.x kernel's failure comes with its own message.
   probe_args[1].as.tensor = &ta.desc;  // float32, wrong length: refused
   EXPECT_EQ(Call(Kernel("tb_test.list_probe"), probe_args), TB_ERROR_INVALID_ARGUMENT);
