@@ -431,6 +431,17 @@ int main(int argc, char **argv) {
         fputc('}', json);
         first = 0;
       }
+      /* The coverage table: per slot, present or not and how often the checks called it. */
+      const tb_slot_info *slots = tb_conformance_slots(NULL);
+      fprintf(json, "\n], \"slots\": [");
+      for (size_t k = 0; k < slot_count; k++) {
+        fprintf(json,
+                "%s\n  {\"slot\": \"%s.%s\", \"required\": %s, \"present\": %s, "
+                "\"calls\": %llu}",
+                k ? "," : "", slots[k].group, slots[k].name, slots[k].required ? "true" : "false",
+                tb_conformance_slot_present(vendor, k) ? "true" : "false",
+                (unsigned long long)calls[k]);
+      }
       fprintf(json, "\n]}\n");
       fclose(json);
     }

@@ -31,11 +31,17 @@ def test_conformance_tool_on_fake(tmp_path):
     data = json.loads(report.read_text())
     assert data["vendor"] == "fake" and data["abi"] == "2.0"
     groups = {check["group"] for check in data["checks"]}
-    assert groups == {"device", "memory", "stream", "event", "threads", "fault"}
+    assert groups == {"context", "device", "memory", "stream", "event", "threads", "fault"}
     for check in data["checks"]:
         assert check["result"] in ("pass", "skip"), check
         if check["result"] == "skip":
             assert check["detail"], f"{check['name']} skipped without a reason"
+    # Every slot of the ABI, each present in fake and called by some check.
+    slots = {slot["slot"]: slot for slot in data["slots"]}
+    assert {"device.count", "memory.device_malloc", "vendor.init", "vendor.last_error"} <= set(
+        slots
+    )
+    assert all(slot["present"] and slot["calls"] > 0 for slot in slots.values()), slots
 
 
 def test_conformance_tool_two_devices():
