@@ -964,19 +964,40 @@ static tb_status kernel_isin_scalar(tb_stream s, const tb_value *a, int32_t n) {
   return enqueue_isin("isin.Tensor_Scalar_out", s, a, n);
 }
 
-EMU_KERNEL(k_index_select, "index_select.out", kernel_index_select, EMU_ALL_TYPES);
-EMU_KERNEL(k_gather, "gather.out", kernel_gather, EMU_ALL_TYPES);
-EMU_KERNEL(k_scatter_add, "scatter_add.out", kernel_scatter_add, EMU_FLOATS | EMU_INTS);
-EMU_KERNEL(k_index_add, "index_add.out", kernel_index_add, EMU_FLOATS | EMU_INTS);
-EMU_KERNEL(k_embedding_backward, "embedding_dense_backward", kernel_embedding_backward, EMU_FLOATS);
-EMU_KERNEL(k_cat, "cat.out", kernel_cat, EMU_ALL_TYPES);
+EMU_KERNEL(k_index_select, "index_select.out", kernel_index_select, EMU_ALL_TYPES,
+           "index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_gather, "gather.out", kernel_gather, EMU_ALL_TYPES,
+           "gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) "
+           "out) -> Tensor(a!)");
+EMU_KERNEL(k_scatter_add, "scatter_add.out", kernel_scatter_add, EMU_FLOATS | EMU_INTS,
+           "scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> "
+           "Tensor(a!)");
+EMU_KERNEL(k_index_add, "index_add.out", kernel_index_add, EMU_FLOATS | EMU_INTS,
+           "index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, "
+           "Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_embedding_backward, "embedding_dense_backward", kernel_embedding_backward, EMU_FLOATS,
+           "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
+           "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor");
+EMU_KERNEL(k_cat, "cat.out", kernel_cat, EMU_ALL_TYPES,
+           "cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)");
 
-EMU_KERNEL(k_scatter_src, "scatter.src_out", kernel_scatter_src, EMU_ALL_TYPES);
-EMU_KERNEL(k_scatter_value, "scatter.value_out", kernel_scatter_value, EMU_ALL_TYPES);
-EMU_KERNEL(k_index, "index.Tensor_out", kernel_index, EMU_ALL_TYPES);
-EMU_KERNEL(k_index_put, "_index_put_impl_", kernel_index_put, EMU_ALL_TYPES);
-EMU_KERNEL(k_isin_tensors, "isin.Tensor_Tensor_out", kernel_isin_tensors, EMU_ALL_TYPES);
-EMU_KERNEL(k_isin_scalar, "isin.Tensor_Scalar_out", kernel_isin_scalar, EMU_ALL_TYPES);
+EMU_KERNEL(k_scatter_src, "scatter.src_out", kernel_scatter_src, EMU_ALL_TYPES,
+           "scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> "
+           "Tensor(a!)");
+EMU_KERNEL(k_scatter_value, "scatter.value_out", kernel_scatter_value, EMU_ALL_TYPES,
+           "scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) "
+           "-> Tensor(a!)");
+EMU_KERNEL(k_index, "index.Tensor_out", kernel_index, EMU_ALL_TYPES,
+           "index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_index_put, "_index_put_impl_", kernel_index_put, EMU_ALL_TYPES,
+           "_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool "
+           "accumulate=False, bool unsafe=False) -> Tensor(a!)");
+EMU_KERNEL(k_isin_tensors, "isin.Tensor_Tensor_out", kernel_isin_tensors, EMU_ALL_TYPES,
+           "isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool "
+           "assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_isin_scalar, "isin.Tensor_Scalar_out", kernel_isin_scalar, EMU_ALL_TYPES,
+           "isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool "
+           "assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)");
 
 const tb_kernel *const emu_index_kernels[] = {&k_index_select,
                                               &k_gather,

@@ -280,7 +280,9 @@ extern const tb_kernel *const emu_pooling_kernels[];
 extern const tb_kernel *const emu_upsample_kernels[];
 extern const tb_kernel *const emu_shape_kernels[];
 
-#define EMU_KERNEL(symbol, opname, function, dtype_mask) \
-  static const tb_kernel symbol = {sizeof(tb_kernel), opname, function, dtype_mask, 0}
+/* A kernel of emu's table: `schema` is the ATen schema the kernel was written for (ABI 2.0,
+ * tb_kernel::schema), checked against the running torch's when torch_backend loads emu. */
+#define EMU_KERNEL(symbol, opname, function, dtype_mask, schema) \
+  static const tb_kernel symbol = {sizeof(tb_kernel), opname, function, dtype_mask, 0, schema, NULL}
 
 #endif /* TORCH_BACKEND_EMU_KERNEL_H_ */

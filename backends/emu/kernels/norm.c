@@ -246,7 +246,12 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
   return emu_launch("native_layer_norm_backward", stream, args, count, run_backward, 0, NULL);
 }
 
-EMU_KERNEL(k_forward, "native_layer_norm", kernel_forward, EMU_FLOATS);
-EMU_KERNEL(k_backward, "native_layer_norm_backward", kernel_backward, EMU_FLOATS);
+EMU_KERNEL(k_forward, "native_layer_norm", kernel_forward, EMU_FLOATS,
+           "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? "
+           "bias, float eps) -> (Tensor, Tensor, Tensor)");
+EMU_KERNEL(k_backward, "native_layer_norm_backward", kernel_backward, EMU_FLOATS,
+           "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
+           "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> "
+           "(Tensor, Tensor, Tensor)");
 
 const tb_kernel *const emu_norm_kernels[] = {&k_forward, &k_backward, NULL};
