@@ -938,6 +938,222 @@ EW_KERNEL(dropout_backward, "native_dropout_backward", "TTfT", INPUTS(0, 1), 3, 
           dropout_backward_loops, false, 1, EMU_FLOATS,
           "native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor")
 
+/* ---- operators outside torch_backend's compiled list (vendor.h, ABI 2.0) ----
+ *
+ * torch_backend registers these through its generic boxed wrapper (they are not in its
+ * codegen/ops.yaml), which passes operands as the caller gave them: their own shapes, strides
+ * and dtypes, a CPU scalar as a number.  enqueue_broadcast expands each operand to the output's
+ * shape (stride 0 where broadcast, ATen's right-aligned rule) and declines dtype mixes, which
+ * the CPU fallback then promotes as ATen does. */
+
+/* hardtanh: clamp to [min_val (slot 0), max_val (slot 1)]; NaN propagates, as at::clamp */
+FLOAT_OP(UNARY_LOOP, hardtanh, (x != x) ? x : MINIMUM(MAXIMUM(x, (T)P->f[0]), (T)P->f[1]))
+/* hardtanh_backward: grad (x) where min_val < self (y) < max_val, else 0 */
+FLOAT_OP(BINARY_LOOP, hardtanh_backward, (y <= (T)P->f[0] || y >= (T)P->f[1]) ? (T)0 : x)
+/* logit: log(z / (1 - z)), z = x clamped to [eps, 1 - eps] when eps is given (i[0]) */
+#define LOGIT_OF(z) ((T)log((double)(z) / (1.0 - (double)(z))))
+#define LOGIT_CLAMP(x, lo) ((x) < (lo) ? (lo) : (x) > (T)1 - (lo) ? (T)1 - (lo) : (x))
+FLOAT_OP(UNARY_LOOP, logit, P->i[0] ? LOGIT_OF(LOGIT_CLAMP(x, (T)P->f[0])) : LOGIT_OF(x))
+FLOAT_OP(BINARY_LOOP, atan2_, (T)atan2((double)x, (double)y))
+
+static tb_status enqueue_broadcast(const ew_spec *spec, tb_stream stream, const tb_value *args,
+                                   int32_t count, const ew_params *params) {
+  enum { MAX_ARGS = 8 };
+  tb_status status = emu_check_args(spec->name, args, count, spec->kinds);
+  if (status != TB_OK) return status;
+  if (count > MAX_ARGS)
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: arguments", spec->name);
+  const tb_tensor *out = args[spec->out].as.tensor;
+  tb_value copy[MAX_ARGS];
+  tb_tensor views[4];
+  int64_t strides[4][EMU_MAX_DIMS];
+  memcpy(copy, args, (size_t)count * sizeof *args);
+  for (int k = 0; spec->inputs[k] >= 0; k++) {
+    const tb_value *v = &args[spec->inputs[k]];
+    if (v->kind != TB_VALUE_TENSOR) continue;
+    const tb_tensor *t = v->as.tensor;
+    if (t->dtype != out->dtype || t->ndim > out->ndim) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d has another dtype or rank",
+                      spec->name, k);
+    }
+    for (int32_t d = 0; d < out->ndim; d++) {
+      int32_t m = d - (out->ndim - t->ndim); /* t's dimension aligned with d */
+      int64_t size = m >= 0 ? t->sizes[m] : 1;
+      if (size != out->sizes[d] && size != 1) {
+        return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d does not broadcast",
+                        spec->name, k);
+      }
+      strides[k][d] = m >= 0 && size == out->sizes[d] ? t->strides[m] : 0;
+    }
+    views[k] = *t;
+    views[k].ndim = out->ndim;
+    views[k].sizes = out->sizes;
+    views[k].strides = strides[k];
+    copy[spec->inputs[k]].as.tensor = &views[k];
+  }
+  return enqueue_with(spec, stream, copy, count, params);
+}
+
+/* hardtanh.out: (self, min_val, max_val, out) */
+static const ew_spec spec_hardtanh = {"hardtanh.out", "TnnT",         INPUTS(0), 3,
+                                      SCALARS(1, 2),  hardtanh_loops, false,     -1};
+static tb_status kernel_hardtanh(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_broadcast(&spec_hardtanh, stream, args, count, NULL);
+}
+EMU_KERNEL(k_hardtanh, "hardtanh.out", kernel_hardtanh, EMU_FLOATS,
+           "hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> "
+           "Tensor(a!)");
+/* hardtanh_backward.grad_input: (grad_output, self, min_val, max_val, grad_input) */
+static const ew_spec spec_hardtanh_backward = {"hardtanh_backward.grad_input",
+                                               "TTnnT",
+                                               INPUTS(0, 1),
+                                               4,
+                                               SCALARS(2, 3),
+                                               hardtanh_backward_loops,
+                                               false,
+                                               -1};
+static tb_status kernel_hardtanh_backward(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_broadcast(&spec_hardtanh_backward, stream, args, count, NULL);
+}
+EMU_KERNEL(k_hardtanh_backward, "hardtanh_backward.grad_input", kernel_hardtanh_backward,
+           EMU_FLOATS,
+           "hardtanh_backward.grad_input(Tensor grad_output, Tensor self, Scalar min_val, Scalar "
+           "max_val, *, Tensor(a!) grad_input) -> Tensor(a!)");
+/* logit.out: (self, eps?, out) */
+static const ew_spec spec_logit = {"logit.out", "TNT",       INPUTS(0), 2,
+                                   NO_SCALARS,  logit_loops, false,     -1};
+static tb_status kernel_logit(tb_stream stream, const tb_value *args, int32_t count) {
+  ew_params params;
+  memset(&params, 0, sizeof params);
+  if (count == 3 && emu_is_number(&args[1])) {
+    params.i[0] = 1;
+    params.f[0] = args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i;
+  }
+  return enqueue_broadcast(&spec_logit, stream, args, count, &params);
+}
+EMU_KERNEL(k_logit, "logit.out", kernel_logit, EMU_FLOATS,
+           "logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)");
+/* atan2.out: (self, other, out); either may broadcast, other may be a number */
+static const ew_spec spec_atan2 = {"atan2.out", "TxT",        INPUTS(0, 1), 2,
+                                   NO_SCALARS,  atan2__loops, false,        -1};
+static tb_status kernel_atan2(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_broadcast(&spec_atan2, stream, args, count, NULL);
+}
+EMU_KERNEL(k_atan2, "atan2.out", kernel_atan2, EMU_FLOATS,
+           "atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
+
+/* ---- custom operators (vendor.h, ABI 2.0, "Custom operators") ----
+ *
+ * emu::mymuladd(Tensor a, Tensor b, float c) -> Tensor computes a * b + c, the operator of
+ * PyTorch's custom C++ operator tutorial; its backward, emu::mymuladd_backward, returns
+ * (grad * b, grad * a).  a and b have one shape and one floating dtype. */
+
+FLOAT_OP(BINARY_LOOP, muladd, x *y + (T)P->f[0])
+
+/* The shape both operators' tensors share, or a failure naming the operator. */
+static tb_status muladd_shape_check(const char *name, const tb_value *args, int32_t count,
+                                    int first, int tensors) {
+  if (count < first + tensors)
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: arguments", name);
+  const tb_tensor *a = args[first].as.tensor;
+  for (int k = first; k < first + tensors; k++) {
+    const tb_tensor *t = args[k].as.tensor;
+    if (args[k].kind != TB_VALUE_TENSOR || !emu_is_floating(t->dtype) || t->dtype != a->dtype) {
+      return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+                      "emu: %s: every tensor must have one floating dtype", name);
+    }
+    if (!emu_same_shape(t, a)) {
+      return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: a and b must have the same shape", name);
+    }
+  }
+  return TB_OK;
+}
+
+static void shape_like(tb_shape *shape, const tb_tensor *t) {
+  shape->dtype = t->dtype;
+  shape->ndim = t->ndim;
+  for (int32_t d = 0; d < t->ndim; d++) shape->sizes[d] = t->sizes[d];
+}
+
+/* (a, b, c) -> one output shaped like a */
+static tb_status mymuladd_shape(const tb_value *args, int32_t count, tb_shape *outputs,
+                                int32_t num_outputs) {
+  tb_status status = muladd_shape_check("emu::mymuladd", args, count, 0, 2);
+  if (status != TB_OK) return status;
+  if (num_outputs != 1 || args[0].as.tensor->ndim > TB_SHAPE_MAX_DIMS) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu::mymuladd: one output of at most %d dims",
+                    TB_SHAPE_MAX_DIMS);
+  }
+  shape_like(&outputs[0], args[0].as.tensor);
+  return TB_OK;
+}
+
+/* (a, b, c, out) */
+static const ew_spec spec_mymuladd = {"emu::mymuladd", "TTfT",       INPUTS(0, 1), 3,
+                                      SCALARS(2),      muladd_loops, false,        -1};
+static tb_status kernel_mymuladd(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = muladd_shape_check("emu::mymuladd", args, count, 0, 2);
+  return status != TB_OK ? status : enqueue_with(&spec_mymuladd, stream, args, count, NULL);
+}
+
+/* (grad, a, b, c) -> (grad_a, grad_b), both shaped like a */
+static tb_status mymuladd_backward_shape(const tb_value *args, int32_t count, tb_shape *outputs,
+                                         int32_t num_outputs) {
+  tb_status status = muladd_shape_check("emu::mymuladd_backward", args, count, 0, 3);
+  if (status != TB_OK) return status;
+  if (num_outputs != 2 || args[0].as.tensor->ndim > TB_SHAPE_MAX_DIMS) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "emu::mymuladd_backward: two outputs of at most %d dims", TB_SHAPE_MAX_DIMS);
+  }
+  shape_like(&outputs[0], args[1].as.tensor);
+  shape_like(&outputs[1], args[2].as.tensor);
+  return TB_OK;
+}
+
+static void run_mymuladd_backward(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_arg *a = call->args;
+  const emu_tensor *grad = a[0].as.tensor, *x = a[1].as.tensor, *y = a[2].as.tensor;
+  const ew_params none = {{0}, {0}};
+  emu_tensor operands[2] = {*grad, *y};
+  ew_run(a[4].as.tensor, operands, 2, mul_loops[grad->dtype], &none); /* grad_a = grad * b */
+  operands[1] = *x;
+  ew_run(a[5].as.tensor, operands, 2, mul_loops[grad->dtype], &none); /* grad_b = grad * a */
+}
+
+/* (grad, a, b, c, grad_a, grad_b) */
+static tb_status kernel_mymuladd_backward(tb_stream stream, const tb_value *args, int32_t count) {
+  const char *name = "emu::mymuladd_backward";
+  tb_status status = emu_check_args(name, args, count, "TTTfTT");
+  if (status == TB_OK) status = muladd_shape_check(name, args, count, 0, 3);
+  if (status != TB_OK) return status;
+  for (int k = 4; k < 6; k++) {
+    if (args[k].as.tensor->dtype != args[0].as.tensor->dtype ||
+        !emu_same_shape(args[k].as.tensor, args[1].as.tensor)) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: outputs of another dtype or shape", name);
+    }
+  }
+  return emu_launch(name, stream, args, count, run_mymuladd_backward, 0, NULL);
+}
+
+const tb_custom_op emu_op_mymuladd = {
+    .struct_size = sizeof(tb_custom_op),
+    .schema = "emu::mymuladd(Tensor a, Tensor b, float c) -> Tensor",
+    .fn = kernel_mymuladd,
+    .dtypes = EMU_FLOATS,
+    .shape = mymuladd_shape,
+    .backward = "emu::mymuladd_backward",
+};
+const tb_custom_op emu_op_mymuladd_backward = {
+    .struct_size = sizeof(tb_custom_op),
+    .schema =
+        "emu::mymuladd_backward(Tensor grad, Tensor a, Tensor b, float c) -> (Tensor, "
+        "Tensor)",
+    .fn = kernel_mymuladd_backward,
+    .dtypes = EMU_FLOATS,
+    .shape = mymuladd_backward_shape,
+};
+
 const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_abs,
                                                     &k_exp,
@@ -1015,4 +1231,8 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_lerp_tensor,
                                                     &k_where,
                                                     &k_dropout_backward,
+                                                    &k_hardtanh,
+                                                    &k_hardtanh_backward,
+                                                    &k_logit,
+                                                    &k_atan2,
                                                     NULL};

@@ -282,6 +282,13 @@ extern const tb_kernel *const emu_shape_kernels[];
 
 /* A kernel of emu's table: `schema` is the ATen schema the kernel was written for (ABI 2.0,
  * tb_kernel::schema), checked against the running torch's when torch_backend loads emu. */
+/* emu's custom operators (vendor.h, ABI 2.0), defined with their kernels and published by
+ * emu_extensions() (registry.c). */
+extern const tb_custom_op emu_op_mymuladd;
+extern const tb_custom_op emu_op_mymuladd_backward;
+extern const tb_custom_op emu_op_rms_norm;
+extern const tb_custom_op emu_op_rms_norm_backward;
+
 #define EMU_KERNEL(symbol, opname, function, dtype_mask, schema) \
   static const tb_kernel symbol = {sizeof(tb_kernel), opname, function, dtype_mask, 0, schema, NULL}
 
