@@ -12,7 +12,8 @@
 #define TBC_MAX_CHECKS 128
 
 static const tb_check *const k_groups[] = {tbc_device_checks, tbc_memory_checks, tbc_stream_checks,
-                                           tbc_event_checks,  tbc_thread_checks, tbc_fault_checks};
+                                           tbc_event_checks,  tbc_thread_checks, tbc_fault_checks,
+                                           tbc_kernel_checks};
 
 /* Flattened once (pthread_once) from the constant group arrays; read-only afterwards. */
 static tb_check g_checks[TBC_MAX_CHECKS];
@@ -21,7 +22,8 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void flatten(void) {
   const size_t counts[] = {tbc_device_check_count, tbc_memory_check_count, tbc_stream_check_count,
-                           tbc_event_check_count,  tbc_thread_check_count, tbc_fault_check_count};
+                           tbc_event_check_count,  tbc_thread_check_count, tbc_fault_check_count,
+                           tbc_kernel_check_count};
   size_t n = 0;
   for (size_t g = 0; g < sizeof counts / sizeof counts[0]; g++) {
     for (size_t i = 0; i < counts[g] && n < TBC_MAX_CHECKS; i++) g_checks[n++] = k_groups[g][i];

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import time
+import warnings
 from typing import Any
 
 
@@ -102,6 +103,21 @@ def _register() -> dict[str, Any]:
 
 
 _INFO = _register()
+
+
+def _warn_refused_kernels() -> None:
+    """One warning per vendor kernel refused at load (vendor.h, "Schemas"), naming the
+    operator and printing both schemas."""
+    kernels, reasons = _ops._refused_kernels()
+    for kernel, reason in zip(kernels, reasons, strict=True):
+        warnings.warn(
+            f"{_INFO['device_type']}: the vendor's kernel for {kernel} is refused, and the "
+            f"operators it serves run on the CPU fallback: {reason}",
+            stacklevel=2,
+        )
+
+
+_warn_refused_kernels()
 
 from torch_backend import custom_ops as _custom_ops  # noqa: E402
 

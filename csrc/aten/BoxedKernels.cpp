@@ -253,21 +253,34 @@ class BoxedKernel final : public c10::OperatorKernel {
     return call.launch();
   }
 
-  // Outputs the kernel may write: none overlaps itself or overlaps an input other than as
-  // the very same tensor (ATen raises for those, or computes through temporaries).
+  // Outputs the kernel may write: none overlaps itself, or shares memory with an input other
+  // than as the very same tensor (ATen raises for those, or computes through temporaries).
   bool outputs_are_safe(const std::vector<at::Tensor>& outputs, const c10::IValue* values) const {
     if (mode_ == Mode::kFunctional) return true;
+    std::vector<at::Tensor> inputs;
+    for (size_t i = 0; i < inputs_.size(); i++) {
+      if (values[i].isTensor()) {
+        inputs.push_back(values[i].toTensor());
+      } else if (values[i].isTensorList()) {
+        for (const at::Tensor& t : values[i].toTensorVector()) inputs.push_back(t);
+      }
+    }
     for (const at::Tensor& out : outputs) {
-      if (at::has_internal_overlap(out) == at::MemOverlap::Yes) return false;
-      for (size_t i = 0; i < inputs_.size(); i++) {
-        if (!values[i].isTensor() || !values[i].toTensor().defined()) continue;
-        const at::Tensor& input = values[i].toTensor();
-        at::MemOverlapStatus status = at::get_overlap_status(out, input);
-        if (status == at::MemOverlapStatus::Partial) return false;
-        if (status == at::MemOverlapStatus::Full &&
-            (out.sizes() != input.sizes() || out.strides() != input.strides())) {
-          return false;
+      if (at::has_internal_overlap(out) == at::MemOverlap::Yes) return false;  // as ATen
+      for (const at::Tensor& input : inputs) {
+        if (!input.defined() || !input.has_storage() ||
+            !out.storage().is_alias_of(input.storage())) {
+          continue;
         }
+        // The same memory: fine only as the very same elements (an in-place operand); views
+        // ATen cannot compare (TooHard) count as overlapping.
+        at::MemOverlapStatus status = at::get_overlap_status(out, input);
+        if (status == at::MemOverlapStatus::No) continue;
+        if (status == at::MemOverlapStatus::Full && out.sizes() == input.sizes() &&
+            out.strides() == input.strides()) {
+          continue;
+        }
+        return false;
       }
     }
     return true;

@@ -85,8 +85,8 @@ Declared* declare(const tb_custom_op* op, int64_t index) {
   std::optional<c10::FunctionSchema> parsed;
   try {
     parsed = parse_vendor_schema(text);
-  } catch (const c10::Error& e) {
-    invalid(label, c10::str("has a schema that does not parse: ", e.what_without_backtrace(),
+  } catch (const std::exception& e) {  // the parser throws torch::jit::ErrorReport
+    invalid(label, c10::str("has a schema that does not parse: ", first_line(e.what()),
                             "\n  schema: ", text));
   }
   const c10::FunctionSchema& schema = *parsed;

@@ -85,8 +85,8 @@ std::optional<std::string> schema_problem(const tb_kernel* kernel, const c10::Op
   std::optional<std::string> difference;
   try {
     difference = schema_difference(parse_vendor_schema(stated), op.schema());
-  } catch (const c10::Error& e) {
-    return c10::str("its schema does not parse (", e.what_without_backtrace(),
+  } catch (const std::exception& e) {  // the parser throws torch::jit::ErrorReport
+    return c10::str("its schema does not parse (", first_line(e.what()),
                     ")\n  kernel's schema: ", stated);
   }
   if (!difference) return std::nullopt;
@@ -94,9 +94,9 @@ std::optional<std::string> schema_problem(const tb_kernel* kernel, const c10::Op
                   "\n  kernel's schema: ", stated, "\n  torch's schema:  ", op.schema());
 }
 
+// Records a refused kernel.  The Python package warns about each when it loads the vendor
+// (torch.ops calls do not turn c10 warnings into Python ones).
 void refuse(const std::string& kernel, std::string reason) {
-  TORCH_WARN(Vendor::Get().device_type(), ": the vendor's kernel for ", kernel,
-             " is refused, and the operators it serves run on the CPU fallback: ", reason);
   g_refused->emplace(kernel, std::move(reason));
 }
 

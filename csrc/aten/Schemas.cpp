@@ -18,6 +18,12 @@ c10::FunctionSchema parse_vendor_schema(const std::string& text) {
   return torch::jit::parseSchema(qualified, /*allow_typevars=*/false);
 }
 
+std::string first_line(const char* message) {
+  std::string text = message;
+  size_t newline = text.find('\n');
+  return newline == std::string::npos ? text : text.substr(0, newline);
+}
+
 std::string describe_argument(const c10::Argument& argument) {
   std::ostringstream out;
   out << argument;

@@ -27,6 +27,10 @@ c10::FunctionSchema parse_vendor_schema(const std::string& text);
 std::optional<std::string> schema_difference(const c10::FunctionSchema& stated,
                                              const c10::FunctionSchema& actual);
 
+// The first line of an exception's message: the schema parser's reason, without the copy of
+// the schema it appends.
+std::string first_line(const char* message);
+
 // An argument as the schema prints it, without its default value ("Tensor(a!) out").
 std::string describe_argument(const c10::Argument& argument);
 

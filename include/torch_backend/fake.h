@@ -126,6 +126,11 @@ tb_status tbv_event_elapsed_time(tb_event start, tb_event end, float *ms);
  *  built.  fake: NULL, no kernels.  A vendor that brings kernels returns a static table. */
 const tb_kernel_api *tbv_kernels(void);
 
+/** Slot tb_vendor::extensions (ABI 2.0): the first extension of the vendor's chain (custom
+ *  operators, see @ref tb_extension_group), read once when the table is built.  fake: NULL,
+ *  no extensions. */
+const tb_extension_base *tbv_extensions(void);
+
 /** @} */
 
 /**
