@@ -118,6 +118,12 @@ test-c: $(STAMP)/apt
 test-full: $(STAMP)/build
 	ctest --test-dir $(BUILD)/py --output-on-failure -j$(JOBS)
 	@test -n "$(PYTEST_VENDORS)" || { echo "make: no bundled vendors found"; exit 1; }
+	@# The kernels' stated schemas against this torch's (vendor.h "Schemas"), without torch.
+	$(PYTHON) -m torch_backend.schemas > $(BUILD)/schemas.txt
+	@for vendor in $(PYTEST_VENDORS); do \
+	  tb-conformance --schemas $(BUILD)/schemas.txt --filter kernels $$vendor | \
+	    sed -n '1p;/^kernels  /p'; \
+	done
 	@for vendor in $(PYTEST_VENDORS); do \
 	  echo "== pytest against vendor '$$vendor'"; \
 	  TORCH_BACKEND_VENDOR=$$vendor $(PYTHON) -m pytest -q test/python || exit 1; \
