@@ -190,6 +190,46 @@ static bool carried(const char *item, char *type, size_t size) {
   return false;
 }
 
+/* An item's type: what precedes its name ("Tensor(a!)" of "Tensor(a!) out"). */
+static void type_of(const char *item, char *type, size_t size) {
+  size_t n = strcspn(item, " ");
+  snprintf(type, size, "%.*s", (int)n, item);
+}
+
+/* Why torch_backend's wrapper cannot provide the operator's outputs (BoxedKernels.cpp: out
+ * arguments are tensors at the end; a kernel that writes arguments returns only those; one
+ * that writes none returns plain tensors), or NULL. */
+static const char *outputs_problem(const parsed_schema *schema) {
+  bool keyword = false, outs = false, writes = false;
+  char type[ITEM_SIZE];
+  for (int i = 0; i < schema->arg_count; i++) {
+    if (strcmp(schema->args[i], "*") == 0) {
+      keyword = true;
+      continue;
+    }
+    type_of(schema->args[i], type, sizeof type);
+    bool written = strstr(type, "!)") != NULL;
+    writes |= written;
+    if (keyword && written) {
+      outs = true;
+      if (strncmp(type, "Tensor(", 7) != 0 || strchr(type, '[') != NULL) {
+        return "its out arguments are not tensors at the end of the schema";
+      }
+    } else if (outs) {
+      return "its out arguments are not tensors at the end of the schema";
+    }
+  }
+  for (int i = 0; i < schema->ret_count; i++) {
+    type_of(schema->rets[i], type, sizeof type);
+    if (writes && strchr(type, '(') == NULL) return "it writes arguments and returns new tensors";
+    if (!writes && strcmp(type, "Tensor") != 0) {
+      return "it returns something other than tensors (only tensors can be allocated for a "
+             "kernel)";
+    }
+  }
+  return NULL;
+}
+
 static const char *listed_schema(const char *name) {
   for (size_t i = 0; i < g_schema_count; i++) {
     const char *s = g_schemas[i];
@@ -221,30 +261,26 @@ static void append(char *buffer, size_t size, const char *format, ...) {
 static tb_check_outcome check_schema_stated(tb_check_context *ctx) {
   const tb_kernel_api *api = &ctx->vendor->kernels;
   if (api->count == 0) return tbc_skip(ctx, "the vendor publishes no kernels");
-  char unchecked[1024] = "";
+  char unchecked[1024] = "", misnamed[sizeof ctx->message] = "";
   int unchecked_count = 0;
   for (int64_t i = 0; i < api->count; i++) {
     const tb_kernel *kernel = api->kernels[i];
     const char *schema = kernel_schema(kernel);
+    parsed_schema parsed;
     if (schema == NULL) {
       append(unchecked, sizeof unchecked, "%s%s", unchecked_count++ ? ", " : "", kernel->name);
-      continue;
-    }
-    parsed_schema parsed;
-    if (parse(schema, &parsed) && strcmp(parsed.name, kernel->name) != 0) {
-      return tbc_fail(ctx, "kernel '%s' states the schema of operator '%s': %s", kernel->name,
-                      parsed.name, schema);
+    } else if (parse(schema, &parsed) && strcmp(parsed.name, kernel->name) != 0) {
+      append(misnamed, sizeof misnamed, "kernel '%s' states the schema of operator '%s' (%s); ",
+             kernel->name, parsed.name, schema);
     }
   }
-  if (unchecked_count == 0) {
-    snprintf(ctx->message, sizeof ctx->message, "%lld kernels state their schemas",
-             (long long)api->count);
-    return TB_CHECK_PASS;
+  snprintf(ctx->message, sizeof ctx->message, "%s%lld kernels state their schemas", misnamed,
+           (long long)(api->count - unchecked_count));
+  if (unchecked_count > 0) {
+    append(ctx->message, sizeof ctx->message, "; %d unchecked (no schema, used as they are): %s",
+           unchecked_count, unchecked);
   }
-  snprintf(ctx->message, sizeof ctx->message,
-           "%lld kernels state their schemas; %d unchecked (no schema, used as they are): %s",
-           (long long)(api->count - unchecked_count), unchecked_count, unchecked);
-  return TB_CHECK_PASS;
+  return misnamed[0] != '\0' ? TB_CHECK_FAIL : TB_CHECK_PASS;
 }
 
 /* Why torch_backend would refuse `kernel` against the loaded list, into `why`; false if not. */
@@ -262,6 +298,11 @@ static bool refused(const tb_kernel *kernel, char *why, size_t size) {
     return true;
   }
   if (!parse(listed, &actual)) return false; /* the list's own: trusted */
+  if (strcmp(stated.name, kernel->name) != 0) {
+    snprintf(why, size, "%s: its schema is for operator %s (kernel: %s)", kernel->name, stated.name,
+             schema);
+    return true;
+  }
   const char *difference = NULL;
   char detail[600] = "";
   for (int i = 0; i < stated.arg_count && i < actual.arg_count && !difference; i++) {
@@ -299,6 +340,11 @@ static bool refused(const tb_kernel *kernel, char *why, size_t size) {
                kernel->name, actual.args[i], type);
       return true;
     }
+  }
+  const char *problem = outputs_problem(&actual);
+  if (problem != NULL) {
+    snprintf(why, size, "%s: %s", kernel->name, problem);
+    return true;
   }
   return false;
 }

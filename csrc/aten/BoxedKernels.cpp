@@ -485,9 +485,8 @@ BoxedOutcome register_boxed_kernels(torch::Library& library,
     if (!problem && mode == Mode::kFunctional) {
       for (const c10::Argument& ret : schema.returns()) {
         if (!plain_tensor(ret)) {
-          problem = c10::str("it returns ", describe_argument(ret),
-                             " (only tensors can be "
-                             "allocated for a kernel)");
+          problem = c10::str("it returns `", describe_argument(ret),
+                             "` (only tensors can be allocated for a kernel)");
           break;
         }
       }

@@ -203,11 +203,10 @@ class CustomKernel final : public c10::OperatorKernel {
     const size_t num_outputs = declared_->schema.returns().size();
     std::vector<tb_shape> shapes(num_outputs);
     for (tb_shape& shape : shapes) shape.struct_size = sizeof(tb_shape);
-    const std::string call_name = name + " (shape function)";
     tb_status status =
         declared_->op->shape(arguments, count, shapes.data(), static_cast<int32_t>(num_outputs));
     if (status != TB_OK) {
-      Vendor::Get().Fail(call_name.c_str(), status, c10::str(count, " arguments"));
+      Vendor::Get().Fail("custom_op.shape", status, name);  // "<dev>: custom_op.shape(ns::op)..."
     }
     for (size_t i = 0; i < num_outputs; i++) {
       const tb_shape& shape = shapes[i];

@@ -162,7 +162,7 @@ def test_meta_tensors_use_the_shape_function():
 
 @needs_emu_ops
 def test_shape_function_errors_name_the_operator():
-    with pytest.raises(RuntimeError, match=r"emu::mymuladd \(shape function\).*same shape"):
+    with pytest.raises(RuntimeError, match=r"custom_op.shape\(emu::mymuladd\) failed .*same shape"):
         torch.ops.emu.mymuladd(rand(2, 3), rand(3, 2), 1.0)
     with pytest.raises(RuntimeError, match=r"weight must have shape \[4\]"):
         torch.ops.emu.rms_norm(rand(2, 4), rand(5))
@@ -171,7 +171,7 @@ def test_shape_function_errors_name_the_operator():
 
 
 @vendor_independent
-def test_a_declined_call_raises_not_implemented():
+def test_declined_calls_and_broken_shape_functions_raise():
     result = run_python(
         """
         import torch, torch_backend
@@ -184,12 +184,26 @@ def test_a_declined_call_raises_not_implemented():
             torch.ops.opstest.twice(x.double())
         except NotImplementedError as e:
             print("declined:", e)
+        try:
+            torch.ops.opstest.twice(x.detach().to(torch.complex64))
+        except NotImplementedError as e:
+            print("complex:", e)
+        try:
+            torch.ops.opstest.broken(x)
+        except RuntimeError as e:
+            print("broken:", e)
         """,
         TORCH_BACKEND_VENDOR=str(build_test_vendor()),
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "opstest: custom operator opstest::twice declined the call" in result.stdout
     assert "contiguous float32 only" in result.stdout and "no CPU fallback" in result.stdout
+    assert "complex: opstest: opstest::twice: an argument has a dtype or value no tb_value" in (
+        result.stdout
+    )
+    assert "broken: opstest: the shape function of opstest::broken gave output 0 dtype 8 and " in (
+        result.stdout
+    )
 
 
 BAD_DECLARATIONS = {
@@ -203,6 +217,21 @@ BAD_DECLARATIONS = {
     "CUSTOM_BAD_BACKWARD": "has backward 'opstest::twice_backward', whose schema does not take",
     "CUSTOM_DUPLICATE": "custom operator 'opstest::twice' is declared twice",
     "CUSTOM_REPEATED_EXTENSION": "its extension chain holds TB_EXTENSION_CUSTOM_OPS twice",
+    "CUSTOM_NO_KERNEL": "custom operator 'opstest::twice' has no kernel (tb_custom_op::fn is NULL)",
+    "CUSTOM_NO_SCHEMA": "custom operator '#0' has no schema (tb_custom_op::schema is NULL)",
+    "CUSTOM_NULL_OP": "custom operator '#1' is NULL",
+    "CUSTOM_SMALL_OP": "custom operator '#0' has struct_size 32, smaller than ABI 2.0's",
+    "CUSTOM_RETURNS_NOTHING": "custom operator 'opstest::twice' returns nothing",
+    "CUSTOM_RETURNS_LIST": "returns `Tensor[]`: custom operators return new tensors only",
+    "CUSTOM_LAYOUT_ARGUMENT": "has an argument 'layout' has type Layout, which no tb_value kind "
+    "carries",
+    "CUSTOM_ALREADY_DEFINED": "custom operator 'profiler::_record_function_enter' is already "
+    "defined in this process",
+    "CUSTOM_EXTENSION_CYCLE": "its extension chain has more than 64 entries (a cycle?)",
+    "CUSTOM_SMALL_BASE": "extension 2 has struct_size 23, smaller than tb_extension_base",
+    "CUSTOM_SMALL_EXTENSION": "its tb_custom_ops_extension has struct_size 24, smaller than "
+    "ABI 2.0's",
+    "CUSTOM_NEGATIVE_COUNT": "its custom operator table has count -1",
 }
 
 

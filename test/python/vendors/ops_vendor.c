@@ -9,13 +9,22 @@
  *                        hardtanh.out with schemas of another torch (refused); sub.out without
  *                        a schema (unchecked, always declines); div.out with a schema that does
  *                        not parse; no_such_op.out (no such operator); empty_like (a Layout?
- *                        argument no tb_value carries).  Refused kernels write 1e9 everywhere,
+ *                        argument no tb_value carries); three whose outputs the boxed wrapper
+ *                        cannot provide: _fused_moving_avg_obs_fq_helper (writes arguments and
+ *                        returns new tensors), sparse_dim (returns an int), _foreach_add.List_out
+ *                        (a list of out tensors); maximum.out stating minimum.out's schema.
+ *                        Refused kernels write 1e9 everywhere,
  *                        so a call that reached one would show in the results.  Custom
  *                        operators opstest::twice(Tensor a) -> Tensor (2 * a) and its backward,
- *                        for contiguous float32 only: they decline anything else.
+ *                        for contiguous float32 only: they decline anything else; and
+ *                        opstest::broken(Tensor a) -> Tensor, whose shape function gives 17
+ *                        dimensions.
  *   CUSTOM_<PROBLEM>     no kernels; opstest::twice and its backward, with that problem:
- *                        BAD_SCHEMA, NO_NAMESPACE, ATEN_NAMESPACE, MUTATES, NO_SHAPE,
- *                        UNKNOWN_BACKWARD, BAD_BACKWARD, DUPLICATE, REPEATED_EXTENSION.
+ *                        BAD_SCHEMA, NO_NAMESPACE, ATEN_NAMESPACE, MUTATES, NO_SHAPE, NO_KERNEL,
+ *                        NO_SCHEMA, NULL_OP, SMALL_OP, RETURNS_NOTHING, RETURNS_LIST,
+ *                        LAYOUT_ARGUMENT, ALREADY_DEFINED, UNKNOWN_BACKWARD, BAD_BACKWARD,
+ *                        DUPLICATE, REPEATED_EXTENSION, EXTENSION_CYCLE, SMALL_EXTENSION,
+ *                        SMALL_BASE, NEGATIVE_COUNT.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,10 +49,20 @@ static int64_t numel(const tb_tensor *t) {
   return n;
 }
 
-#if !defined(CUSTOM_BAD_SCHEMA) && !defined(CUSTOM_NO_NAMESPACE) &&                             \
-    !defined(CUSTOM_ATEN_NAMESPACE) && !defined(CUSTOM_MUTATES) && !defined(CUSTOM_NO_SHAPE) && \
-    !defined(CUSTOM_UNKNOWN_BACKWARD) && !defined(CUSTOM_BAD_BACKWARD) &&                       \
-    !defined(CUSTOM_DUPLICATE) && !defined(CUSTOM_REPEATED_EXTENSION)
+/* Any CUSTOM_ variant: one broken custom-operator declaration, and no kernels. */
+#if defined(CUSTOM_BAD_SCHEMA) || defined(CUSTOM_NO_NAMESPACE) ||                                  \
+    defined(CUSTOM_ATEN_NAMESPACE) || defined(CUSTOM_MUTATES) || defined(CUSTOM_NO_SHAPE) ||       \
+    defined(CUSTOM_NO_KERNEL) || defined(CUSTOM_NO_SCHEMA) || defined(CUSTOM_NULL_OP) ||           \
+    defined(CUSTOM_SMALL_OP) || defined(CUSTOM_RETURNS_NOTHING) || defined(CUSTOM_RETURNS_LIST) || \
+    defined(CUSTOM_LAYOUT_ARGUMENT) || defined(CUSTOM_ALREADY_DEFINED) ||                          \
+    defined(CUSTOM_UNKNOWN_BACKWARD) || defined(CUSTOM_BAD_BACKWARD) ||                            \
+    defined(CUSTOM_DUPLICATE) || defined(CUSTOM_REPEATED_EXTENSION) ||                             \
+    defined(CUSTOM_EXTENSION_CYCLE) || defined(CUSTOM_SMALL_EXTENSION) ||                          \
+    defined(CUSTOM_SMALL_BASE) || defined(CUSTOM_NEGATIVE_COUNT)
+#define CUSTOM_VARIANT 1
+#endif
+
+#if !defined(CUSTOM_VARIANT)
 
 /* mul.out(self, other, *, out): float32, contiguous, operands of out's shape (torch_backend's
  * compiled wrapper broadcasts them); fake's memory is host memory and its streams synchronous,
@@ -100,8 +119,23 @@ KERNEL(k_empty_like, "empty_like", poison,
        "empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
        "device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
 
-static const tb_kernel *const k_kernels[] = {&k_mul, &k_add,     &k_hardtanh,  &k_sub,
-                                             &k_div, &k_unknown, &k_empty_like};
+KERNEL(k_writes_and_returns, "_fused_moving_avg_obs_fq_helper", poison,
+       "_fused_moving_avg_obs_fq_helper(Tensor self, Tensor observer_on, Tensor fake_quant_on, "
+       "Tensor(a!) running_min, Tensor(b!) running_max, Tensor(c!) scale, Tensor(d!) zero_point, "
+       "float averaging_const, int quant_min, int quant_max, int ch_axis, bool "
+       "per_row_fake_quant=False, bool symmetric_quant=False) -> (Tensor output, Tensor mask)");
+KERNEL(k_returns_int, "sparse_dim", poison, "sparse_dim(Tensor self) -> int");
+/* the schema of another operator */
+KERNEL(k_misnamed, "maximum.out", poison,
+       "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
+KERNEL(k_list_out, "_foreach_add.List_out", poison,
+       "_foreach_add.List_out(Tensor[] self, Tensor[] other, *, Scalar alpha=1, Tensor(a!)[] out) "
+       "-> ()");
+
+static const tb_kernel *const k_kernels[] = {
+    &k_mul,         &k_add,      &k_hardtanh,   &k_sub,
+    &k_div,         &k_unknown,  &k_empty_like, &k_writes_and_returns,
+    &k_returns_int, &k_list_out, &k_misnamed};
 static const tb_kernel_api k_kernel_api = {
     .struct_size = sizeof(tb_kernel_api),
     .count = sizeof k_kernels / sizeof k_kernels[0],
@@ -124,8 +158,9 @@ static tb_status scaled(const tb_value *a, const tb_value *out, float factor) {
   return TB_OK;
 }
 
-/* twice: (a, out) */
-static tb_status twice(tb_stream stream, const tb_value *args, int32_t count) {
+/* twice: (a, out); unused by the variant without a kernel */
+__attribute__((unused)) static tb_status twice(tb_stream stream, const tb_value *args,
+                                               int32_t count) {
   (void)stream;
   return count == 2 ? scaled(&args[0], &args[1], 2.0f) : TB_ERROR_INVALID_ARGUMENT;
 }
@@ -149,6 +184,14 @@ static tb_status same_shape(const tb_value *args, int32_t count, tb_shape *outpu
 
 #if defined(CUSTOM_BAD_SCHEMA)
 #define SCHEMA "opstest::twice(Tensor a -> Tensor"
+#elif defined(CUSTOM_RETURNS_NOTHING)
+#define SCHEMA "opstest::twice(Tensor a) -> ()"
+#elif defined(CUSTOM_RETURNS_LIST)
+#define SCHEMA "opstest::twice(Tensor a) -> Tensor[]"
+#elif defined(CUSTOM_LAYOUT_ARGUMENT)
+#define SCHEMA "opstest::twice(Tensor a, Layout layout) -> Tensor"
+#elif defined(CUSTOM_ALREADY_DEFINED) /* an operator PyTorch itself defines */
+#define SCHEMA "profiler::_record_function_enter(str name, str? args=None) -> Tensor"
 #elif defined(CUSTOM_NO_NAMESPACE)
 #define SCHEMA "twice(Tensor a) -> Tensor"
 #elif defined(CUSTOM_ATEN_NAMESPACE)
@@ -172,9 +215,17 @@ static tb_status same_shape(const tb_value *args, int32_t count, tb_shape *outpu
 #endif
 
 static const tb_custom_op k_twice = {
+#if defined(CUSTOM_SMALL_OP)
+    .struct_size = TB_STRUCT_SIZE(tb_custom_op, dtypes),
+#else
     .struct_size = sizeof(tb_custom_op),
+#endif
+#if !defined(CUSTOM_NO_SCHEMA)
     .schema = SCHEMA,
+#endif
+#if !defined(CUSTOM_NO_KERNEL)
     .fn = twice,
+#endif
 #if !defined(CUSTOM_NO_SHAPE)
     .shape = same_shape,
 #endif
@@ -186,8 +237,25 @@ static const tb_custom_op k_twice_backward = {
     .fn = twice_backward,
     .shape = same_shape,
 };
-#if defined(CUSTOM_DUPLICATE)
+#if !defined(CUSTOM_VARIANT)
+static tb_status too_many_dims(const tb_value *args, int32_t count, tb_shape *outputs,
+                               int32_t num_outputs) {
+  (void)args, (void)count, (void)num_outputs;
+  outputs[0].dtype = TB_DTYPE_FLOAT32;
+  outputs[0].ndim = TB_SHAPE_MAX_DIMS + 1;
+  return TB_OK;
+}
+static const tb_custom_op k_broken = {
+    .struct_size = sizeof(tb_custom_op),
+    .schema = "opstest::broken(Tensor a) -> Tensor",
+    .fn = twice,
+    .shape = too_many_dims,
+};
+static const tb_custom_op *const k_ops[] = {&k_twice, &k_twice_backward, &k_broken};
+#elif defined(CUSTOM_DUPLICATE)
 static const tb_custom_op *const k_ops[] = {&k_twice, &k_twice_backward, &k_twice};
+#elif defined(CUSTOM_NULL_OP)
+static const tb_custom_op *const k_ops[] = {&k_twice_backward, NULL, &k_twice};
 #else
 static const tb_custom_op *const k_ops[] = {&k_twice, &k_twice_backward};
 #endif
@@ -197,11 +265,26 @@ static const tb_custom_ops_extension k_first = {
     .count = 0,
     .ops = NULL};
 #define NEXT &k_first.base
+#elif defined(CUSTOM_EXTENSION_CYCLE) /* an extension of a type torch_backend skips, looping */
+static const tb_extension_base k_loop = {sizeof(tb_extension_base), (tb_extension_type)99, &k_loop};
+#define NEXT &k_loop
+#elif defined(CUSTOM_SMALL_BASE)
+static const tb_extension_base k_small = {sizeof(tb_extension_base) - 1, (tb_extension_type)99,
+                                          NULL};
+#define NEXT &k_small
 #else
 #define NEXT NULL
 #endif
 static const tb_custom_ops_extension k_extension = {
+#if defined(CUSTOM_SMALL_EXTENSION)
+    .base = {sizeof(tb_extension_base), TB_EXTENSION_CUSTOM_OPS, NEXT},
+#else
     .base = {sizeof(tb_custom_ops_extension), TB_EXTENSION_CUSTOM_OPS, NEXT},
+#endif
+#if defined(CUSTOM_NEGATIVE_COUNT)
+    .count = -1,
+#else
     .count = sizeof k_ops / sizeof k_ops[0],
+#endif
     .ops = k_ops};
 const tb_extension_base *tbv_extensions(void) { return &k_extension.base; }
