@@ -60,8 +60,8 @@ static tb_status mymuladd_shape(const tb_value *args, int32_t num_args, tb_shape
 }
 
 /* (grad, a, b, c) -> (grad_a, grad_b): the shapes of a and b */
-static tb_status mymuladd_backward_shape(const tb_value *args, int32_t num_args,
-                                         tb_shape *outputs, int32_t num_outputs) {
+static tb_status mymuladd_backward_shape(const tb_value *args, int32_t num_args, tb_shape *outputs,
+                                         int32_t num_outputs) {
   if (num_args != 4 || num_outputs != 2) {
     return tb_fake_set_error(TB_ERROR_INVALID_ARGUMENT, "myops::mymuladd_backward: bad call");
   }
@@ -110,8 +110,9 @@ static const tb_custom_op k_mymuladd = {
 };
 static const tb_custom_op k_mymuladd_backward = {
     .struct_size = sizeof(tb_custom_op),
-    .schema = "myops::mymuladd_backward(Tensor grad, Tensor a, Tensor b, float c) -> "
-              "(Tensor, Tensor)",
+    .schema =
+        "myops::mymuladd_backward(Tensor grad, Tensor a, Tensor b, float c) -> "
+        "(Tensor, Tensor)",
     .fn = mymuladd_backward,
     .dtypes = TB_DTYPE_BIT(TB_DTYPE_FLOAT32),
     .shape = mymuladd_backward_shape,
