@@ -118,6 +118,12 @@ test-c: $(STAMP)/apt
 test-full: $(STAMP)/build
 	ctest --test-dir $(BUILD)/py --output-on-failure -j$(JOBS)
 	@test -n "$(PYTEST_VENDORS)" || { echo "make: no bundled vendors found"; exit 1; }
+	@# The kernels' stated schemas against this torch's (vendor.h "Schemas"), without torch.
+	$(PYTHON) -m torch_backend.schemas > $(BUILD)/schemas.txt
+	@for vendor in $(PYTEST_VENDORS); do \
+	  tb-conformance --schemas $(BUILD)/schemas.txt --filter kernels $$vendor | \
+	    sed -n '1p;/^kernels  /p'; \
+	done
 	@for vendor in $(PYTEST_VENDORS); do \
 	  echo "== pytest against vendor '$$vendor'"; \
 	  TORCH_BACKEND_VENDOR=$$vendor $(PYTHON) -m pytest -q test/python || exit 1; \
@@ -143,7 +149,8 @@ UBSAN_ENV := UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 SANITIZE_PYTEST_FAKE := test_streams.py test_events.py test_memory.py test_guard.py \
                         test_device.py test_multi_device.py test_errors.py test_fallback.py \
                         test_rng.py
-SANITIZE_PYTEST_EMU := $(SANITIZE_PYTEST_FAKE) test_kernels.py test_training.py test_opinfo.py
+SANITIZE_PYTEST_EMU := $(SANITIZE_PYTEST_FAKE) test_kernels.py test_training.py test_opinfo.py \
+                       test_boxed_ops.py test_custom_ops.py
 # Python under ASan: the runtime preloaded, build/asan/lib searched before the package's lib/.
 ASAN_PYTHON = env LD_PRELOAD="$(LIBASAN) $(LIBUBSAN)" LD_LIBRARY_PATH=$(abspath $(ASAN_BUILD))/lib \
   ASAN_OPTIONS=detect_leaks=0:$(ASAN_FLAGS) $(UBSAN_ENV) $(PYTHON)

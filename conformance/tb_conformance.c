@@ -36,6 +36,7 @@ typedef struct options {
   int fork_checks;
   unsigned timeout;
   const char *json_path;
+  const char *schemas_path;
   int list;
   int slots;
 } options;
@@ -59,6 +60,8 @@ static void usage(FILE *to) {
           "  --timeout SECONDS  fail a check that runs longer (default 120; 0 = none)\n"
           "  --no-fork          run checks in this process (a crash ends the run)\n"
           "  --json FILE        also write the results as JSON to FILE\n"
+          "  --schemas FILE     compare the kernels' schemas with this torch release's list,\n"
+          "                     written by: python -m torch_backend.schemas > FILE\n"
           "  --list             list the checks and exit\n"
           "  --slots            list the ABI's function slots (with --json FILE: as JSON) and\n"
           "                     exit\n"
@@ -94,6 +97,8 @@ static int parse(int argc, char **argv, options *opts) {
       opts->timeout = (unsigned)value;
     } else if (strcmp(arg, "--json") == 0 && i + 1 < argc) {
       opts->json_path = argv[++i];
+    } else if (strcmp(arg, "--schemas") == 0 && i + 1 < argc) {
+      opts->schemas_path = argv[++i];
     } else if (arg[0] == '-') {
       fprintf(stderr, "tb-conformance: unknown or incomplete option '%s'\n", arg);
       return -1;
@@ -335,8 +340,13 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  tb_vendor_handle *vendor = NULL;
   char error[4096];
+  if (opts.schemas_path != NULL &&
+      tb_conformance_load_schemas(opts.schemas_path, error, sizeof error) != TB_OK) {
+    fprintf(stderr, "tb-conformance: %s\n", error);
+    return EXIT_USAGE;
+  }
+  tb_vendor_handle *vendor = NULL;
   if (tb_loader_open(opts.vendor, &vendor, error, sizeof error) != TB_OK) {
     fprintf(stderr, "tb-conformance: %s\n", error);
     return EXIT_NOT_LOADED;

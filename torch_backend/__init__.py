@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import time
+import warnings
 from typing import Any
 
 
@@ -48,15 +49,18 @@ __all__ = [
     "bundled_vendors",
     "cmake_prefix_path",
     "conformance_executable",
+    "custom_ops",
     "fallback_counts",
     "fallback_mode",
     "include_dir",
     "kernel_counts",
     "library_dir",
     "op_coverage",
+    "refused_kernels",
     "reset_fallback_counts",
     "reset_kernel_counts",
     "set_fallback_mode",
+    "unchecked_kernels",
     "vendor_info",
 ]
 
@@ -99,6 +103,25 @@ def _register() -> dict[str, Any]:
 
 
 _INFO = _register()
+
+
+def _warn_refused_kernels() -> None:
+    """One warning per vendor kernel refused at load (vendor.h, "Schemas"), naming the
+    operator and printing both schemas."""
+    kernels, reasons = _ops._refused_kernels()
+    for kernel, reason in zip(kernels, reasons, strict=True):
+        warnings.warn(
+            f"{_INFO['device_type']}: the vendor's kernel for {kernel} is refused, and the "
+            f"operators it serves run on the CPU fallback: {reason}",
+            stacklevel=2,
+        )
+
+
+_warn_refused_kernels()
+
+from torch_backend import custom_ops as _custom_ops  # noqa: E402
+
+_custom_ops._register_autograd()
 
 
 def _let_autograd_threads_finish() -> None:
@@ -176,11 +199,37 @@ def autocast_policies() -> dict[str, list[str]]:
 
 def op_coverage(ops: list[str] | None = None) -> dict[str, str]:
     """How each operator runs on this device: ``"native"`` (a device kernel: the vendor's, or
-    one torch_backend builds on the vendor's memory and copy calls), ``"fallback"`` (the CPU
-    fallback runs it) or ``"unsupported"`` (no kernel anywhere).
+    one torch_backend builds on the vendor's memory and copy calls), ``"refused"`` (the vendor
+    published a kernel for it, refused at load -- see :func:`refused_kernels` -- so the CPU
+    fallback runs it), ``"fallback"`` (the CPU fallback runs it) or ``"unsupported"`` (no
+    kernel anywhere).
 
     With no argument, every operator torch_backend knows: those ``codegen/ops.yaml`` lists,
-    whose native kernels the vendor may publish, and the built-in ones.  Otherwise the named
-    ATen operators, with their overload (``["add.out", "aten::lgamma.out"]``)."""
+    whose native kernels the vendor may publish, the built-in ones, those the vendor's kernels
+    serve through the generic boxed wrapper, the operators of refused kernels and the vendor's
+    custom operators (``"emu::mymuladd"``).  Otherwise the named operators, with their
+    overload (``["add.out", "aten::lgamma.out", "emu::mymuladd"]``)."""
     names, states = _ops._op_coverage(list(ops or []))
     return dict(zip(names, states, strict=True))
+
+
+def refused_kernels() -> dict[str, str]:
+    """The vendor's kernels torch_backend refused when it loaded them, keyed by kernel name
+    (``"add.out"``), with the reason: a schema that differs from this torch's (both are
+    printed), an operator this torch does not have, or arguments no ``tb_value`` carries.  The
+    operators they would serve run on the CPU fallback."""
+    kernels, reasons = _ops._refused_kernels()
+    return dict(zip(kernels, reasons, strict=True))
+
+
+def unchecked_kernels() -> list[str]:
+    """The vendor's kernels published without a schema (``tb_kernel::schema`` NULL): used
+    unchecked, so a torch release that changes their operators would call them wrongly."""
+    return list(_ops._unchecked_kernels())
+
+
+def custom_ops() -> dict[str, dict[str, str | None]]:
+    """The vendor's custom operators (``torch.ops.<namespace>.<name>``), keyed by name
+    (``"emu::mymuladd"``): each one's ``schema`` and ``backward`` operator (None when it is not
+    differentiable)."""
+    return _custom_ops.custom_ops()

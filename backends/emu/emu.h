@@ -184,5 +184,7 @@ int emu_parallel_threads(void);
 /* Kernels (kernels/).                                                                        */
 
 const tb_kernel_api *emu_kernel_api(void);
+/* ABI 2.0: emu's extension chain: its custom operators (kernels/registry.c). */
+const tb_extension_base *emu_extensions(void);
 
 #endif /* TORCH_BACKEND_EMU_H_ */

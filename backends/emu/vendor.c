@@ -42,6 +42,7 @@ static void build(void) {
       .stream = &k_stream,
       .event = &k_event,
       .kernels = emu_kernel_api(),
+      .extensions = emu_extensions(),
   };
 }
 

@@ -646,6 +646,9 @@ static const tb_event_api g_event_api = {.struct_size = sizeof(tb_event_api),
 /* No kernels: every operator beyond the minimal set runs on the CPU fallback. */
 TB_WEAK const tb_kernel_api *tbv_kernels(void) { return NULL; }
 
+/* No extensions (ABI 2.0): no custom operators. */
+TB_WEAK const tb_extension_base *tbv_extensions(void) { return NULL; }
+
 static tb_vendor g_vendor;
 static pthread_once_t g_vendor_once = PTHREAD_ONCE_INIT;
 
@@ -665,6 +668,7 @@ static void build_vendor(void) {
       .stream = &g_stream_api,
       .event = &g_event_api,
       .kernels = tbv_kernels(),
+      .extensions = tbv_extensions(),
   };
 }
 

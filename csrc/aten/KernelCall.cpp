@@ -255,6 +255,60 @@ KernelCall& KernelCall::none() {
   return *this;
 }
 
+KernelCall& KernelCall::owned_ints(std::vector<int64_t> numbers) {
+  int_storage_.push_back(std::move(numbers));
+  return ints(at::IntArrayRef(int_storage_.back()));
+}
+
+KernelCall& KernelCall::owned_bools(const std::vector<bool>& flags) {
+  bool_storage_.emplace_back(flags.begin(), flags.end());
+  tb_value value{};
+  value.kind = TB_VALUE_BOOL_LIST;
+  value.as.bools.items = bool_storage_.back().data();
+  value.as.bools.count = static_cast<int64_t>(flags.size());
+  values_.push_back(value);
+  return *this;
+}
+
+const tb_value* KernelCall::shape_values(int32_t* count) {
+  for (const tb_value& v : values_) {
+    if (static_cast<int>(v.kind) < 0) return nullptr;
+  }
+  for (size_t i = 0; i < tensors_.size(); i++) {
+    const at::Tensor& t = sources_[i];
+    tb_tensor& d = tensors_[i];
+    d.data = nullptr;
+    if (!t.defined()) {
+      d.ndim = -1;
+      continue;
+    }
+    bool ok = false;
+    d.dtype = to_tb_dtype(t.scalar_type(), &ok);
+    if (!ok) return nullptr;
+    d.device = t.device().has_index() ? t.device().index() : -1;
+    d.ndim = static_cast<int32_t>(t.dim());
+    std::vector<int64_t> sizes, strides;
+    for (const c10::SymInt& size : t.sym_sizes())
+      sizes.push_back(size.guard_int(__FILE__, __LINE__));
+    for (const c10::SymInt& stride : t.sym_strides()) {
+      strides.push_back(stride.guard_int(__FILE__, __LINE__));
+    }
+    int_storage_.push_back(std::move(sizes));
+    d.sizes = int_storage_.back().data();
+    int_storage_.push_back(std::move(strides));
+    d.strides = int_storage_.back().data();
+  }
+  for (tb_value& v : values_) {
+    if (v.kind == TB_VALUE_TENSOR) {
+      v.as.tensor = &tensors_[static_cast<size_t>(v.as.i)];
+    } else if (v.kind == TB_VALUE_TENSOR_LIST) {
+      v.as.tensors.items = tensors_.data() + reinterpret_cast<uintptr_t>(v.as.tensors.items);
+    }
+  }
+  *count = static_cast<int32_t>(values_.size());
+  return values_.data();
+}
+
 const at::Tensor* KernelCall::first_tensor() const {
   for (const at::Tensor& t : sources_) {
     if (t.defined()) return &t;
@@ -549,9 +603,51 @@ void MetaKey::add(const std::optional<at::Generator>& /*generator*/) {}  // neve
 
 void MetaKey::add(const c10::SymInt& value) { word(value.guard_int(__FILE__, __LINE__)); }
 
+void MetaKey::add_ivalue(const c10::IValue& value) {
+  // A kind code first, so that payloads of different kinds never collide.
+  if (value.isTensor()) {
+    const at::Tensor& tensor = value.toTensor();
+    // A wrapped number (a Python scalar) promotes differently from a 0-dim tensor.
+    word(tensor.defined() && tensor.unsafeGetTensorImpl()->is_wrapped_number() ? 9 : 1);
+    add(tensor);
+  } else if (value.isInt()) {
+    word(2);
+    word(value.toInt());
+  } else if (value.isSymInt()) {
+    word(2);
+    add(value.toSymInt());
+  } else if (value.isDouble()) {
+    word(3);
+    add(value.toDouble());
+  } else if (value.isBool()) {
+    word(4);
+    word(value.toBool() ? 1 : 0);
+  } else if (value.isString()) {
+    word(5);
+    add(std::string_view(value.toStringRef()));
+  } else if (value.isList()) {
+    word(6);
+    c10::ArrayRef<c10::IValue> elements = value.toListRef();
+    word(static_cast<int64_t>(elements.size()));
+    for (const c10::IValue& element : elements) add_ivalue(element);
+  } else if (value.isDevice()) {
+    word(7);
+    word(static_cast<int64_t>(value.toDevice().type()));
+    word(value.toDevice().index());
+  } else {
+    word(value.isNone() ? 0 : 8);  // None; generators (they never shape outputs)
+  }
+}
+
 at::Tensor OutputMeta::allocate(c10::Device device) const {
   if (!defined) return at::Tensor();
   return create_out(sizes, strides, at::TensorOptions().dtype(dtype).device(device));
+}
+
+std::vector<OutputMeta> MetaCache::record(const std::vector<at::Tensor>& outputs) {
+  std::vector<OutputMeta> metas;
+  for (const at::Tensor& output : outputs) metas.push_back(record(output).front());
+  return metas;
 }
 
 std::vector<OutputMeta> MetaCache::record(const at::Tensor& output) {
@@ -578,6 +674,15 @@ MetaCache::Outputs MetaCache::insert(const MetaKey& key, std::vector<OutputMeta>
   if (entries_.size() >= kCapacity) entries_.clear();  // callers hold their own references
   entries_.emplace(key.bytes(), entry);
   return entry;
+}
+
+at::ScalarType from_tb_dtype(tb_dtype dtype) {
+  static constexpr at::ScalarType kTypes[TB_DTYPE_COUNT] = {
+      at::kBool, at::kByte, at::kChar,     at::kShort, at::kInt,
+      at::kLong, at::kHalf, at::kBFloat16, at::kFloat, at::kDouble};
+  TORCH_INTERNAL_ASSERT(dtype >= 0 && dtype < TB_DTYPE_COUNT, "torch_backend: dtype ",
+                        static_cast<int>(dtype));
+  return kTypes[dtype];
 }
 
 c10::Device device_of_arguments(std::initializer_list<const at::Tensor*> tensors) {

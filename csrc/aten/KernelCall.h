@@ -44,9 +44,11 @@ const tb_kernel* find_kernel(std::string_view name);
 // loaded; later calls do nothing.
 void register_vendor_kernels();
 
-// Per operator: "native" (a PrivateUse1 kernel: vendor kernel or built in), "fallback" (runs
-// through the CPU fallback) or "unsupported" (no kernel and no CPU implementation).  With no
-// names, every operator torch_backend knows (codegen/ops.yaml and the built-in ones).
+// Per operator: "native" (a PrivateUse1 kernel: vendor kernel or built in), "refused" (the
+// vendor's kernel for it was refused at load; it runs through the CPU fallback), "fallback"
+// (runs through the CPU fallback) or "unsupported" (no kernel and no CPU implementation).  With
+// no names, every operator torch_backend knows (codegen/ops.yaml, the built-in ones, those
+// registered through the boxed wrapper, refused kernels and custom operators).
 std::vector<std::pair<std::string, std::string>> op_coverage(const std::vector<std::string>& ops);
 
 // Successful launches per vendor kernel since the last reset, for kernels launched at least once.
@@ -56,6 +58,17 @@ void reset_kernel_counts();
 // Per generated operator wrapper: the operator ("add.Tensor") and the vendor kernel it calls
 // ("add.out"), whether or not the vendor provides it.
 std::vector<std::pair<std::string, std::string>> op_kernels();
+
+// Kernels refused at load (ABI 2.0: a schema that differs from this torch's, an operator this
+// torch lacks, arguments no tb_value carries), with the reason; the operators they would serve
+// run on the CPU fallback.
+std::vector<std::pair<std::string, std::string>> refused_kernels();
+// Kernels published without a schema (tb_kernel::schema NULL): used unchecked.
+std::vector<std::string> unchecked_kernels();
+
+// The launch counter of a kernel without a compiled wrapper (boxed and custom operators),
+// created on first request; kernel_counts() reports it under `name`.
+std::atomic<uint64_t>* kernel_counter(const std::string& name);
 
 // The boxed CPU fallback (aten/Fallback.cpp), for wrappers whose kernel declined a call.
 void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack);
@@ -102,6 +115,16 @@ class KernelCall {
   // A Generator? argument: reserves 4 * numel(first tensor argument) counter values.
   KernelCall& generator(const std::optional<at::Generator>& generator);
   KernelCall& none();
+  // Lists the call keeps (the other list methods point at the caller's memory): the boxed
+  // wrappers' arguments, unpacked from IValues.
+  KernelCall& owned_ints(std::vector<int64_t> values);
+  KernelCall& owned_bools(const std::vector<bool>& values);
+
+  // The arguments as a shape function (ABI 2.0, tb_shape_fn) receives them: tensor descriptors
+  // with data NULL, for tensors of any device (meta and fake tensors included), symbolic sizes
+  // and strides specialised to their values.  Valid while this KernelCall lives; *count
+  // receives the number of values.  Returns nullptr when an argument has no descriptor.
+  const tb_value* shape_values(int32_t* count);
 
   // Enqueues the kernel on the current stream of the first tensor argument's device.  Returns
   // false when the kernel declines (dtype outside its mask, or TB_ERROR_NOT_SUPPORTED), in
@@ -133,6 +156,7 @@ class KernelCall {
   c10::SmallVector<at::Tensor, 8> sources_;  // the tensor behind each tensors_ entry (held)
   c10::SmallVector<size_t, 4> movable_;      // sources_ entries from Tensor?[] lists
   std::list<std::vector<int>> bool_storage_;
+  std::list<std::vector<int64_t>> int_storage_;  // owned_ints and shape_values' sizes
   std::list<std::string> string_storage_;
   c10::SmallVector<int64_t, 8> philox_slots_;  // values_ indices of RNG arguments to resolve
   std::vector<std::optional<at::Generator>> generators_;
@@ -182,6 +206,9 @@ class MetaKey {
   void add(const std::optional<std::string_view>& value);
   void add(const std::optional<at::Generator>& generator);
   void add(const c10::SymInt& value);
+  // Any argument of a boxed call: tensors by metadata, lists element by element, other
+  // values by value.
+  void add_ivalue(const c10::IValue& value);
   template <size_t N>
   void add(std::array<bool, N> values) {
     for (bool v : values) word(v ? 1 : 0);
@@ -231,6 +258,7 @@ class MetaCache {
 
  private:
   static std::vector<OutputMeta> record(const at::Tensor& output);
+  static std::vector<OutputMeta> record(const std::vector<at::Tensor>& outputs);
   template <typename... Ts>
   static std::vector<OutputMeta> record(const std::tuple<Ts...>& outputs) {
     std::vector<OutputMeta> metas;
@@ -245,5 +273,9 @@ class MetaCache {
 };
 // The device of the first device tensor among the arguments.
 c10::Device device_of_arguments(std::initializer_list<const at::Tensor*> tensors);
+
+// The ATen dtype of a tb_dtype (ABI values are checked by the caller to be below
+// TB_DTYPE_COUNT).
+at::ScalarType from_tb_dtype(tb_dtype dtype);
 
 }  // namespace torch_backend

@@ -1,9 +1,14 @@
 // Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
 //
-// Resolving the vendor's kernels once at load and registering the operators they cover.
+// Resolving the vendor's kernels once at load and registering the operators they cover: each
+// kernel's stated schema is checked against this torch's (ABI 2.0), kernels with a compiled
+// wrapper (codegen/ops.yaml) use it, the others go through the boxed wrapper
+// (BoxedKernels.cpp), and the vendor's custom operators are defined (CustomOps.cpp).
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,9 +17,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "aten/BoxedKernels.h"
+#include "aten/CustomOps.h"
 #include "aten/DeviceOnlyOps.h"
 #include "aten/GeneratedKernels.h"
 #include "aten/KernelCall.h"
+#include "aten/Schemas.h"
 #include "runtime/Vendor.h"
 
 namespace torch_backend {
@@ -30,6 +38,18 @@ torch::Library* g_library = nullptr;
 // Device-only operators whose PrivateUse1 kernel is the CPU fallback (DeviceOnlyOps.cpp).
 std::unordered_set<c10::OperatorName>* g_routed_to_fallback = nullptr;
 
+// Kernels refused at load (name -> reason), kernels published without a schema, and the
+// operators registered through the boxed wrapper (operator, kernel).  Written once by resolve().
+std::map<std::string, std::string>* g_refused = nullptr;
+std::vector<std::string>* g_unchecked = nullptr;
+std::vector<std::pair<std::string, std::string>>* g_boxed = nullptr;
+
+// Launch counters of kernels outside the generated table (boxed and custom), by kernel name.
+// Entries are only added (at load, under g_once), so their addresses stay valid.
+std::mutex g_counter_mutex;
+std::deque<std::pair<std::string, std::atomic<uint64_t>>>* g_extra_calls =
+    new std::deque<std::pair<std::string, std::atomic<uint64_t>>>();
+
 // Operators implemented in csrc itself on top of vendor calls (aten/Minimal.cpp, Random.cpp).
 const char* const kBuiltIn[] = {"empty.memory_format", "empty_strided",
                                 "as_strided",          "view",
@@ -40,12 +60,74 @@ const char* const kBuiltIn[] = {"empty.memory_format", "empty_strided",
                                 "fill_.Scalar",        "zero_",
                                 "record_stream",       "native_dropout"};
 
+// Kernels torch_backend's own operators call (aten/Copy.cpp, aten/Minimal.cpp), never
+// registered by name.
+bool used_internally(const std::string& name) {
+  if (name == "copy_") return true;
+  for (const char* builtin : kBuiltIn) {
+    if (name == builtin) return true;
+  }
+  return false;
+}
+
+bool has_compiled_wrapper(const std::string& name) {
+  for (int i = 0; i < generated::kNumKernels; i++) {
+    if (name == generated::kKernelNames[i]) return true;
+  }
+  return false;
+}
+
+// Why `kernel`, published for `op`, must not be called: its stated schema differs from the
+// dispatcher's, or does not parse.  nullopt: it may be called (a NULL schema is unchecked).
+std::optional<std::string> schema_problem(const tb_kernel* kernel, const c10::OperatorHandle& op) {
+  const char* stated = TB_STRUCT_HAS_FIELD(kernel, tb_kernel, schema) ? kernel->schema : nullptr;
+  if (stated == nullptr) return std::nullopt;
+  std::optional<std::string> difference;
+  try {
+    difference = schema_difference(parse_vendor_schema(stated), op.schema());
+  } catch (const std::exception& e) {  // the parser throws torch::jit::ErrorReport
+    return c10::str("its schema does not parse (", first_line(e.what()),
+                    ")\n  kernel's schema: ", stated);
+  }
+  if (!difference) return std::nullopt;
+  return c10::str("its schema differs from torch ", torch_version(), "'s: ", *difference,
+                  "\n  kernel's schema: ", stated, "\n  torch's schema:  ", op.schema());
+}
+
+// Records a refused kernel.  The Python package warns about each when it loads the vendor
+// (torch.ops calls do not turn c10 warnings into Python ones).
+void refuse(const std::string& kernel, std::string reason) {
+  g_refused->emplace(kernel, std::move(reason));
+}
+
 void resolve() {
   const tb_vendor_handle& table = Vendor::Get().table();
   g_by_name = new std::unordered_map<std::string, const tb_kernel*>();
+  g_refused = new std::map<std::string, std::string>();
+  g_unchecked = new std::vector<std::string>();
+  g_boxed = new std::vector<std::pair<std::string, std::string>>();
+  // First, as the one step that may refuse the whole vendor: nothing else is registered yet.
+  register_custom_ops();
+  std::vector<BoxedKernelSpec> boxed;
   for (int64_t i = 0; i < table.kernels.count; i++) {
     const tb_kernel* kernel = table.kernels.kernels[i];
-    g_by_name->emplace(kernel->name, kernel);
+    const std::string name = kernel->name;
+    std::optional<c10::OperatorHandle> op = find_operator(name);
+    if (!op.has_value()) {
+      refuse(name, c10::str("torch ", torch_version(), " has no operator named '", name, "'"));
+      continue;
+    }
+    if (std::optional<std::string> problem = schema_problem(kernel, *op)) {
+      refuse(name, std::move(*problem));
+      continue;
+    }
+    if (!TB_STRUCT_HAS_FIELD(kernel, tb_kernel, schema) || kernel->schema == nullptr) {
+      g_unchecked->push_back(name);
+    }
+    g_by_name->emplace(name, kernel);
+    if (!has_compiled_wrapper(name) && !used_internally(name)) {
+      boxed.push_back({kernel, *op, kernel_counter(name)});
+    }
   }
   for (int i = 0; i < generated::kNumKernels; i++) {
     auto it = g_by_name->find(generated::kKernelNames[i]);
@@ -57,17 +139,28 @@ void resolve() {
     const generated::OpEntry& entry = generated::kOps[i];
     if (generated::g_kernels[entry.kernel] != nullptr) entry.register_fn(*g_library);
   }
+  BoxedOutcome outcome = register_boxed_kernels(*g_library, boxed);
+  for (auto& [kernel, reason] : outcome.refused) {
+    g_by_name->erase(kernel);
+    refuse(kernel, std::move(reason));
+  }
+  *g_boxed = std::move(outcome.registered);
   std::vector<c10::OperatorName> routed = register_cpu_substitutes(*g_library);
   g_routed_to_fallback = new std::unordered_set<c10::OperatorName>(routed.begin(), routed.end());
 }
 
-// "aten::add.out", "add.out" and "add" (the default overload) name the same operator.
-std::optional<c10::OperatorHandle> find_operator(const std::string& name) {
-  std::string qualified = name.find("::") == std::string::npos ? "aten::" + name : name;
-  size_t dot = qualified.find('.', qualified.find("::"));
-  std::string base = qualified.substr(0, dot);
-  std::string overload = dot == std::string::npos ? "" : qualified.substr(dot + 1);
-  return c10::Dispatcher::singleton().findOp(c10::OperatorName(base, overload));
+// The kernel the generated wrapper of `op` ("add.Tensor") calls, if there is one.
+const char* generated_kernel_of(const std::string& op) {
+  for (int i = 0; i < generated::kNumOps; i++) {
+    if (op == generated::kOps[i].op) return generated::kKernelNames[generated::kOps[i].kernel];
+  }
+  return nullptr;
+}
+
+bool is_refused(const std::string& op) {
+  if (g_refused->count(op) > 0) return true;
+  const char* kernel = generated_kernel_of(op);
+  return kernel != nullptr && g_refused->count(kernel) > 0;
 }
 
 bool has_cpu_implementation(const c10::OperatorHandle& op) {
@@ -76,8 +169,9 @@ bool has_cpu_implementation(const c10::OperatorHandle& op) {
          cpu_substitute(op) != nullptr;
 }
 
-// "native", "fallback" or "unsupported" (see op_coverage).
+// "native", "refused", "fallback" or "unsupported" (see op_coverage).
 const char* state_of(const c10::OperatorHandle& op) {
+  if (is_refused(short_name(op.operator_name()))) return "refused";
   if (op.hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1) &&
       g_routed_to_fallback->count(op.operator_name()) == 0) {
     return "native";
@@ -88,6 +182,26 @@ const char* state_of(const c10::OperatorHandle& op) {
 }  // namespace
 
 void register_vendor_kernels() { std::call_once(g_once, resolve); }
+
+std::atomic<uint64_t>* kernel_counter(const std::string& name) {
+  std::lock_guard<std::mutex> lock(g_counter_mutex);
+  for (auto& [kernel, calls] : *g_extra_calls) {
+    if (kernel == name) return &calls;
+  }
+  g_extra_calls->emplace_back(std::piecewise_construct, std::forward_as_tuple(name),
+                              std::forward_as_tuple(0));
+  return &g_extra_calls->back().second;
+}
+
+std::vector<std::pair<std::string, std::string>> refused_kernels() {
+  register_vendor_kernels();
+  return {g_refused->begin(), g_refused->end()};
+}
+
+std::vector<std::string> unchecked_kernels() {
+  register_vendor_kernels();
+  return *g_unchecked;
+}
 
 const tb_kernel* find_kernel(std::string_view name) {
   if (g_by_name == nullptr) return nullptr;
@@ -101,6 +215,11 @@ std::vector<std::pair<std::string, int64_t>> kernel_counts() {
     uint64_t calls = generated::g_kernel_calls[i].load(std::memory_order_relaxed);
     if (calls > 0) counts.emplace_back(generated::kKernelNames[i], static_cast<int64_t>(calls));
   }
+  std::lock_guard<std::mutex> lock(g_counter_mutex);
+  for (const auto& [name, counter] : *g_extra_calls) {
+    uint64_t calls = counter.load(std::memory_order_relaxed);
+    if (calls > 0) counts.emplace_back(name, static_cast<int64_t>(calls));
+  }
   return counts;
 }
 
@@ -108,6 +227,8 @@ void reset_kernel_counts() {
   for (int i = 0; i < generated::kNumKernels; i++) {
     generated::g_kernel_calls[i].store(0, std::memory_order_relaxed);
   }
+  std::lock_guard<std::mutex> lock(g_counter_mutex);
+  for (auto& entry : *g_extra_calls) entry.second.store(0, std::memory_order_relaxed);
 }
 
 std::vector<std::pair<std::string, std::string>> op_kernels() {
@@ -128,10 +249,20 @@ std::vector<std::pair<std::string, std::string>> op_coverage(const std::vector<s
       const generated::OpEntry& entry = generated::kOps[i];
       auto op = find_operator(entry.op);
       const char* state = generated::g_kernels[entry.kernel] != nullptr   ? "native"
+                          : is_refused(entry.op)                          ? "refused"
                           : op.has_value() && has_cpu_implementation(*op) ? "fallback"
                                                                           : "unsupported";
       coverage.emplace_back(entry.op, state);
       listed.insert(entry.op);
+    }
+    for (const auto& [op, kernel] : *g_boxed) {
+      if (listed.insert(op).second) coverage.emplace_back(op, "native");
+    }
+    for (const auto& [kernel, reason] : *g_refused) {
+      if (listed.insert(kernel).second) coverage.emplace_back(kernel, "refused");
+    }
+    for (const CustomOpInfo& op : custom_ops()) {
+      if (listed.insert(op.name).second) coverage.emplace_back(op.name, "native");
     }
     for (const std::string& name : cpu_substitute_names()) {
       auto op = find_operator(name);

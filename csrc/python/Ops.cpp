@@ -10,6 +10,7 @@
 #include <torch/library.h>
 
 #include "aten/Autocast.h"
+#include "aten/CustomOps.h"
 #include "aten/Fallback.h"
 #include "aten/KernelCall.h"
 #include "runtime/Device.h"
@@ -143,6 +144,27 @@ std::tuple<std::vector<std::string>, std::vector<std::string>> get_op_kernels() 
   return {ops, kernels};
 }
 
+std::tuple<std::vector<std::string>, std::vector<std::string>> get_refused_kernels() {
+  std::vector<std::string> kernels, reasons;
+  for (auto& [kernel, reason] : refused_kernels()) {
+    kernels.push_back(kernel);
+    reasons.push_back(reason);
+  }
+  return {kernels, reasons};
+}
+
+std::tuple<std::vector<std::string>, std::vector<std::string>, std::vector<std::string>>
+get_custom_ops() {
+  register_vendor_kernels();
+  std::vector<std::string> names, schemas, backwards;
+  for (const CustomOpInfo& op : custom_ops()) {
+    names.push_back(op.name);
+    schemas.push_back(op.schema);
+    backwards.push_back(op.backward);
+  }
+  return {names, schemas, backwards};
+}
+
 std::tuple<std::vector<std::string>, std::vector<std::string>> get_autocast_policies() {
   std::vector<std::string> ops, policies;
   for (const auto& [op, policy] : autocast_policies()) {
@@ -175,6 +197,9 @@ TORCH_LIBRARY(torch_backend, m) {
   m.def("_op_kernels() -> (str[], str[])", &get_op_kernels);
   m.def("_kernel_counts() -> (str[], int[])", &get_kernel_counts);
   m.def("_reset_kernel_counts() -> ()", &reset_kernel_counts);
+  m.def("_refused_kernels() -> (str[], str[])", &get_refused_kernels);
+  m.def("_unchecked_kernels() -> str[]", &unchecked_kernels);
+  m.def("_custom_ops() -> (str[], str[], str[])", &get_custom_ops);
 }
 
 }  // namespace

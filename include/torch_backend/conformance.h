@@ -46,7 +46,8 @@ typedef struct tb_check_context {
 
 /** One documented behaviour. */
 typedef struct tb_check {
-  /** Group: "context", "device", "memory", "stream", "event", "threads" or "fault". */
+  /** Group: "context", "device", "memory", "stream", "event", "threads", "fault" or
+   *  "kernels". */
   const char *group;
   /** Name, unique within its group, such as "invalid_index". */
   const char *name;
@@ -98,6 +99,21 @@ tb_check_outcome tb_conformance_run(const tb_check *check, tb_vendor_handle *ven
 
 /** "pass", "FAIL" or "skip". */
 const char *tb_check_outcome_name(tb_check_outcome outcome);
+
+/**
+ * Loads the operator schemas of the torch release the vendor targets, for the "kernels"
+ * group's comparison (ABI 2.0, vendor.h "Schemas"): a text file with one schema per line as
+ * PyTorch prints them, lines starting with '#' being comments (the first names the source in
+ * messages), which `python -m torch_backend.schemas` writes.  Without it, that check is
+ * skipped.  Call before running checks, from one thread.
+ *
+ * @param path          The file.
+ * @param[out] error    Receives a message on failure (may be NULL).
+ * @param error_size    Size of @p error.
+ * @return ::TB_OK, or ::TB_ERROR_INVALID_ARGUMENT when the file cannot be read or holds no
+ *         schema.
+ */
+tb_status tb_conformance_load_schemas(const char *path, char *error, size_t error_size);
 
 #ifdef __cplusplus
 } /* extern "C" */

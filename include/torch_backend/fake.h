@@ -78,6 +78,10 @@ const char *tbv_last_error(tb_context ctx);
  *  fake: NULL, no kernels.  A vendor that brings kernels returns a static table. */
 const tb_kernel_api *tbv_kernels(void);
 
+/** Slot tb_vendor::extensions (ABI 2.0): the first extension of the vendor's chain (custom
+ *  operators, see @ref tb_extension_group), read once when the table is built.  fake: NULL,
+ *  no extensions. */
+const tb_extension_base *tbv_extensions(void);
 /** @cond TB_FAKE_GENERATED */
 #define TB_FAKE_DECLARE_(gt, gf, slot, required, since, ret, params, names) \
   ret tbv_##gf##_##slot params;

@@ -744,6 +744,51 @@ typedef struct tb_event_api {
  *
  * Both follow every rule of this section; returning ::TB_ERROR_NOT_SUPPORTED sends the call to
  * the staged path.
+ *
+ * @section tb_kernel_schemas Schemas (ABI 2.0)
+ *
+ * A kernel states, in tb_kernel::schema, the ATen schema it was written for.  PyTorch releases
+ * change operators now and then (an argument is added, renamed, becomes keyword-only); a
+ * kernel keyed by name alone would then be called with arguments it does not expect.  When
+ * the vendor loads, torch_backend parses the stated schema and compares it with the running
+ * torch's schema of the operator named tb_kernel::name: the operator name and overload, every
+ * argument's name, type (`int[2]` and `int[]` differ) and alias annotation (`Tensor(a!)`),
+ * which arguments are keyword-only (after `*`), and the returns with their alias annotations
+ * and names.  Default values are not compared: they never change what a kernel receives.
+ *
+ * A kernel whose schema differs, does not parse, or names an operator this torch does not have
+ * is refused: torch_backend warns once, naming the operator and printing both schemas, and the
+ * operator (with every variant that would have called the kernel) runs on the CPU fallback.
+ * `torch_backend.refused_kernels()` and `torch_backend.op_coverage()` (state "refused") report
+ * it in Python, and `tb-conformance --schemas FILE` reports it without torch, against the list
+ * `python -m torch_backend.schemas > FILE` writes.  A NULL schema is accepted unchecked.
+ *
+ * @section tb_kernel_any_op Any ATen operator (ABI 2.0)
+ *
+ * A kernel may be published for any ATen operator whose arguments a ::tb_value can carry
+ * (Tensor, Tensor?, Tensor[], Tensor?[], int, SymInt, float, bool, Scalar, str, ScalarType,
+ * Generator?, int[] / SymInt[], bool[], and their optional forms), not only for those
+ * torch_backend compiles wrappers for (its `codegen/ops.yaml`).  When the vendor loads,
+ * torch_backend registers such a kernel through one generic wrapper built from the
+ * dispatcher's schema, with the same argument order as above:
+ *
+ * - an out variant (`"hardtanh.out"`) serves itself and the functional and in-place variants
+ *   whose schemas match it (`hardtanh`, `hardtanh_`): outputs are allocated by the caching
+ *   allocator (functional), are `self` (in-place), or are the user's `out=` tensors resized as
+ *   ATen resizes them;
+ * - a functional kernel receives, after the arguments, one allocated output per returned
+ *   tensor; an in-place or other mutating kernel receives the arguments only.
+ *
+ * Output shapes and dtypes come from ATen's meta functions, run on meta copies of the
+ * arguments (memoized by the arguments' shapes).  Unlike the compiled wrappers of
+ * @ref tb_kernel_elementwise, this path does not prepare operands: tensors arrive as the user
+ * passed them (their own shapes, strides and dtypes; broadcasting is the kernel's job), and a
+ * CPU scalar tensor arrives as a number.  A kernel declines (::TB_ERROR_NOT_SUPPORTED) what it
+ * does not handle, a dtype mix for example, and that call runs on the CPU fallback.  An
+ * argument type no ::tb_value kind carries (Layout, Device, MemoryFormat, float[], ...)
+ * refuses the kernel at load with a message.  Kernels named after operators torch_backend
+ * implements itself (`empty.memory_format`, `copy_`, `fill_.Scalar`, `zero_`, ...) are not
+ * registered this way; torch_backend's own implementations call `copy_` and `fill_.Scalar`.
  *  @{ */
 
 /** Element types of tensor data.  Values are stable; new types are appended. */
@@ -945,12 +990,16 @@ typedef struct tb_kernel {
   /** Reserved for options of later minor versions: 0 (the loader rejects other values, which
    *  would ask for behaviour this torch_backend does not have). */
   uint32_t flags;
-  /** The full ATen schema the kernel was written for, such as "add.out(Tensor self, Tensor
-   *  other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)" (the "aten::" prefix optional),
-   *  which torch_backend compares with the running PyTorch's schema of the operator; NULL =
-   *  unchecked. */
+  /** ABI 2.0.  The ATen schema the kernel was written for, as PyTorch prints it, for example
+   *  `"add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"`
+   *  (the `aten::` prefix is optional; `python -m torch_backend.schemas` prints every schema of
+   *  the installed torch).  When the vendor loads, torch_backend compares it with the running
+   *  torch's schema of operator `name` (see @ref tb_kernel_schemas) and refuses the kernel when
+   *  they differ.  NULL: unchecked -- the kernel is used as it is, and
+   *  `torch_backend.unchecked_kernels()` and `tb-conformance` list it. */
   const char *schema;
-  /** The vendor's own pointer, untouched by torch_backend: handed back to the kernel through
+  /** ABI 2.0.  The vendor's own pointer for this kernel (a descriptor, a function of its SDK);
+   *  torch_backend never reads or writes through it; the kernel finds it through
    *  tb_kernel_call::kernel. */
   void *data;
 } tb_kernel;
@@ -965,6 +1014,142 @@ typedef struct tb_kernel_api {
   /** `count` kernels with distinct names, owned by the vendor, valid until it is unloaded. */
   const tb_kernel *const *kernels;
 } tb_kernel_api;
+
+/** @} */
+
+/** @defgroup tb_extension_group Extensions (ABI 2.0)
+ *
+ * Optional feature groups reach torch_backend through a chain of extension structs hanging off
+ * tb_vendor::extensions, in the style of PJRT's `PJRT_Extension_Base`: each starts with a
+ * ::tb_extension_base saying its size and type and pointing at the next one.  A new feature
+ * becomes a new extension type instead of a new member of ::tb_vendor, so a vendor opts in to
+ * exactly the features it has, and a reader skips the types it does not know.  Each type
+ * appears at most once in a chain; torch_backend refuses a chain that repeats one.
+ *  @{ */
+
+/** What an extension struct is.  Values are stable; new types are appended. */
+typedef enum tb_extension_type {
+  /** A ::tb_custom_ops_extension: operators the vendor declares (see @ref tb_custom_ops). */
+  TB_EXTENSION_CUSTOM_OPS = 1
+} tb_extension_type;
+
+/**
+ * The first member of every extension struct.
+ *
+ * The chain and everything it points to is owned by the vendor, immutable, and valid until the
+ * vendor library is unloaded.
+ */
+typedef struct tb_extension_base {
+  /** `sizeof` the whole extension struct (not only this base) as the vendor compiled it. */
+  size_t struct_size;
+  /** Which extension this is; tells the reader what struct the base begins. */
+  tb_extension_type type;
+  /** The next extension, or NULL at the end of the chain. */
+  const struct tb_extension_base *next;
+} tb_extension_base;
+
+/** @} */
+
+/** @defgroup tb_custom_ops Custom operators (ABI 2.0)
+ *
+ * A vendor may declare operators of its own, such as a fused normalisation or attention,
+ * through a ::tb_custom_ops_extension.  When the vendor loads, torch_backend defines each one
+ * in PyTorch's dispatcher from its schema, where Python finds it as
+ * `torch.ops.<namespace>.<name>`, and registers:
+ *
+ * - a kernel for the device: outputs are allocated by the caching allocator with the metadata
+ *   the shape function gives, then tb_custom_op::fn enqueues the work;
+ * - a Meta kernel that runs the shape function only, which serves meta tensors and the fake
+ *   tensors of `torch.compile` and `torch.library.opcheck` (symbolic sizes are specialised to
+ *   their values: the shape function sees integers);
+ * - when tb_custom_op::backward names another operator of the table, an autograd formula
+ *   (`torch.library.register_autograd`) that calls it.
+ *
+ * A custom operator is functional: its schema has a namespace other than `aten`, no alias
+ * annotations, and returns one or more `Tensor`s.  Its kernel receives the arguments in schema
+ * order followed by one output per returned tensor, exactly as a functional ATen kernel (see
+ * @ref tb_kernel_args); tensors arrive as the caller passed them.  A custom operator has no
+ * CPU fallback: a kernel that declines a call (::TB_ERROR_NOT_SUPPORTED, or a first tensor
+ * whose dtype is outside tb_custom_op::dtypes) makes the call raise `NotImplementedError`
+ * with the vendor's message.
+ *
+ * torch_backend refuses to load a vendor (the import fails with a message naming the vendor
+ * and the operator) whose custom operator has a schema that does not parse, has no namespace
+ * or the `aten` namespace, mutates or aliases an argument, returns something other than
+ * tensors, takes an argument type no ::tb_value carries, or lacks `fn` or `shape`; or whose
+ * `backward` names no operator of the table, or one whose schema does not take (one gradient
+ * per returned tensor, then the forward's arguments) and return one tensor per tensor argument.
+ *  @{ */
+
+/** The most dimensions an output of a custom operator may have. */
+#define TB_SHAPE_MAX_DIMS 16
+
+/** One output's metadata, filled by a ::tb_shape_fn.  Outputs are contiguous. */
+typedef struct tb_shape {
+  /** Set by torch_backend to `sizeof(tb_shape)`; the vendor never writes it. */
+  size_t struct_size;
+  /** Element type of the output. */
+  tb_dtype dtype;
+  /** Number of dimensions, 0 for a scalar tensor, at most ::TB_SHAPE_MAX_DIMS.  -1 means no
+   *  output at all: the operator returns an undefined tensor (None in Python) there, which is
+   *  how a backward operator says "no gradient for this argument". */
+  int32_t ndim;
+  /** `ndim` sizes, each >= 0. */
+  int64_t sizes[TB_SHAPE_MAX_DIMS];
+} tb_shape;
+
+/**
+ * Computes a custom operator's output metadata from its arguments alone.
+ *
+ * @param ctx          The vendor's context (see tb_vendor::init).
+ * @param args         The operator's arguments in schema order (no outputs), as a kernel gets
+ *                     them, except that tensor arguments have `data` NULL: they may be meta or
+ *                     fake tensors that have no memory.  Valid only during the call.
+ * @param num_args     Number of arguments.
+ * @param[out] outputs One ::tb_shape per returned tensor, zeroed by torch_backend with
+ *                     `struct_size` set; the function fills `dtype`, `ndim` and `sizes`.
+ * @param num_outputs  Number of outputs.
+ * @return ::TB_OK, or a failure status with a message (tb_vendor::last_error) explaining what
+ *         is wrong with the arguments (a shape mismatch, an unsupported dtype), which
+ *         torch_backend raises as an error of the call.
+ * Must not touch devices or block; called from any thread.
+ */
+typedef tb_status (*tb_shape_fn)(tb_context ctx, const tb_value *args, int32_t num_args,
+                                 tb_shape *outputs, int32_t num_outputs);
+
+/** One custom operator. */
+typedef struct tb_custom_op {
+  /** `sizeof(tb_custom_op)` as the vendor compiled it. */
+  size_t struct_size;
+  /** The operator's full schema with its namespace, for example
+   *  `"emu::mymuladd(Tensor a, Tensor b, float c) -> Tensor"`.  Default values are allowed. */
+  const char *schema;
+  /** The kernel (see @ref tb_kernel_group for its contract). */
+  tb_kernel_fn fn;
+  /** Bit set of the dtypes (::TB_DTYPE_BIT) of the first tensor argument the kernel handles;
+   *  0 means every dtype. */
+  uint64_t dtypes;
+  /** The vendor's own pointer, as tb_kernel::data. */
+  void *data;
+  /** The shape function: required. */
+  tb_shape_fn shape;
+  /** Optional: the name (`"emu::mymuladd_backward"`, or without the namespace) of another
+   *  operator of the same table that computes the gradients.  It is called with one gradient
+   *  per returned tensor of this operator followed by this operator's arguments, and returns
+   *  one tensor per Tensor argument of this operator, in order (ndim -1 in its shape function:
+   *  no gradient for that argument).  NULL: the operator is not differentiable. */
+  const char *backward;
+} tb_custom_op;
+
+/** The ::TB_EXTENSION_CUSTOM_OPS extension: the vendor's custom operators. */
+typedef struct tb_custom_ops_extension {
+  /** `struct_size` is `sizeof(tb_custom_ops_extension)`, `type` ::TB_EXTENSION_CUSTOM_OPS. */
+  tb_extension_base base;
+  /** Number of operators. */
+  int64_t count;
+  /** `count` operators with distinct names, owned by the vendor. */
+  const tb_custom_op *const *ops;
+} tb_custom_ops_extension;
 
 /** @} */
 
@@ -1057,6 +1242,9 @@ typedef struct tb_vendor {
   const tb_event_api *event;
   /** Kernels; optional (see @ref tb_kernel_group). */
   const tb_kernel_api *kernels;
+  /** ABI 2.0.  The first extension of the chain (see @ref tb_extension_group); NULL when the
+   *  vendor has none. */
+  const tb_extension_base *extensions;
 } tb_vendor;
 
 /** Name of the entry point every vendor library exports (see ::tb_vendor_get). */

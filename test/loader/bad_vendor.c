@@ -35,10 +35,14 @@ static tb_status noop_kernel(tb_context ctx, const tb_kernel_call *call) {
   (void)call;
   return TB_OK;
 }
-static const tb_kernel k_add = {
-    sizeof(tb_kernel), "add.out", noop_kernel, TB_DTYPE_BIT(TB_DTYPE_FLOAT32), 0, NULL, NULL};
-static const tb_kernel k_mul = {sizeof(tb_kernel), "mul.out", noop_kernel, 0, 0, NULL, NULL};
-static const tb_kernel k_flagged = {sizeof(tb_kernel), "sub.out", noop_kernel, 0, 0x4u, NULL, NULL};
+static const tb_kernel k_add = {.struct_size = sizeof(tb_kernel),
+                                .name = "add.out",
+                                .fn = noop_kernel,
+                                .dtypes = TB_DTYPE_BIT(TB_DTYPE_FLOAT32)};
+static const tb_kernel k_mul = {
+    .struct_size = sizeof(tb_kernel), .name = "mul.out", .fn = noop_kernel};
+static const tb_kernel k_flagged = {
+    .struct_size = sizeof(tb_kernel), .name = "sub.out", .fn = noop_kernel, .flags = 0x4u};
 static const tb_kernel *k_kernels[] = {&k_add, &k_mul, &k_add};
 static const tb_kernel *k_flagged_kernels[] __attribute__((unused)) = {&k_add, &k_flagged};
 static tb_kernel_api g_kernels __attribute__((unused)) = {sizeof(tb_kernel_api), 2, k_kernels};

@@ -4,7 +4,8 @@
 #
 # Inputs (-D): TB_BUILD_DIR (this build tree), PROJECT_DIR, WORK_DIR; SANITIZE_FLAGS, the
 # sanitizer flags of this build separated by spaces (cmake/Sanitize.cmake), which the vendor
-# needs as well to link the instrumented porting kit.
+# needs as well to link the instrumented porting kit; PYTHON, passed on to the project (a
+# Python interpreter with torch_backend installed, for projects that test from Python).
 foreach(var TB_BUILD_DIR PROJECT_DIR WORK_DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run.cmake needs -D${var}=...")
@@ -29,7 +30,11 @@ set(sanitize_args)
 if(SANITIZE_FLAGS)
   set(sanitize_args "-DCMAKE_C_FLAGS=${SANITIZE_FLAGS}" "-DCMAKE_SHARED_LINKER_FLAGS=${SANITIZE_FLAGS}")
 endif()
+set(python_args)
+if(PYTHON)
+  set(python_args "-DPYTHON=${PYTHON}")
+endif()
 run(${CMAKE_COMMAND} -S ${PROJECT_DIR} -B ${WORK_DIR}/build -DTorchBackend_DIR=${config_dir}
-    -DCMAKE_BUILD_TYPE=Release ${sanitize_args})
+    -DCMAKE_BUILD_TYPE=Release ${sanitize_args} ${python_args})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${CMAKE_CTEST_COMMAND} --test-dir ${WORK_DIR}/build --output-on-failure)

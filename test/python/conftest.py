@@ -11,6 +11,7 @@ import gc
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -88,6 +89,40 @@ def no_leaks():
             break
         time.sleep(0.02)
     assert after == before, f"device memory leaked: allocated bytes went from {before} to {after}"
+
+
+_TEST_VENDORS: dict[str | None, Path] = {}
+
+
+def build_test_vendor(variant: str | None = None) -> Path:
+    """``test/python/vendors/ops_vendor.c``, compiled (with ``-D<variant>``) the way a vendor
+    builds against the installed package: its headers and fake's archive.  Built once per
+    session and variant, into a temporary directory."""
+    if variant not in _TEST_VENDORS:
+        out_dir = Path(tempfile.mkdtemp(prefix="tb_test_vendor_"))
+        library = out_dir / f"libtb_vendor_ops_{(variant or 'default').lower()}.so"
+        command = [
+            os.environ.get("CC", "cc"),
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-shared",
+            "-fPIC",
+            *([f"-D{variant}"] if variant else []),
+            f"-I{torch_backend.include_dir()}",
+            str(REPO / "test" / "python" / "vendors" / "ops_vendor.c"),
+            "-o",
+            str(library),
+            f"-L{torch_backend.library_dir()}",
+            "-Wl,--undefined=tb_vendor_get",
+            "-ltb_fake",
+            "-lpthread",
+        ]
+        compiled = run(command)
+        assert compiled.returncode == 0, " ".join(command) + "\n" + compiled.stderr
+        _TEST_VENDORS[variant] = library
+    return _TEST_VENDORS[variant]
 
 
 @pytest.fixture

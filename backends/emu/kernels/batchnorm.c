@@ -379,7 +379,13 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
   return emu_launch(name, stream, args, count, run_backward, 0, NULL);
 }
 
-EMU_KERNEL(k_forward, "native_batch_norm", kernel_forward, EMU_FLOATS);
-EMU_KERNEL(k_backward, "native_batch_norm_backward", kernel_backward, EMU_FLOATS);
+EMU_KERNEL(
+    k_forward, "native_batch_norm", kernel_forward, EMU_FLOATS,
+    "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? "
+    "running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)");
+EMU_KERNEL(k_backward, "native_batch_norm_backward", kernel_backward, EMU_FLOATS,
+           "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? "
+           "running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, "
+           "float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)");
 
 const tb_kernel *const emu_batchnorm_kernels[] = {&k_forward, &k_backward, NULL};

@@ -283,9 +283,15 @@ static tb_status kernel_baddbmm(tb_stream s, const tb_value *a, int32_t n) {
   return enqueue_gemm("baddbmm.out", "TTTnnT", 3, s, a, n);
 }
 
-EMU_KERNEL(k_mm, "mm.out", kernel_mm, EMU_FLOATS);
-EMU_KERNEL(k_bmm, "bmm.out", kernel_bmm, EMU_FLOATS);
-EMU_KERNEL(k_addmm, "addmm.out", kernel_addmm, EMU_FLOATS);
-EMU_KERNEL(k_baddbmm, "baddbmm.out", kernel_baddbmm, EMU_FLOATS);
+EMU_KERNEL(k_mm, "mm.out", kernel_mm, EMU_FLOATS,
+           "mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_bmm, "bmm.out", kernel_bmm, EMU_FLOATS,
+           "bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_addmm, "addmm.out", kernel_addmm, EMU_FLOATS,
+           "addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, "
+           "Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_baddbmm, "baddbmm.out", kernel_baddbmm, EMU_FLOATS,
+           "baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar "
+           "alpha=1, Tensor(a!) out) -> Tensor(a!)");
 
 const tb_kernel *const emu_blas_kernels[] = {&k_mm, &k_bmm, &k_addmm, &k_baddbmm, NULL};

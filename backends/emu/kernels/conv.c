@@ -942,7 +942,14 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
   return emu_launch(name, stream, args, count, run_backward, 0, NULL);
 }
 
-EMU_KERNEL(k_forward, "convolution_overrideable", kernel_forward, CONV_DTYPES);
-EMU_KERNEL(k_backward, "convolution_backward_overrideable", kernel_backward, EMU_FLOATS);
+EMU_KERNEL(k_forward, "convolution_overrideable", kernel_forward, CONV_DTYPES,
+           "convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, "
+           "SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt "
+           "groups) -> Tensor");
+EMU_KERNEL(
+    k_backward, "convolution_backward_overrideable", kernel_backward, EMU_FLOATS,
+    "convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] "
+    "stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt "
+    "groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)");
 
 const tb_kernel *const emu_conv_kernels[] = {&k_forward, &k_backward, NULL};

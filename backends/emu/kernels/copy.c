@@ -61,8 +61,10 @@ static tb_status kernel_zero(tb_stream stream, const tb_value *args, int32_t cou
   return emu_launch("zero_", stream, args, count, run_zero, 0, NULL);
 }
 
-EMU_KERNEL(k_copy, "copy_", kernel_copy, EMU_ALL_TYPES);
-EMU_KERNEL(k_fill, "fill_.Scalar", kernel_fill, EMU_ALL_TYPES);
-EMU_KERNEL(k_zero, "zero_", kernel_zero, EMU_ALL_TYPES);
+EMU_KERNEL(k_copy, "copy_", kernel_copy, EMU_ALL_TYPES,
+           "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)");
+EMU_KERNEL(k_fill, "fill_.Scalar", kernel_fill, EMU_ALL_TYPES,
+           "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)");
+EMU_KERNEL(k_zero, "zero_", kernel_zero, EMU_ALL_TYPES, "zero_(Tensor(a!) self) -> Tensor(a!)");
 
 const tb_kernel *const emu_copy_kernels[] = {&k_copy, &k_fill, &k_zero, NULL};

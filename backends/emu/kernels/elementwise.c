@@ -594,62 +594,93 @@ static tb_status enqueue_with(const ew_spec *spec, tb_stream stream, const tb_va
 #define NO_SCALARS \
   { -1 }
 
-/* Declares an ew_spec, its kernel function and its tb_kernel. */
-#define EW_KERNEL(ID, OPNAME, KINDS, INS, OUT, SCALARS_, LOOPS, BOOL_OUT, BOOL_INPUT, MASK) \
+/* Declares an ew_spec, its kernel function and its tb_kernel (SCHEMA: tb_kernel::schema). */
+#define EW_KERNEL(ID, OPNAME, KINDS, INS, OUT, SCALARS_, LOOPS, BOOL_OUT, BOOL_INPUT, MASK, \
+                  SCHEMA)                                                                   \
   static const ew_spec spec_##ID = {                                                        \
       OPNAME, KINDS, INS, OUT, SCALARS_, LOOPS, BOOL_OUT, BOOL_INPUT};                      \
   static tb_status kernel_##ID(tb_stream stream, const tb_value *args, int32_t count) {     \
     return enqueue_with(&spec_##ID, stream, args, count, NULL);                             \
   }                                                                                         \
-  EMU_KERNEL(k_##ID, OPNAME, kernel_##ID, MASK);
+  EMU_KERNEL(k_##ID, OPNAME, kernel_##ID, MASK, SCHEMA);
 
 /* unary: (self, out) */
-#define UNARY(ID, OPNAME, LOOPS, MASK) \
-  EW_KERNEL(ID, OPNAME, "xT", INPUTS(0), 1, NO_SCALARS, LOOPS, false, -1, MASK)
+#define UNARY(ID, OPNAME, LOOPS, MASK, SCHEMA) \
+  EW_KERNEL(ID, OPNAME, "xT", INPUTS(0), 1, NO_SCALARS, LOOPS, false, -1, MASK, SCHEMA)
 
-UNARY(neg, "neg.out", neg_loops, EMU_FLOATS | EMU_INTS)
-UNARY(abs, "abs.out", abs__loops, EMU_FLOATS | EMU_INTS)
-UNARY(exp, "exp.out", exp__loops, EMU_FLOATS)
-UNARY(expm1, "expm1.out", expm1__loops, EMU_FLOATS)
-UNARY(log, "log.out", log__loops, EMU_FLOATS)
-UNARY(log1p, "log1p.out", log1p__loops, EMU_FLOATS)
-UNARY(log2, "log2.out", log2__loops, EMU_FLOATS)
-UNARY(sqrt, "sqrt.out", sqrt__loops, EMU_FLOATS)
-UNARY(rsqrt, "rsqrt.out", rsqrt_loops, EMU_FLOATS)
-UNARY(sin, "sin.out", sin__loops, EMU_FLOATS)
-UNARY(cos, "cos.out", cos__loops, EMU_FLOATS)
-UNARY(tan, "tan.out", tan__loops, EMU_FLOATS)
-UNARY(tanh, "tanh.out", tanh__loops, EMU_FLOATS)
-UNARY(sigmoid, "sigmoid.out", sigmoid_loops, EMU_FLOATS)
-UNARY(reciprocal, "reciprocal.out", reciprocal_loops, EMU_FLOATS)
-UNARY(erf, "erf.out", erf__loops, EMU_FLOATS)
-UNARY(floor, "floor.out", floor__loops, EMU_FLOATS)
-UNARY(ceil, "ceil.out", ceil__loops, EMU_FLOATS)
-UNARY(trunc, "trunc.out", trunc__loops, EMU_FLOATS)
-UNARY(silu, "silu.out", silu_loops, EMU_FLOATS)
-UNARY(relu, "relu", relu_loops, EMU_FLOATS | EMU_INTS)
-UNARY(lgamma, "lgamma.out", lgamma__loops, EMU_FLOATS)
-UNARY(digamma, "digamma.out", digamma__loops, EMU_FLOATS)
-UNARY(sgn, "sgn.out", sgn_loops, EMU_ALL_TYPES)
+UNARY(neg, "neg.out", neg_loops, EMU_FLOATS | EMU_INTS,
+      "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(abs, "abs.out", abs__loops, EMU_FLOATS | EMU_INTS,
+      "abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(exp, "exp.out", exp__loops, EMU_FLOATS,
+      "exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(expm1, "expm1.out", expm1__loops, EMU_FLOATS,
+      "expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(log, "log.out", log__loops, EMU_FLOATS,
+      "log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(log1p, "log1p.out", log1p__loops, EMU_FLOATS,
+      "log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(log2, "log2.out", log2__loops, EMU_FLOATS,
+      "log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(sqrt, "sqrt.out", sqrt__loops, EMU_FLOATS,
+      "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(rsqrt, "rsqrt.out", rsqrt_loops, EMU_FLOATS,
+      "rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(sin, "sin.out", sin__loops, EMU_FLOATS,
+      "sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(cos, "cos.out", cos__loops, EMU_FLOATS,
+      "cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(tan, "tan.out", tan__loops, EMU_FLOATS,
+      "tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(tanh, "tanh.out", tanh__loops, EMU_FLOATS,
+      "tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(sigmoid, "sigmoid.out", sigmoid_loops, EMU_FLOATS,
+      "sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(reciprocal, "reciprocal.out", reciprocal_loops, EMU_FLOATS,
+      "reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(erf, "erf.out", erf__loops, EMU_FLOATS,
+      "erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(floor, "floor.out", floor__loops, EMU_FLOATS,
+      "floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(ceil, "ceil.out", ceil__loops, EMU_FLOATS,
+      "ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(trunc, "trunc.out", trunc__loops, EMU_FLOATS,
+      "trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(silu, "silu.out", silu_loops, EMU_FLOATS,
+      "silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(relu, "relu", relu_loops, EMU_FLOATS | EMU_INTS, "relu(Tensor self) -> Tensor")
+UNARY(lgamma, "lgamma.out", lgamma__loops, EMU_FLOATS,
+      "lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(digamma, "digamma.out", digamma__loops, EMU_FLOATS,
+      "digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(sgn, "sgn.out", sgn_loops, EMU_ALL_TYPES,
+      "sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 /* (self, out) with a bool output and self's dtype as the compute dtype */
-#define UNARY_TEST(ID, OPNAME, LOOPS) \
-  EW_KERNEL(ID, OPNAME, "xT", INPUTS(0), 1, NO_SCALARS, LOOPS, true, -1, EMU_ALL_TYPES)
-UNARY_TEST(isnan, "isnan.out", isnan__loops)
-UNARY_TEST(isposinf, "isposinf.out", isposinf_loops)
-UNARY_TEST(isneginf, "isneginf.out", isneginf_loops)
+#define UNARY_TEST(ID, OPNAME, LOOPS, SCHEMA) \
+  EW_KERNEL(ID, OPNAME, "xT", INPUTS(0), 1, NO_SCALARS, LOOPS, true, -1, EMU_ALL_TYPES, SCHEMA)
+UNARY_TEST(isnan, "isnan.out", isnan__loops,
+           "isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY_TEST(isposinf, "isposinf.out", isposinf_loops,
+           "isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY_TEST(isneginf, "isneginf.out", isneginf_loops,
+           "isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 /* relu_: (self); self is operand and output */
 EW_KERNEL(relu_, "relu_", "T", INPUTS(0), 0, NO_SCALARS, relu_loops, false, -1,
-          EMU_FLOATS | EMU_INTS)
+          EMU_FLOATS | EMU_INTS, "relu_(Tensor(a!) self) -> Tensor(a!)")
 /* pow.Tensor_Scalar_out: (self, exponent, out) */
 EW_KERNEL(pow_scalar, "pow.Tensor_Scalar_out", "xnT", INPUTS(0), 2, SCALARS(1), pow_scalar_loops,
-          false, -1, EMU_FLOATS)
-UNARY(hardswish, "hardswish.out", hardswish_loops, EMU_FLOATS)
+          false, -1, EMU_FLOATS,
+          "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(hardswish, "hardswish.out", hardswish_loops, EMU_FLOATS,
+      "hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 /* hardswish_: (self); self is operand and output */
 EW_KERNEL(hardswish_, "hardswish_", "T", INPUTS(0), 0, NO_SCALARS, hardswish_loops, false, -1,
-          EMU_FLOATS)
-UNARY(hardsigmoid, "hardsigmoid.out", hardsigmoid_loops, EMU_FLOATS)
+          EMU_FLOATS, "hardswish_(Tensor(a!) self) -> Tensor(a!)")
+UNARY(hardsigmoid, "hardsigmoid.out", hardsigmoid_loops, EMU_FLOATS,
+      "hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 /* gelu.out: (self, approximate, out) */
-EW_KERNEL(gelu, "gelu.out", "xsT", INPUTS(0), 2, SCALARS(1), gelu_loops, false, -1, EMU_FLOATS)
+EW_KERNEL(gelu, "gelu.out", "xsT", INPUTS(0), 2, SCALARS(1), gelu_loops, false, -1, EMU_FLOATS,
+          "gelu.out(Tensor self, *, str approximate=\"none\", Tensor(a!) out) -> Tensor(a!)")
 
 /* clamp.out: (self, min?, max?, out); bounds travel as flags i[0], i[1] and values in slots
  * 2 and 3. */
@@ -673,7 +704,9 @@ static tb_status kernel_clamp(tb_stream stream, const tb_value *args, int32_t co
   }
   return enqueue_with(&spec_clamp, stream, args, count, &params);
 }
-EMU_KERNEL(k_clamp, "clamp.out", kernel_clamp, EMU_FLOATS | EMU_INTS);
+EMU_KERNEL(
+    k_clamp, "clamp.out", kernel_clamp, EMU_FLOATS | EMU_INTS,
+    "clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)");
 
 /* masked_fill_.Scalar: (self, mask, value), in place.  The mask broadcasts to self's shape
  * (ATen's rule, right-aligned); the kernel builds that view and runs the elementwise engine
@@ -746,22 +779,30 @@ static tb_status kernel_masked_fill(tb_stream stream, const tb_value *args, int3
 static tb_status kernel_masked_fill_tensor(tb_stream stream, const tb_value *args, int32_t count) {
   return enqueue_masked_fill("masked_fill_.Tensor", stream, args, count);
 }
-EMU_KERNEL(k_masked_fill, "masked_fill_.Scalar", kernel_masked_fill, EMU_ALL_TYPES);
-EMU_KERNEL(k_masked_fill_tensor, "masked_fill_.Tensor", kernel_masked_fill_tensor, EMU_ALL_TYPES);
+EMU_KERNEL(k_masked_fill, "masked_fill_.Scalar", kernel_masked_fill, EMU_ALL_TYPES,
+           "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)");
+EMU_KERNEL(k_masked_fill_tensor, "masked_fill_.Tensor", kernel_masked_fill_tensor, EMU_ALL_TYPES,
+           "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)");
 
 /* logical_not.out: (self, out); the input arrives cast to the output's dtype */
-UNARY(logical_not, "logical_not.out", logical_not_loops, EMU_ALL_TYPES)
-UNARY(bitwise_not, "bitwise_not.out", bitwise_not_loops, EMU_INTS | TB_DTYPE_BIT(TB_DTYPE_BOOL))
+UNARY(logical_not, "logical_not.out", logical_not_loops, EMU_ALL_TYPES,
+      "logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(bitwise_not, "bitwise_not.out", bitwise_not_loops, EMU_INTS | TB_DTYPE_BIT(TB_DTYPE_BOOL),
+      "bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 /* bitwise_*.Tensor_out: (self, other, out) */
-#define BITWISE(ID, NAME)                                                        \
+#define BITWISE(ID, NAME, SCHEMA)                                                \
   EW_KERNEL(ID, NAME, "xxT", INPUTS(0, 1), 2, NO_SCALARS, ID##_loops, false, -1, \
-            EMU_INTS | TB_DTYPE_BIT(TB_DTYPE_BOOL))
-BITWISE(bitwise_and, "bitwise_and.Tensor_out")
-BITWISE(bitwise_or, "bitwise_or.Tensor_out")
-BITWISE(bitwise_xor, "bitwise_xor.Tensor_out")
+            EMU_INTS | TB_DTYPE_BIT(TB_DTYPE_BOOL), SCHEMA)
+BITWISE(bitwise_and, "bitwise_and.Tensor_out",
+        "bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+BITWISE(bitwise_or, "bitwise_or.Tensor_out",
+        "bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+BITWISE(bitwise_xor, "bitwise_xor.Tensor_out",
+        "bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 /* logical_or.out: (self, other, out); the inputs arrive cast to the output's dtype */
 EW_KERNEL(logical_or, "logical_or.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, logical_or_loops, false,
-          -1, EMU_ALL_TYPES)
+          -1, EMU_ALL_TYPES,
+          "logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 
 /* clamp_min.out / clamp_max.out: (self, bound, out); a float bound on an integer tensor is
  * declined (ATen promotes that case to float) */
@@ -784,72 +825,339 @@ static tb_status kernel_clamp_max(tb_stream stream, const tb_value *args, int32_
   tb_status status = check_bound(spec_clamp_max.name, args, count);
   return status != TB_OK ? status : enqueue_with(&spec_clamp_max, stream, args, count, NULL);
 }
-EMU_KERNEL(k_clamp_min, "clamp_min.out", kernel_clamp_min, EMU_FLOATS | EMU_INTS);
-EMU_KERNEL(k_clamp_max, "clamp_max.out", kernel_clamp_max, EMU_FLOATS | EMU_INTS);
+EMU_KERNEL(k_clamp_min, "clamp_min.out", kernel_clamp_min, EMU_FLOATS | EMU_INTS,
+           "clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_clamp_max, "clamp_max.out", kernel_clamp_max, EMU_FLOATS | EMU_INTS,
+           "clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)");
 
 /* binary: (self, other[, alpha], out) */
 EW_KERNEL(add, "add.out", "xxnT", INPUTS(0, 1), 3, SCALARS(2), add_loops, false, -1,
-          EMU_FLOATS | EMU_INTS)
+          EMU_FLOATS | EMU_INTS,
+          "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)")
 EW_KERNEL(sub, "sub.out", "xxnT", INPUTS(0, 1), 3, SCALARS(2), sub_loops, false, -1,
-          EMU_FLOATS | EMU_INTS)
-EW_KERNEL(mul, "mul.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, mul_loops, false, -1, EMU_ALL_TYPES)
-EW_KERNEL(div, "div.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, div_loops, false, -1, EMU_FLOATS)
+          EMU_FLOATS | EMU_INTS,
+          "sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)")
+EW_KERNEL(mul, "mul.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, mul_loops, false, -1, EMU_ALL_TYPES,
+          "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+EW_KERNEL(div, "div.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, div_loops, false, -1, EMU_FLOATS,
+          "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 EW_KERNEL(maximum, "maximum.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, maximum_loops, false, -1,
-          EMU_FLOATS | EMU_INTS)
+          EMU_FLOATS | EMU_INTS,
+          "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 EW_KERNEL(minimum, "minimum.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, minimum_loops, false, -1,
-          EMU_FLOATS | EMU_INTS)
+          EMU_FLOATS | EMU_INTS,
+          "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 /* clamp_min.Tensor_out / clamp_max.Tensor_out: (self, bound, out); NaN in either propagates,
  * which is maximum's and minimum's rule */
 EW_KERNEL(clamp_min_tensor, "clamp_min.Tensor_out", "xxT", INPUTS(0, 1), 2, NO_SCALARS,
-          maximum_loops, false, -1, EMU_FLOATS | EMU_INTS)
+          maximum_loops, false, -1, EMU_FLOATS | EMU_INTS,
+          "clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)")
 EW_KERNEL(clamp_max_tensor, "clamp_max.Tensor_out", "xxT", INPUTS(0, 1), 2, NO_SCALARS,
-          minimum_loops, false, -1, EMU_FLOATS | EMU_INTS)
+          minimum_loops, false, -1, EMU_FLOATS | EMU_INTS,
+          "clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)")
 
 /* comparisons: (self, other, out) with other a tensor or a Scalar */
-#define COMPARE(ID, NAME, LOOPS)                                                                  \
+#define COMPARE(ID, NAME, LOOPS, TENSOR_SCHEMA, SCALAR_SCHEMA)                                    \
   EW_KERNEL(ID##_tensor, NAME ".Tensor_out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, LOOPS, true, -1, \
-            EMU_ALL_TYPES)                                                                        \
+            EMU_ALL_TYPES, TENSOR_SCHEMA)                                                         \
   EW_KERNEL(ID##_scalar, NAME ".Scalar_out", "xnT", INPUTS(0, 1), 2, NO_SCALARS, LOOPS, true, -1, \
-            EMU_ALL_TYPES)
-COMPARE(eq, "eq", eq_loops)
-COMPARE(ne, "ne", ne_loops)
-COMPARE(lt, "lt", lt_loops)
-COMPARE(le, "le", le_loops)
-COMPARE(gt, "gt", gt_loops)
-COMPARE(ge, "ge", ge_loops)
+            EMU_ALL_TYPES, SCALAR_SCHEMA)
+COMPARE(eq, "eq", eq_loops,
+        "eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        "eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)")
+COMPARE(ne, "ne", ne_loops,
+        "ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        "ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)")
+COMPARE(lt, "lt", lt_loops,
+        "lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        "lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)")
+COMPARE(le, "le", le_loops,
+        "le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        "le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)")
+COMPARE(gt, "gt", gt_loops,
+        "gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        "gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)")
+COMPARE(ge, "ge", ge_loops,
+        "ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+        "ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)")
 
 /* activation backwards: (grad_output, saved, [parameter,] grad_input) */
 EW_KERNEL(threshold_backward, "threshold_backward.grad_input", "xxnT", INPUTS(0, 1), 3, SCALARS(2),
-          threshold_backward_loops, false, -1, EMU_FLOATS | EMU_INTS)
+          threshold_backward_loops, false, -1, EMU_FLOATS | EMU_INTS,
+          "threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, "
+          "Tensor(a!) grad_input) -> Tensor(a!)")
 EW_KERNEL(sigmoid_backward, "sigmoid_backward.grad_input", "xxT", INPUTS(0, 1), 2, NO_SCALARS,
-          sigmoid_backward_loops, false, -1, EMU_FLOATS)
+          sigmoid_backward_loops, false, -1, EMU_FLOATS,
+          "sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) "
+          "grad_input) -> Tensor(a!)")
 EW_KERNEL(tanh_backward, "tanh_backward.grad_input", "xxT", INPUTS(0, 1), 2, NO_SCALARS,
-          tanh_backward_loops, false, -1, EMU_FLOATS)
+          tanh_backward_loops, false, -1, EMU_FLOATS,
+          "tanh_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) "
+          "-> Tensor(a!)")
 EW_KERNEL(silu_backward, "silu_backward.grad_input", "xxT", INPUTS(0, 1), 2, NO_SCALARS,
-          silu_backward_loops, false, -1, EMU_FLOATS)
+          silu_backward_loops, false, -1, EMU_FLOATS,
+          "silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> "
+          "Tensor(a!)")
 EW_KERNEL(gelu_backward, "gelu_backward.grad_input", "xxsT", INPUTS(0, 1), 3, SCALARS(2),
-          gelu_backward_loops, false, -1, EMU_FLOATS)
+          gelu_backward_loops, false, -1, EMU_FLOATS,
+          "gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate=\"none\", "
+          "Tensor(a!) grad_input) -> Tensor(a!)")
 /* hardswish_backward: (grad_output, self, out), both inputs cast to the output's dtype */
 EW_KERNEL(hardswish_backward, "hardswish_backward", "xxT", INPUTS(0, 1), 2, NO_SCALARS,
-          hardswish_backward_loops, false, -1, EMU_FLOATS)
+          hardswish_backward_loops, false, -1, EMU_FLOATS,
+          "hardswish_backward(Tensor grad_output, Tensor self) -> Tensor")
 EW_KERNEL(hardsigmoid_backward, "hardsigmoid_backward.grad_input", "xxT", INPUTS(0, 1), 2,
-          NO_SCALARS, hardsigmoid_backward_loops, false, -1, EMU_FLOATS)
+          NO_SCALARS, hardsigmoid_backward_loops, false, -1, EMU_FLOATS,
+          "hardsigmoid_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) "
+          "grad_input) -> Tensor(a!)")
 
 /* ternary: (self, a, b, value/weight, out) */
 EW_KERNEL(addcmul, "addcmul.out", "xxxnT", INPUTS(0, 1, 2), 4, SCALARS(3), addcmul_loops, false, -1,
-          EMU_FLOATS | EMU_INTS)
+          EMU_FLOATS | EMU_INTS,
+          "addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) "
+          "out) -> Tensor(a!)")
 EW_KERNEL(addcdiv, "addcdiv.out", "xxxnT", INPUTS(0, 1, 2), 4, SCALARS(3), addcdiv_loops, false, -1,
-          EMU_FLOATS)
-EW_KERNEL(lerp_scalar, "lerp.Scalar_out", "xxnT", INPUTS(0, 1), 3, SCALARS(2), lerp_scalar_loops,
-          false, -1, EMU_FLOATS)
-EW_KERNEL(lerp_tensor, "lerp.Tensor_out", "xxxT", INPUTS(0, 1, 2), 3, NO_SCALARS, lerp_tensor_loops,
-          false, -1, EMU_FLOATS)
+          EMU_FLOATS,
+          "addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) "
+          "out) -> Tensor(a!)")
+EW_KERNEL(
+    lerp_scalar, "lerp.Scalar_out", "xxnT", INPUTS(0, 1), 3, SCALARS(2), lerp_scalar_loops, false,
+    -1, EMU_FLOATS,
+    "lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)")
+EW_KERNEL(
+    lerp_tensor, "lerp.Tensor_out", "xxxT", INPUTS(0, 1, 2), 3, NO_SCALARS, lerp_tensor_loops,
+    false, -1, EMU_FLOATS,
+    "lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)")
 /* where.self_out: (condition, self, other, out); condition is bool */
-EW_KERNEL(where, "where.self_out", "xxxT", INPUTS(0, 1, 2), 3, NO_SCALARS, where_loops, false, 0,
-          EMU_ALL_TYPES)
+EW_KERNEL(
+    where, "where.self_out", "xxxT", INPUTS(0, 1, 2), 3, NO_SCALARS, where_loops, false, 0,
+    EMU_ALL_TYPES,
+    "where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 /* native_dropout_backward: (grad_output, mask, scale, out) */
 EW_KERNEL(dropout_backward, "native_dropout_backward", "TTfT", INPUTS(0, 1), 3, SCALARS(2),
-          dropout_backward_loops, false, 1, EMU_FLOATS)
+          dropout_backward_loops, false, 1, EMU_FLOATS,
+          "native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor")
+
+/* ---- operators outside torch_backend's compiled list (vendor.h, ABI 2.0) ----
+ *
+ * torch_backend registers these through its generic boxed wrapper (they are not in its
+ * codegen/ops.yaml), which passes operands as the caller gave them: their own shapes, strides
+ * and dtypes, a CPU scalar as a number.  enqueue_broadcast expands each operand to the output's
+ * shape (stride 0 where broadcast, ATen's right-aligned rule) and declines dtype mixes, which
+ * the CPU fallback then promotes as ATen does. */
+
+/* hardtanh: clamp to [min_val (slot 0), max_val (slot 1)]; NaN propagates, as at::clamp */
+FLOAT_OP(UNARY_LOOP, hardtanh, (x != x) ? x : MINIMUM(MAXIMUM(x, (T)P->f[0]), (T)P->f[1]))
+/* hardtanh_backward: grad (x) where min_val < self (y) < max_val, else 0 */
+FLOAT_OP(BINARY_LOOP, hardtanh_backward, (y <= (T)P->f[0] || y >= (T)P->f[1]) ? (T)0 : x)
+/* logit: log(z / (1 - z)), z = x clamped to [eps, 1 - eps] when eps is given (i[0]) */
+#define LOGIT_OF(z) ((T)log((double)(z) / (1.0 - (double)(z))))
+#define LOGIT_CLAMP(x, lo) ((x) < (lo) ? (lo) : (x) > (T)1 - (lo) ? (T)1 - (lo) : (x))
+FLOAT_OP(UNARY_LOOP, logit, P->i[0] ? LOGIT_OF(LOGIT_CLAMP(x, (T)P->f[0])) : LOGIT_OF(x))
+FLOAT_OP(BINARY_LOOP, atan2_, (T)atan2((double)x, (double)y))
+
+static tb_status enqueue_broadcast(const ew_spec *spec, tb_stream stream, const tb_value *args,
+                                   int32_t count, const ew_params *params) {
+  enum { MAX_ARGS = 8 };
+  tb_status status = emu_check_args(spec->name, args, count, spec->kinds);
+  if (status != TB_OK) return status;
+  if (count > MAX_ARGS)
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: arguments", spec->name);
+  const tb_tensor *out = args[spec->out].as.tensor;
+  tb_value copy[MAX_ARGS];
+  tb_tensor views[4];
+  int64_t strides[4][EMU_MAX_DIMS];
+  memcpy(copy, args, (size_t)count * sizeof *args);
+  for (int k = 0; spec->inputs[k] >= 0; k++) {
+    const tb_value *v = &args[spec->inputs[k]];
+    if (v->kind != TB_VALUE_TENSOR) continue;
+    const tb_tensor *t = v->as.tensor;
+    if (t->dtype != out->dtype || t->ndim > out->ndim) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d has another dtype or rank",
+                      spec->name, k);
+    }
+    for (int32_t d = 0; d < out->ndim; d++) {
+      int32_t m = d - (out->ndim - t->ndim); /* t's dimension aligned with d */
+      int64_t size = m >= 0 ? t->sizes[m] : 1;
+      if (size != out->sizes[d] && size != 1) {
+        return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d does not broadcast",
+                        spec->name, k);
+      }
+      strides[k][d] = m >= 0 && size == out->sizes[d] ? t->strides[m] : 0;
+    }
+    views[k] = *t;
+    views[k].ndim = out->ndim;
+    views[k].sizes = out->sizes;
+    views[k].strides = strides[k];
+    copy[spec->inputs[k]].as.tensor = &views[k];
+  }
+  return enqueue_with(spec, stream, copy, count, params);
+}
+
+/* hardtanh.out: (self, min_val, max_val, out) */
+static const ew_spec spec_hardtanh = {"hardtanh.out", "TnnT",         INPUTS(0), 3,
+                                      SCALARS(1, 2),  hardtanh_loops, false,     -1};
+static tb_status kernel_hardtanh(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_broadcast(&spec_hardtanh, stream, args, count, NULL);
+}
+EMU_KERNEL(k_hardtanh, "hardtanh.out", kernel_hardtanh, EMU_FLOATS,
+           "hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> "
+           "Tensor(a!)");
+/* hardtanh_backward.grad_input: (grad_output, self, min_val, max_val, grad_input) */
+static const ew_spec spec_hardtanh_backward = {"hardtanh_backward.grad_input",
+                                               "TTnnT",
+                                               INPUTS(0, 1),
+                                               4,
+                                               SCALARS(2, 3),
+                                               hardtanh_backward_loops,
+                                               false,
+                                               -1};
+static tb_status kernel_hardtanh_backward(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_broadcast(&spec_hardtanh_backward, stream, args, count, NULL);
+}
+EMU_KERNEL(k_hardtanh_backward, "hardtanh_backward.grad_input", kernel_hardtanh_backward,
+           EMU_FLOATS,
+           "hardtanh_backward.grad_input(Tensor grad_output, Tensor self, Scalar min_val, Scalar "
+           "max_val, *, Tensor(a!) grad_input) -> Tensor(a!)");
+/* logit.out: (self, eps?, out) */
+static const ew_spec spec_logit = {"logit.out", "TNT",       INPUTS(0), 2,
+                                   NO_SCALARS,  logit_loops, false,     -1};
+static tb_status kernel_logit(tb_stream stream, const tb_value *args, int32_t count) {
+  ew_params params;
+  memset(&params, 0, sizeof params);
+  if (count == 3 && emu_is_number(&args[1])) {
+    params.i[0] = 1;
+    params.f[0] = args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i;
+  }
+  return enqueue_broadcast(&spec_logit, stream, args, count, &params);
+}
+EMU_KERNEL(k_logit, "logit.out", kernel_logit, EMU_FLOATS,
+           "logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)");
+/* atan2.out: (self, other, out); either may broadcast, other may be a number */
+static const ew_spec spec_atan2 = {"atan2.out", "TxT",        INPUTS(0, 1), 2,
+                                   NO_SCALARS,  atan2__loops, false,        -1};
+static tb_status kernel_atan2(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_broadcast(&spec_atan2, stream, args, count, NULL);
+}
+EMU_KERNEL(k_atan2, "atan2.out", kernel_atan2, EMU_FLOATS,
+           "atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
+
+/* ---- custom operators (vendor.h, ABI 2.0, "Custom operators") ----
+ *
+ * emu::mymuladd(Tensor a, Tensor b, float c) -> Tensor computes a * b + c, the operator of
+ * PyTorch's custom C++ operator tutorial; its backward, emu::mymuladd_backward, returns
+ * (grad * b, grad * a).  a and b have one shape and one floating dtype. */
+
+FLOAT_OP(BINARY_LOOP, muladd, x *y + (T)P->f[0])
+
+/* The shape both operators' tensors share, or a failure naming the operator. */
+static tb_status muladd_shape_check(const char *name, const tb_value *args, int32_t count,
+                                    int first, int tensors) {
+  if (count < first + tensors)
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: arguments", name);
+  const tb_tensor *a = args[first].as.tensor;
+  for (int k = first; k < first + tensors; k++) {
+    const tb_tensor *t = args[k].as.tensor;
+    if (args[k].kind != TB_VALUE_TENSOR || !emu_is_floating(t->dtype) || t->dtype != a->dtype) {
+      return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+                      "emu: %s: every tensor must have one floating dtype", name);
+    }
+    if (!emu_same_shape(t, a)) {
+      return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: a and b must have the same shape", name);
+    }
+  }
+  return TB_OK;
+}
+
+static void shape_like(tb_shape *shape, const tb_tensor *t) {
+  shape->dtype = t->dtype;
+  shape->ndim = t->ndim;
+  for (int32_t d = 0; d < t->ndim; d++) shape->sizes[d] = t->sizes[d];
+}
+
+/* (a, b, c) -> one output shaped like a */
+static tb_status mymuladd_shape(tb_context ctx, const tb_value *args, int32_t count,
+                                tb_shape *outputs, int32_t num_outputs) {
+  (void)ctx;
+  tb_status status = muladd_shape_check("emu::mymuladd", args, count, 0, 2);
+  if (status != TB_OK) return status;
+  if (num_outputs != 1 || args[0].as.tensor->ndim > TB_SHAPE_MAX_DIMS) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu::mymuladd: one output of at most %d dims",
+                    TB_SHAPE_MAX_DIMS);
+  }
+  shape_like(&outputs[0], args[0].as.tensor);
+  return TB_OK;
+}
+
+/* (a, b, c, out) */
+static const ew_spec spec_mymuladd = {"emu::mymuladd", "TTfT",       INPUTS(0, 1), 3,
+                                      SCALARS(2),      muladd_loops, false,        -1};
+static tb_status kernel_mymuladd(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = muladd_shape_check("emu::mymuladd", args, count, 0, 2);
+  return status != TB_OK ? status : enqueue_with(&spec_mymuladd, stream, args, count, NULL);
+}
+
+/* (grad, a, b, c) -> (grad_a, grad_b), both shaped like a */
+static tb_status mymuladd_backward_shape(tb_context ctx, const tb_value *args, int32_t count,
+                                         tb_shape *outputs, int32_t num_outputs) {
+  (void)ctx;
+  tb_status status = muladd_shape_check("emu::mymuladd_backward", args, count, 0, 3);
+  if (status != TB_OK) return status;
+  if (num_outputs != 2 || args[0].as.tensor->ndim > TB_SHAPE_MAX_DIMS) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "emu::mymuladd_backward: two outputs of at most %d dims", TB_SHAPE_MAX_DIMS);
+  }
+  shape_like(&outputs[0], args[1].as.tensor);
+  shape_like(&outputs[1], args[2].as.tensor);
+  return TB_OK;
+}
+
+static void run_mymuladd_backward(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_arg *a = call->args;
+  const emu_tensor *grad = a[0].as.tensor, *x = a[1].as.tensor, *y = a[2].as.tensor;
+  const ew_params none = {{0}, {0}};
+  emu_tensor operands[2] = {*grad, *y};
+  ew_run(a[4].as.tensor, operands, 2, mul_loops[grad->dtype], &none); /* grad_a = grad * b */
+  operands[1] = *x;
+  ew_run(a[5].as.tensor, operands, 2, mul_loops[grad->dtype], &none); /* grad_b = grad * a */
+}
+
+/* (grad, a, b, c, grad_a, grad_b) */
+static tb_status kernel_mymuladd_backward(tb_stream stream, const tb_value *args, int32_t count) {
+  const char *name = "emu::mymuladd_backward";
+  tb_status status = emu_check_args(name, args, count, "TTTfTT");
+  if (status == TB_OK) status = muladd_shape_check(name, args, count, 0, 3);
+  if (status != TB_OK) return status;
+  for (int k = 4; k < 6; k++) {
+    if (args[k].as.tensor->dtype != args[0].as.tensor->dtype ||
+        !emu_same_shape(args[k].as.tensor, args[1].as.tensor)) {
+      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: outputs of another dtype or shape", name);
+    }
+  }
+  return emu_launch(name, stream, args, count, run_mymuladd_backward, 0, NULL);
+}
+
+EMU_KERNEL_ENTRY(k_mymuladd, kernel_mymuladd)
+EMU_KERNEL_ENTRY(k_mymuladd_backward, kernel_mymuladd_backward)
+
+const tb_custom_op emu_op_mymuladd = {
+    .struct_size = sizeof(tb_custom_op),
+    .schema = "emu::mymuladd(Tensor a, Tensor b, float c) -> Tensor",
+    .fn = k_mymuladd_entry,
+    .dtypes = EMU_FLOATS,
+    .shape = mymuladd_shape,
+    .backward = "emu::mymuladd_backward",
+};
+const tb_custom_op emu_op_mymuladd_backward = {
+    .struct_size = sizeof(tb_custom_op),
+    .schema =
+        "emu::mymuladd_backward(Tensor grad, Tensor a, Tensor b, float c) -> (Tensor, "
+        "Tensor)",
+    .fn = k_mymuladd_backward_entry,
+    .dtypes = EMU_FLOATS,
+    .shape = mymuladd_backward_shape,
+};
 
 const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_abs,
@@ -928,4 +1236,8 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_lerp_tensor,
                                                     &k_where,
                                                     &k_dropout_backward,
+                                                    &k_hardtanh,
+                                                    &k_hardtanh_backward,
+                                                    &k_logit,
+                                                    &k_atan2,
                                                     NULL};

@@ -367,6 +367,52 @@ static tb_status kernel_cat(tb_stream stream, const tb_value *args, int32_t coun
   return emu_launch("cat.out", stream, args, count, run_cat, 0, NULL);
 }
 
+/* ---- stack.out: (tensors, dim, out), an operator outside torch_backend's compiled list
+ *      (ABI 2.0: registered through its boxed wrapper, with stack derived from it) ----
+ * The tensors share one shape and out's dtype; out has that shape with their count inserted at
+ * dim, and tensor k is copied into out's slice k along dim.  Anything else (dtype mixes, which
+ * ATen promotes) is declined. */
+
+static void run_stack(emu_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_arg *list = &call->args[0];
+  const emu_tensor *out = call->args[2].as.tensor;
+  int dim = normalize_dim(call->args[1].as.i, out->ndim);
+  if (out->numel == 0) return;
+  for (int64_t k = 0; k < list->as.tensors.count; k++) {
+    const emu_tensor *t = &list->as.tensors.items[k];
+    emu_tensor slice = *out; /* out[..., k, ...] along dim, without that dimension */
+    slice.data = out->data + k * out->strides[dim] * (int64_t)emu_itemsize(out->dtype);
+    slice.ndim = out->ndim - 1;
+    slice.numel = t->numel;
+    for (int d = dim; d < slice.ndim; d++) {
+      slice.sizes[d] = out->sizes[d + 1];
+      slice.strides[d] = out->strides[d + 1];
+    }
+    emu_copy_tensor(&slice, t);
+  }
+}
+
+static tb_status kernel_stack(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("stack.out", args, count, "LiT");
+  if (status != TB_OK) return status;
+  const tb_tensor_list *list = &args[0].as.tensors;
+  const tb_tensor *out = args[2].as.tensor;
+  int64_t dim = args[1].as.i < 0 ? args[1].as.i + out->ndim : args[1].as.i;
+  bool fits = list->count > 0 && dim >= 0 && dim < out->ndim && out->sizes[dim] == list->count;
+  for (int64_t k = 0; fits && k < list->count; k++) {
+    const tb_tensor *t = list->items[k];
+    fits = t != NULL && t->dtype == out->dtype && t->ndim == out->ndim - 1;
+    for (int32_t d = 0; fits && d < t->ndim; d++) {
+      fits = t->sizes[d] == out->sizes[d < dim ? d : d + 1];
+    }
+  }
+  if (!fits) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: stack.out: tensors unlike out's slices");
+  }
+  return emu_launch("stack.out", stream, args, count, run_stack, 0, NULL);
+}
+
 /* ---- advanced indexing: index.Tensor_out (self, indices, out) and _index_put_impl_ (self,
  *      indices, values, accumulate, unsafe) ----
  * `indices` lists, for self's leading dimensions, an index tensor (int64 or int32) or None (the
@@ -964,30 +1010,45 @@ static tb_status kernel_isin_scalar(tb_stream s, const tb_value *a, int32_t n) {
   return enqueue_isin("isin.Tensor_Scalar_out", s, a, n);
 }
 
-EMU_KERNEL(k_index_select, "index_select.out", kernel_index_select, EMU_ALL_TYPES);
-EMU_KERNEL(k_gather, "gather.out", kernel_gather, EMU_ALL_TYPES);
-EMU_KERNEL(k_scatter_add, "scatter_add.out", kernel_scatter_add, EMU_FLOATS | EMU_INTS);
-EMU_KERNEL(k_index_add, "index_add.out", kernel_index_add, EMU_FLOATS | EMU_INTS);
-EMU_KERNEL(k_embedding_backward, "embedding_dense_backward", kernel_embedding_backward, EMU_FLOATS);
-EMU_KERNEL(k_cat, "cat.out", kernel_cat, EMU_ALL_TYPES);
+EMU_KERNEL(k_index_select, "index_select.out", kernel_index_select, EMU_ALL_TYPES,
+           "index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_gather, "gather.out", kernel_gather, EMU_ALL_TYPES,
+           "gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) "
+           "out) -> Tensor(a!)");
+EMU_KERNEL(k_scatter_add, "scatter_add.out", kernel_scatter_add, EMU_FLOATS | EMU_INTS,
+           "scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> "
+           "Tensor(a!)");
+EMU_KERNEL(k_index_add, "index_add.out", kernel_index_add, EMU_FLOATS | EMU_INTS,
+           "index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, "
+           "Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_embedding_backward, "embedding_dense_backward", kernel_embedding_backward, EMU_FLOATS,
+           "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
+           "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor");
+EMU_KERNEL(k_cat, "cat.out", kernel_cat, EMU_ALL_TYPES,
+           "cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_stack, "stack.out", kernel_stack, EMU_ALL_TYPES,
+           "stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)");
 
-EMU_KERNEL(k_scatter_src, "scatter.src_out", kernel_scatter_src, EMU_ALL_TYPES);
-EMU_KERNEL(k_scatter_value, "scatter.value_out", kernel_scatter_value, EMU_ALL_TYPES);
-EMU_KERNEL(k_index, "index.Tensor_out", kernel_index, EMU_ALL_TYPES);
-EMU_KERNEL(k_index_put, "_index_put_impl_", kernel_index_put, EMU_ALL_TYPES);
-EMU_KERNEL(k_isin_tensors, "isin.Tensor_Tensor_out", kernel_isin_tensors, EMU_ALL_TYPES);
-EMU_KERNEL(k_isin_scalar, "isin.Tensor_Scalar_out", kernel_isin_scalar, EMU_ALL_TYPES);
+EMU_KERNEL(k_scatter_src, "scatter.src_out", kernel_scatter_src, EMU_ALL_TYPES,
+           "scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> "
+           "Tensor(a!)");
+EMU_KERNEL(k_scatter_value, "scatter.value_out", kernel_scatter_value, EMU_ALL_TYPES,
+           "scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) "
+           "-> Tensor(a!)");
+EMU_KERNEL(k_index, "index.Tensor_out", kernel_index, EMU_ALL_TYPES,
+           "index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_index_put, "_index_put_impl_", kernel_index_put, EMU_ALL_TYPES,
+           "_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool "
+           "accumulate=False, bool unsafe=False) -> Tensor(a!)");
+EMU_KERNEL(k_isin_tensors, "isin.Tensor_Tensor_out", kernel_isin_tensors, EMU_ALL_TYPES,
+           "isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool "
+           "assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_isin_scalar, "isin.Tensor_Scalar_out", kernel_isin_scalar, EMU_ALL_TYPES,
+           "isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool "
+           "assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)");
 
-const tb_kernel *const emu_index_kernels[] = {&k_index_select,
-                                              &k_gather,
-                                              &k_scatter_add,
-                                              &k_index_add,
-                                              &k_embedding_backward,
-                                              &k_cat,
-                                              &k_scatter_src,
-                                              &k_scatter_value,
-                                              &k_index,
-                                              &k_index_put,
-                                              &k_isin_tensors,
-                                              &k_isin_scalar,
-                                              NULL};
+const tb_kernel *const emu_index_kernels[] = {
+    &k_index_select,       &k_gather, &k_scatter_add, &k_index_add,
+    &k_embedding_backward, &k_cat,    &k_stack,       &k_scatter_src,
+    &k_scatter_value,      &k_index,  &k_index_put,   &k_isin_tensors,
+    &k_isin_scalar,        NULL};

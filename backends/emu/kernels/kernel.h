@@ -291,13 +291,25 @@ extern _Thread_local emu_context *emu_kernel_context;
 tb_status emu_kernel_entry(tb_context ctx, const tb_kernel_call *call,
                            tb_status (*function)(tb_stream, const tb_value *, int32_t));
 
-/* Publishes `function` (tb_status (tb_stream, const tb_value *, int32_t)) as kernel `symbol` for
- * operator `opname`: generates its tb_kernel_fn entry around emu_kernel_entry. */
-#define EMU_KERNEL(symbol, opname, function, dtype_mask)                        \
+/* emu's custom operators (vendor.h, ABI 2.0), defined with their kernels and published by
+ * emu_extensions() (registry.c). */
+extern const tb_custom_op emu_op_mymuladd;
+extern const tb_custom_op emu_op_mymuladd_backward;
+extern const tb_custom_op emu_op_rms_norm;
+extern const tb_custom_op emu_op_rms_norm_backward;
+
+/* The tb_kernel_fn entry of `function` (tb_status (tb_stream, const tb_value *, int32_t)), named
+ * `symbol`_entry, around emu_kernel_entry. */
+#define EMU_KERNEL_ENTRY(symbol, function)                                      \
   static tb_status symbol##_entry(tb_context ctx, const tb_kernel_call *call) { \
     return emu_kernel_entry(ctx, call, function);                               \
-  }                                                                             \
-  static const tb_kernel symbol = {                                             \
-      sizeof(tb_kernel), opname, symbol##_entry, dtype_mask, 0, NULL, NULL}
+  }
+
+/* Publishes `function` as kernel `symbol` for operator `opname`, written for the ATen `schema`
+ * (tb_kernel::schema, checked against the running torch's when torch_backend loads emu). */
+#define EMU_KERNEL(symbol, opname, function, dtype_mask, schema) \
+  EMU_KERNEL_ENTRY(symbol, function)                             \
+  static const tb_kernel symbol = {                              \
+      sizeof(tb_kernel), opname, symbol##_entry, dtype_mask, 0, schema, NULL}
 
 #endif /* TORCH_BACKEND_EMU_KERNEL_H_ */

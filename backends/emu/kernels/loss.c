@@ -458,12 +458,28 @@ static tb_status kernel_mse_backward(tb_stream stream, const tb_value *args, int
   return emu_launch("mse_loss_backward.grad_input", stream, args, count, run_mse_backward, 0, NULL);
 }
 
-EMU_KERNEL(k_forward, "nll_loss_forward.output", kernel_forward, EMU_FLOATS);
-EMU_KERNEL(k_backward, "nll_loss_backward.grad_input", kernel_backward, EMU_FLOATS);
-EMU_KERNEL(k_forward_2d, "nll_loss2d_forward.output", kernel_forward_2d, EMU_FLOATS);
-EMU_KERNEL(k_backward_2d, "nll_loss2d_backward.grad_input", kernel_backward_2d, EMU_FLOATS);
-EMU_KERNEL(k_mse, "mse_loss.out", kernel_mse, EMU_FLOATS);
-EMU_KERNEL(k_mse_backward, "mse_loss_backward.grad_input", kernel_mse_backward, EMU_FLOATS);
+EMU_KERNEL(
+    k_forward, "nll_loss_forward.output", kernel_forward, EMU_FLOATS,
+    "nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt "
+    "ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))");
+EMU_KERNEL(k_backward, "nll_loss_backward.grad_input", kernel_backward, EMU_FLOATS,
+           "nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? "
+           "weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) "
+           "grad_input) -> Tensor(a!)");
+EMU_KERNEL(
+    k_forward_2d, "nll_loss2d_forward.output", kernel_forward_2d, EMU_FLOATS,
+    "nll_loss2d_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt "
+    "ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))");
+EMU_KERNEL(k_backward_2d, "nll_loss2d_backward.grad_input", kernel_backward_2d, EMU_FLOATS,
+           "nll_loss2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? "
+           "weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) "
+           "grad_input) -> Tensor(a!)");
+EMU_KERNEL(
+    k_mse, "mse_loss.out", kernel_mse, EMU_FLOATS,
+    "mse_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_mse_backward, "mse_loss_backward.grad_input", kernel_mse_backward, EMU_FLOATS,
+           "mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int "
+           "reduction, *, Tensor(a!) grad_input) -> Tensor(a!)");
 
 const tb_kernel *const emu_loss_kernels[] = {
     &k_forward, &k_backward, &k_forward_2d, &k_backward_2d, &k_mse, &k_mse_backward, NULL};

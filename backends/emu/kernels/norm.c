@@ -246,7 +246,218 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
   return emu_launch("native_layer_norm_backward", stream, args, count, run_backward, 0, NULL);
 }
 
-EMU_KERNEL(k_forward, "native_layer_norm", kernel_forward, EMU_FLOATS);
-EMU_KERNEL(k_backward, "native_layer_norm_backward", kernel_backward, EMU_FLOATS);
+EMU_KERNEL(k_forward, "native_layer_norm", kernel_forward, EMU_FLOATS,
+           "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? "
+           "bias, float eps) -> (Tensor, Tensor, Tensor)");
+EMU_KERNEL(k_backward, "native_layer_norm_backward", kernel_backward, EMU_FLOATS,
+           "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
+           "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> "
+           "(Tensor, Tensor, Tensor)");
 
 const tb_kernel *const emu_norm_kernels[] = {&k_forward, &k_backward, NULL};
+
+/* ---- emu::rms_norm, a custom operator (vendor.h, ABI 2.0, "Custom operators") ----
+ *
+ * emu::rms_norm(Tensor x, Tensor weight, float eps) -> Tensor normalises each row of x (its
+ * last dimension) by its root mean square: y = x / sqrt(mean(x^2) + eps) * weight, in double.
+ * emu::rms_norm_backward(grad, x, weight, eps) -> (grad_x, grad_weight) is its gradient:
+ * with r = 1 / sqrt(mean(x^2) + eps) and xhat = x * r,
+ *   grad_x = r * (grad * weight - xhat * mean(grad * weight * xhat)) per row,
+ *   grad_weight = sum over rows of grad * xhat. */
+
+typedef struct rms_job {
+  const char *x, *w, *dy;
+  tb_dtype dtype;
+  char *y; /* output (forward) or grad_x (backward), contiguous, of `dtype` */
+  int64_t n;
+  double eps;
+} rms_job;
+
+static double rms_rstd(const rms_job *j, const char *x) {
+  double squares = 0;
+  for (int64_t i = 0; i < j->n; i++) squares += at(x, j->dtype, i) * at(x, j->dtype, i);
+  return 1.0 / sqrt(squares / (double)j->n + j->eps);
+}
+
+static void rms_forward_rows(void *context, int64_t begin, int64_t end) {
+  const rms_job *j = context;
+  const int64_t row_bytes = j->n * (int64_t)emu_itemsize(j->dtype);
+  for (int64_t r = begin; r < end; r++) {
+    const char *x = j->x + r * row_bytes;
+    double rstd = rms_rstd(j, x);
+    for (int64_t i = 0; i < j->n; i++) {
+      put(j->y + r * row_bytes, j->dtype, i, at(x, j->dtype, i) * rstd * at(j->w, j->dtype, i));
+    }
+  }
+}
+
+static void rms_backward_rows(void *context, int64_t begin, int64_t end) {
+  const rms_job *j = context;
+  const int64_t row_bytes = j->n * (int64_t)emu_itemsize(j->dtype);
+  for (int64_t r = begin; r < end; r++) {
+    const char *x = j->x + r * row_bytes, *dy = j->dy + r * row_bytes;
+    double rstd = rms_rstd(j, x), dot = 0;
+    for (int64_t i = 0; i < j->n; i++) {
+      dot += at(dy, j->dtype, i) * at(j->w, j->dtype, i) * at(x, j->dtype, i) * rstd;
+    }
+    dot /= (double)j->n;
+    for (int64_t i = 0; i < j->n; i++) {
+      double gw = at(dy, j->dtype, i) * at(j->w, j->dtype, i);
+      put(j->y + r * row_bytes, j->dtype, i, rstd * (gw - at(x, j->dtype, i) * rstd * dot));
+    }
+  }
+}
+
+/* x floating with at least one dimension, weight 1-d over x's last dimension, one dtype */
+static tb_status rms_check(const char *name, const tb_value *args, int32_t count, int first) {
+  if (count < first + 3 || args[first].kind != TB_VALUE_TENSOR ||
+      args[first + 1].kind != TB_VALUE_TENSOR || !emu_is_number(&args[first + 2])) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: expected (x, weight, eps)", name);
+  }
+  const tb_tensor *x = args[first].as.tensor, *w = args[first + 1].as.tensor;
+  if (!emu_is_floating(x->dtype) || w->dtype != x->dtype || x->ndim < 1 ||
+      x->ndim > TB_SHAPE_MAX_DIMS) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "emu: %s: x must be floating with 1 to %d dimensions, weight of its dtype",
+                    name, TB_SHAPE_MAX_DIMS);
+  }
+  if (w->ndim != 1 || w->sizes[0] != x->sizes[x->ndim - 1]) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "emu: %s: weight must have shape [%lld] (x's last dimension)", name,
+                    (long long)x->sizes[x->ndim - 1]);
+  }
+  return TB_OK;
+}
+
+static void shape_of(tb_shape *shape, const tb_tensor *t) {
+  shape->dtype = t->dtype;
+  shape->ndim = t->ndim;
+  for (int32_t d = 0; d < t->ndim; d++) shape->sizes[d] = t->sizes[d];
+}
+
+static tb_status rms_norm_shape(tb_context ctx, const tb_value *args, int32_t count,
+                                tb_shape *outputs, int32_t num_outputs) {
+  (void)ctx;
+  tb_status status = rms_check("emu::rms_norm", args, count, 0);
+  if (status != TB_OK) return status;
+  if (num_outputs != 1) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu::rms_norm: one output");
+  shape_of(&outputs[0], args[0].as.tensor);
+  return TB_OK;
+}
+
+static tb_status rms_norm_backward_shape(tb_context ctx, const tb_value *args, int32_t count,
+                                         tb_shape *outputs, int32_t num_outputs) {
+  (void)ctx;
+  tb_status status = rms_check("emu::rms_norm_backward", args, count, 1);
+  if (status != TB_OK) return status;
+  if (num_outputs != 2 || args[0].kind != TB_VALUE_TENSOR ||
+      !emu_same_shape(args[0].as.tensor, args[1].as.tensor)) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "emu::rms_norm_backward: grad must have x's shape; two outputs");
+  }
+  shape_of(&outputs[0], args[1].as.tensor);
+  shape_of(&outputs[1], args[2].as.tensor);
+  return TB_OK;
+}
+
+/* (x, weight, eps, out) */
+static void run_rms_forward(emu_task *task) {
+  const emu_arg *a = emu_call_of(task)->args;
+  const emu_tensor *x = a[0].as.tensor, *out = a[3].as.tensor;
+  rms_job job = {.dtype = x->dtype, .n = x->sizes[x->ndim - 1], .eps = emu_arg_double(&a[2])};
+  if (x->numel == 0) return;
+  void *scratch[2] = {NULL, NULL};
+  job.x = emu_contiguous(x, &scratch[0]);
+  job.w = emu_contiguous(a[1].as.tensor, &scratch[1]);
+  job.y = emu_output_begin(out, x->dtype);
+  if (job.x == NULL || job.w == NULL || job.y == NULL) {
+    emu_task_fail(task, "emu::rms_norm: out of host memory");
+  } else {
+    emu_parallel_for(x->numel / job.n, job.n >= 4096 ? 1 : 4096 / job.n, rms_forward_rows, &job);
+  }
+  if (job.y != NULL) emu_output_end(out, job.y, x->dtype, job.x != NULL && job.w != NULL);
+  for (int k = 0; k < 2; k++) free(scratch[k]);
+}
+
+static tb_status kernel_rms_norm(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("emu::rms_norm", args, count, "TTfT");
+  if (status == TB_OK) status = rms_check("emu::rms_norm", args, count, 0);
+  if (status != TB_OK) return status;
+  if (!emu_same_shape(args[3].as.tensor, args[0].as.tensor) ||
+      args[3].as.tensor->dtype != args[0].as.tensor->dtype) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: emu::rms_norm: an output unlike x");
+  }
+  return emu_launch("emu::rms_norm", stream, args, count, run_rms_forward, 0, NULL);
+}
+
+/* (grad, x, weight, eps, grad_x, grad_weight) */
+static void run_rms_backward(emu_task *task) {
+  const emu_arg *a = emu_call_of(task)->args;
+  const emu_tensor *dy = a[0].as.tensor, *x = a[1].as.tensor;
+  const emu_tensor *dx = a[4].as.tensor, *dw = a[5].as.tensor;
+  rms_job job = {.dtype = x->dtype, .n = x->sizes[x->ndim - 1], .eps = emu_arg_double(&a[3])};
+  void *scratch[3] = {NULL, NULL, NULL};
+  double *sums = calloc((size_t)(job.n > 0 ? job.n : 1), sizeof(double));
+  char *dw_out = NULL;
+  job.x = emu_contiguous(x, &scratch[0]);
+  job.w = emu_contiguous(a[2].as.tensor, &scratch[1]);
+  job.dy = emu_contiguous(dy, &scratch[2]);
+  job.y = emu_output_begin(dx, x->dtype);
+  dw_out = emu_output_begin(dw, x->dtype);
+  bool ok = sums && job.x && job.w && job.dy && job.y && dw_out;
+  if (!ok) {
+    emu_task_fail(task, "emu::rms_norm_backward: out of host memory");
+  } else if (x->numel > 0) {
+    int64_t rows = x->numel / job.n, row_bytes = job.n * (int64_t)emu_itemsize(job.dtype);
+    emu_parallel_for(rows, job.n >= 4096 ? 1 : 4096 / job.n, rms_backward_rows, &job);
+    for (int64_t r = 0; r < rows; r++) {
+      const char *xr = job.x + r * row_bytes, *dyr = job.dy + r * row_bytes;
+      double rstd = rms_rstd(&job, xr);
+      for (int64_t i = 0; i < job.n; i++) {
+        sums[i] += at(dyr, job.dtype, i) * at(xr, job.dtype, i) * rstd;
+      }
+    }
+  }
+  if (dw_out != NULL) {
+    for (int64_t i = 0; ok && i < job.n; i++) put(dw_out, job.dtype, i, sums[i]);
+    emu_output_end(dw, dw_out, x->dtype, ok);
+  }
+  if (job.y != NULL) emu_output_end(dx, job.y, x->dtype, ok);
+  free(sums);
+  for (int k = 0; k < 3; k++) free(scratch[k]);
+}
+
+static tb_status kernel_rms_norm_backward(tb_stream stream, const tb_value *args, int32_t count) {
+  const char *name = "emu::rms_norm_backward";
+  tb_status status = emu_check_args(name, args, count, "TTTfTT");
+  if (status == TB_OK) status = rms_check(name, args, count, 1);
+  if (status != TB_OK) return status;
+  const tb_tensor *dy = args[0].as.tensor, *x = args[1].as.tensor, *w = args[2].as.tensor;
+  if (!emu_same_shape(dy, x) || !emu_same_shape(args[4].as.tensor, x) ||
+      !emu_same_shape(args[5].as.tensor, w) || dy->dtype != x->dtype ||
+      args[4].as.tensor->dtype != x->dtype || args[5].as.tensor->dtype != x->dtype) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: grad or outputs unlike x and weight", name);
+  }
+  return emu_launch(name, stream, args, count, run_rms_backward, 0, NULL);
+}
+
+EMU_KERNEL_ENTRY(k_rms_norm, kernel_rms_norm)
+EMU_KERNEL_ENTRY(k_rms_norm_backward, kernel_rms_norm_backward)
+
+const tb_custom_op emu_op_rms_norm = {
+    .struct_size = sizeof(tb_custom_op),
+    .schema = "emu::rms_norm(Tensor x, Tensor weight, float eps=1e-06) -> Tensor",
+    .fn = k_rms_norm_entry,
+    .dtypes = EMU_FLOATS,
+    .shape = rms_norm_shape,
+    .backward = "emu::rms_norm_backward",
+};
+const tb_custom_op emu_op_rms_norm_backward = {
+    .struct_size = sizeof(tb_custom_op),
+    .schema =
+        "emu::rms_norm_backward(Tensor grad, Tensor x, Tensor weight, float eps) -> "
+        "(Tensor, Tensor)",
+    .fn = k_rms_norm_backward_entry,
+    .dtypes = EMU_FLOATS,
+    .shape = rms_norm_backward_shape,
+};

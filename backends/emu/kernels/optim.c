@@ -280,8 +280,19 @@ static tb_status kernel_adamw(tb_stream stream, const tb_value *args, int32_t co
   return enqueue_adam("_fused_adamw_", true, stream, args, count);
 }
 
-EMU_KERNEL(k_sgd, "_fused_sgd_", kernel_sgd, EMU_FLOATS);
-EMU_KERNEL(k_adam, "_fused_adam_", kernel_adam, EMU_FLOATS);
-EMU_KERNEL(k_adamw, "_fused_adamw_", kernel_adamw, EMU_FLOATS);
+EMU_KERNEL(k_sgd, "_fused_sgd_", kernel_sgd, EMU_FLOATS,
+           "_fused_sgd_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] momentum_buffer_list, "
+           "*, float weight_decay, float momentum, float lr, float dampening, bool nesterov, bool "
+           "maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()");
+EMU_KERNEL(k_adam, "_fused_adam_", kernel_adam, EMU_FLOATS,
+           "_fused_adam_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, "
+           "Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float "
+           "lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool "
+           "maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()");
+EMU_KERNEL(k_adamw, "_fused_adamw_", kernel_adamw, EMU_FLOATS,
+           "_fused_adamw_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, "
+           "Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float "
+           "lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool "
+           "maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()");
 
 const tb_kernel *const emu_optim_kernels[] = {&k_sgd, &k_adam, &k_adamw, NULL};

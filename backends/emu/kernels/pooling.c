@@ -509,16 +509,28 @@ static tb_status kernel_adaptive_backward(tb_stream stream, const tb_value *args
   return emu_launch(name, stream, args, count, run_adaptive_backward, 0, NULL);
 }
 
-EMU_KERNEL(k_max_pool, "max_pool2d_with_indices.out", kernel_max_pool, EMU_FLOATS | EMU_INTS);
+EMU_KERNEL(k_max_pool, "max_pool2d_with_indices.out", kernel_max_pool, EMU_FLOATS | EMU_INTS,
+           "max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] "
+           "padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) "
+           "indices) -> (Tensor(a!), Tensor(b!))");
 EMU_KERNEL(k_max_pool_backward, "max_pool2d_with_indices_backward.grad_input",
-           kernel_max_pool_backward, EMU_FLOATS);
-EMU_KERNEL(k_avg_pool, "avg_pool2d.out", kernel_avg_pool,
-           EMU_FLOATS | TB_DTYPE_BIT(TB_DTYPE_INT64));
+           kernel_max_pool_backward, EMU_FLOATS,
+           "max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] "
+           "kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor "
+           "indices, *, Tensor(a!) grad_input) -> Tensor(a!)");
+EMU_KERNEL(k_avg_pool, "avg_pool2d.out", kernel_avg_pool, EMU_FLOATS | TB_DTYPE_BIT(TB_DTYPE_INT64),
+           "avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+           "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, "
+           "Tensor(a!) out) -> Tensor(a!)");
 EMU_KERNEL(k_avg_pool_backward, "avg_pool2d_backward.grad_input", kernel_avg_pool_backward,
-           EMU_FLOATS | TB_DTYPE_BIT(TB_DTYPE_INT64));
-EMU_KERNEL(k_adaptive, "_adaptive_avg_pool2d", kernel_adaptive, EMU_FLOATS);
+           EMU_FLOATS | TB_DTYPE_BIT(TB_DTYPE_INT64),
+           "avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, "
+           "int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? "
+           "divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)");
+EMU_KERNEL(k_adaptive, "_adaptive_avg_pool2d", kernel_adaptive, EMU_FLOATS,
+           "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor");
 EMU_KERNEL(k_adaptive_backward, "_adaptive_avg_pool2d_backward", kernel_adaptive_backward,
-           EMU_FLOATS);
+           EMU_FLOATS, "_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor");
 
 const tb_kernel *const emu_pooling_kernels[] = {
     &k_max_pool, &k_max_pool_backward, &k_avg_pool, &k_avg_pool_backward,

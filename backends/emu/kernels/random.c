@@ -186,8 +186,14 @@ static tb_status kernel_normal(tb_stream stream, const tb_value *args, int32_t c
   return emu_launch("normal_", stream, args, count, run_random, sizeof state, &state);
 }
 
-EMU_KERNEL(k_bernoulli, "bernoulli_.float", kernel_bernoulli, EMU_ALL_TYPES);
-EMU_KERNEL(k_uniform, "uniform_", kernel_uniform, EMU_FLOATS);
-EMU_KERNEL(k_normal, "normal_", kernel_normal, EMU_FLOATS);
+EMU_KERNEL(
+    k_bernoulli, "bernoulli_.float", kernel_bernoulli, EMU_ALL_TYPES,
+    "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)");
+EMU_KERNEL(k_uniform, "uniform_", kernel_uniform, EMU_FLOATS,
+           "uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> "
+           "Tensor(a!)");
+EMU_KERNEL(k_normal, "normal_", kernel_normal, EMU_FLOATS,
+           "normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> "
+           "Tensor(a!)");
 
 const tb_kernel *const emu_random_kernels[] = {&k_bernoulli, &k_uniform, &k_normal, NULL};

@@ -578,21 +578,29 @@ static tb_status kernel_std(tb_stream s, const tb_value *a, int32_t n) {
 
 /* any / all: .all_out (self, out), .out (self, dim, keepdim, out), .dims_out (self, dim?,
  * keepdim, out); the output is bool (uint8 for uint8 input, as ATen decides) */
-#define LOGICAL_REDUCTION(ID, OP, NAME)                                            \
-  static tb_status kernel_##ID##_all(tb_stream s, const tb_value *a, int32_t n) {  \
-    return enqueue_reduce(NAME ".all_out", "TT", OP, -1, -1, NUMERIC, s, a, n);    \
-  }                                                                                \
-  static tb_status kernel_##ID##_dim(tb_stream s, const tb_value *a, int32_t n) {  \
-    return enqueue_reduce(NAME ".out", "TibT", OP, 1, -1, NUMERIC, s, a, n);       \
-  }                                                                                \
-  static tb_status kernel_##ID##_dims(tb_stream s, const tb_value *a, int32_t n) { \
-    return enqueue_reduce(NAME ".dims_out", "TJbT", OP, 1, -1, NUMERIC, s, a, n);  \
-  }                                                                                \
-  EMU_KERNEL(k_##ID##_all, NAME ".all_out", kernel_##ID##_all, NUMERIC);           \
-  EMU_KERNEL(k_##ID##_dim, NAME ".out", kernel_##ID##_dim, NUMERIC);               \
-  EMU_KERNEL(k_##ID##_dims, NAME ".dims_out", kernel_##ID##_dims, NUMERIC);
-LOGICAL_REDUCTION(any, ANY, "any")
-LOGICAL_REDUCTION(all, ALL, "all")
+#define LOGICAL_REDUCTION(ID, OP, NAME, ALL_SCHEMA, DIM_SCHEMA, DIMS_SCHEMA)         \
+  static tb_status kernel_##ID##_all(tb_stream s, const tb_value *a, int32_t n) {    \
+    return enqueue_reduce(NAME ".all_out", "TT", OP, -1, -1, NUMERIC, s, a, n);      \
+  }                                                                                  \
+  static tb_status kernel_##ID##_dim(tb_stream s, const tb_value *a, int32_t n) {    \
+    return enqueue_reduce(NAME ".out", "TibT", OP, 1, -1, NUMERIC, s, a, n);         \
+  }                                                                                  \
+  static tb_status kernel_##ID##_dims(tb_stream s, const tb_value *a, int32_t n) {   \
+    return enqueue_reduce(NAME ".dims_out", "TJbT", OP, 1, -1, NUMERIC, s, a, n);    \
+  }                                                                                  \
+  EMU_KERNEL(k_##ID##_all, NAME ".all_out", kernel_##ID##_all, NUMERIC, ALL_SCHEMA); \
+  EMU_KERNEL(k_##ID##_dim, NAME ".out", kernel_##ID##_dim, NUMERIC, DIM_SCHEMA);     \
+  EMU_KERNEL(k_##ID##_dims, NAME ".dims_out", kernel_##ID##_dims, NUMERIC, DIMS_SCHEMA);
+LOGICAL_REDUCTION(
+    any, ANY, "any", "any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    "any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    "any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> "
+    "Tensor(a!)")
+LOGICAL_REDUCTION(
+    all, ALL, "all", "all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    "all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    "all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> "
+    "Tensor(a!)")
 
 /* ---- cumsum.out: (self, dim, dtype?, out) ----
  * As ATen: the input converted to the output's dtype, then summed along the dimension in the
@@ -794,24 +802,56 @@ static tb_status kernel_vdot(tb_stream s, const tb_value *a, int32_t n) {
   return enqueue_dot("vdot.out", s, a, n); /* real vectors: vdot is dot */
 }
 
-EMU_KERNEL(k_cumsum, "cumsum.out", kernel_cumsum, NUMERIC);
-EMU_KERNEL(k_dot, "dot.out", kernel_dot, EMU_FLOATS | EMU_INTS);
-EMU_KERNEL(k_vdot, "vdot.out", kernel_vdot, EMU_FLOATS | EMU_INTS);
-EMU_KERNEL(k_sum, "sum.IntList_out", kernel_sum, NUMERIC);
-EMU_KERNEL(k_mean, "mean.out", kernel_mean, EMU_FLOATS);
-EMU_KERNEL(k_amax, "amax.out", kernel_amax, EMU_FLOATS | EMU_INTS);
-EMU_KERNEL(k_amin, "amin.out", kernel_amin, EMU_FLOATS | EMU_INTS);
-EMU_KERNEL(k_argmax, "argmax.out", kernel_argmax, EMU_FLOATS | EMU_INTS);
-EMU_KERNEL(k_argmin, "argmin.out", kernel_argmin, EMU_FLOATS | EMU_INTS);
-EMU_KERNEL(k_var, "var.correction_out", kernel_var, EMU_FLOATS);
-EMU_KERNEL(k_std, "std.correction_out", kernel_std, EMU_FLOATS);
-EMU_KERNEL(k_max, "max.unary_out", kernel_max, NUMERIC);
-EMU_KERNEL(k_min, "min.unary_out", kernel_min, NUMERIC);
-EMU_KERNEL(k_max_dim, "max.dim_max", kernel_max_dim, NUMERIC);
-EMU_KERNEL(k_min_dim, "min.dim_min", kernel_min_dim, NUMERIC);
-EMU_KERNEL(k_vector_norm, "linalg_vector_norm.out", kernel_vector_norm, EMU_FLOATS);
-EMU_KERNEL(k_norm, "norm.out", kernel_norm, EMU_FLOATS);
-EMU_KERNEL(k_norm_dtype, "norm.dtype_out", kernel_norm_dtype, EMU_FLOATS);
+EMU_KERNEL(
+    k_cumsum, "cumsum.out", kernel_cumsum, NUMERIC,
+    "cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_dot, "dot.out", kernel_dot, EMU_FLOATS | EMU_INTS,
+           "dot.out(Tensor self, Tensor tensor, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_vdot, "vdot.out", kernel_vdot, EMU_FLOATS | EMU_INTS,
+           "vdot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_sum, "sum.IntList_out", kernel_sum, NUMERIC,
+           "sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? "
+           "dtype=None, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_mean, "mean.out", kernel_mean, EMU_FLOATS,
+           "mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+           "Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(
+    k_amax, "amax.out", kernel_amax, EMU_FLOATS | EMU_INTS,
+    "amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(
+    k_amin, "amin.out", kernel_amin, EMU_FLOATS | EMU_INTS,
+    "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(
+    k_argmax, "argmax.out", kernel_argmax, EMU_FLOATS | EMU_INTS,
+    "argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(
+    k_argmin, "argmin.out", kernel_argmin, EMU_FLOATS | EMU_INTS,
+    "argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_var, "var.correction_out", kernel_var, EMU_FLOATS,
+           "var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
+           "keepdim=False, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_std, "std.correction_out", kernel_std, EMU_FLOATS,
+           "std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
+           "keepdim=False, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_max, "max.unary_out", kernel_max, NUMERIC,
+           "max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_min, "min.unary_out", kernel_min, NUMERIC,
+           "min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_max_dim, "max.dim_max", kernel_max_dim, NUMERIC,
+           "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) "
+           "max_values) -> (Tensor(a!) values, Tensor(b!) indices)");
+EMU_KERNEL(k_min_dim, "min.dim_min", kernel_min_dim, NUMERIC,
+           "min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) "
+           "min_indices) -> (Tensor(a!) values, Tensor(b!) indices)");
+EMU_KERNEL(k_vector_norm, "linalg_vector_norm.out", kernel_vector_norm, EMU_FLOATS,
+           "linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool "
+           "keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_norm, "norm.out", kernel_norm, EMU_FLOATS,
+           "norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> "
+           "Tensor(a!)");
+EMU_KERNEL(k_norm_dtype, "norm.dtype_out", kernel_norm_dtype, EMU_FLOATS,
+           "norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, "
+           "Tensor(a!) out) -> Tensor(a!)");
 
 const tb_kernel *const emu_reduce_kernels[] = {
     &k_sum,    &k_mean,    &k_amax,    &k_amin,     &k_argmax,      &k_argmin,  &k_var,

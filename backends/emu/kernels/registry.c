@@ -42,3 +42,16 @@ const tb_kernel_api *emu_kernel_api(void) {
   pthread_once(&g_once, build);
   return &g_api;
 }
+
+/* ABI 2.0: emu's custom operators, the one extension of its chain. */
+static const tb_custom_op *const k_custom_ops[] = {&emu_op_mymuladd, &emu_op_mymuladd_backward,
+                                                   &emu_op_rms_norm, &emu_op_rms_norm_backward};
+static const tb_custom_ops_extension k_custom_ops_extension = {
+    .base = {.struct_size = sizeof(tb_custom_ops_extension),
+             .type = TB_EXTENSION_CUSTOM_OPS,
+             .next = NULL},
+    .count = sizeof k_custom_ops / sizeof k_custom_ops[0],
+    .ops = k_custom_ops,
+};
+
+const tb_extension_base *emu_extensions(void) { return &k_custom_ops_extension.base; }

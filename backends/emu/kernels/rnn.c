@@ -271,11 +271,18 @@ static tb_status kernel_gru_backward(tb_stream stream, const tb_value *args, int
   return emu_launch(name, stream, args, count, run_gru_backward, 0, NULL);
 }
 
-EMU_KERNEL(k_lstm, "_thnn_fused_lstm_cell", kernel_lstm, EMU_FLOATS);
-EMU_KERNEL(k_lstm_backward, "_thnn_fused_lstm_cell_backward_impl", kernel_lstm_backward,
-           EMU_FLOATS);
-EMU_KERNEL(k_gru, "_thnn_fused_gru_cell", kernel_gru, EMU_FLOATS);
-EMU_KERNEL(k_gru_backward, "_thnn_fused_gru_cell_backward", kernel_gru_backward, EMU_FLOATS);
+EMU_KERNEL(k_lstm, "_thnn_fused_lstm_cell", kernel_lstm, EMU_FLOATS,
+           "_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? "
+           "input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)");
+EMU_KERNEL(k_lstm_backward, "_thnn_fused_lstm_cell_backward_impl", kernel_lstm_backward, EMU_FLOATS,
+           "_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, "
+           "Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)");
+EMU_KERNEL(k_gru, "_thnn_fused_gru_cell", kernel_gru, EMU_FLOATS,
+           "_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? "
+           "input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)");
+EMU_KERNEL(k_gru_backward, "_thnn_fused_gru_cell_backward", kernel_gru_backward, EMU_FLOATS,
+           "_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> "
+           "(Tensor, Tensor, Tensor, Tensor, Tensor)");
 
 const tb_kernel *const emu_rnn_kernels[] = {&k_lstm, &k_lstm_backward, &k_gru, &k_gru_backward,
                                             NULL};

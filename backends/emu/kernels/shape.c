@@ -219,9 +219,14 @@ static tb_status kernel_flip(tb_stream stream, const tb_value *args, int32_t cou
   return emu_launch("flip.out", stream, args, count, run_flip, 0, NULL);
 }
 
-EMU_KERNEL(k_arange, "arange.start_out", kernel_arange, EMU_FLOATS | EMU_INTS);
-EMU_KERNEL(k_tril, "tril.out", kernel_tril, EMU_ALL_TYPES);
-EMU_KERNEL(k_triu, "triu.out", kernel_triu, EMU_ALL_TYPES);
-EMU_KERNEL(k_flip, "flip.out", kernel_flip, EMU_ALL_TYPES);
+EMU_KERNEL(
+    k_arange, "arange.start_out", kernel_arange, EMU_FLOATS | EMU_INTS,
+    "arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_tril, "tril.out", kernel_tril, EMU_ALL_TYPES,
+           "tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_triu, "triu.out", kernel_triu, EMU_ALL_TYPES,
+           "triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_flip, "flip.out", kernel_flip, EMU_ALL_TYPES,
+           "flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)");
 
 const tb_kernel *const emu_shape_kernels[] = {&k_arange, &k_tril, &k_triu, &k_flip, NULL};

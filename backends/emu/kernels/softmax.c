@@ -288,11 +288,19 @@ static tb_status kernel_log_softmax_backward(tb_stream s, const tb_value *a, int
                          n);
 }
 
-EMU_KERNEL(k_softmax, "_softmax.out", kernel_softmax, EMU_FLOATS);
-EMU_KERNEL(k_log_softmax, "_log_softmax.out", kernel_log_softmax, EMU_FLOATS);
-EMU_KERNEL(k_softmax_backward, "_softmax_backward_data.out", kernel_softmax_backward, EMU_FLOATS);
+EMU_KERNEL(
+    k_softmax, "_softmax.out", kernel_softmax, EMU_FLOATS,
+    "_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(
+    k_log_softmax, "_log_softmax.out", kernel_log_softmax, EMU_FLOATS,
+    "_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_softmax_backward, "_softmax_backward_data.out", kernel_softmax_backward, EMU_FLOATS,
+           "_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType "
+           "input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!)");
 EMU_KERNEL(k_log_softmax_backward, "_log_softmax_backward_data.out", kernel_log_softmax_backward,
-           EMU_FLOATS);
+           EMU_FLOATS,
+           "_log_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType "
+           "input_dtype, *, Tensor(a!) out) -> Tensor(a!)");
 
 const tb_kernel *const emu_softmax_kernels[] = {&k_softmax, &k_log_softmax, &k_softmax_backward,
                                                 &k_log_softmax_backward, NULL};

@@ -387,16 +387,31 @@ static tb_status kernel_bilinear_backward(tb_stream stream, const tb_value *args
 }
 
 EMU_KERNEL(k_nearest, "upsample_nearest2d.out", kernel_nearest,
-           EMU_FLOATS | TB_DTYPE_BIT(TB_DTYPE_UINT8));
+           EMU_FLOATS | TB_DTYPE_BIT(TB_DTYPE_UINT8),
+           "upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, "
+           "float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)");
 EMU_KERNEL(k_nearest_backward, "upsample_nearest2d_backward.grad_input", kernel_nearest_backward,
-           EMU_FLOATS);
+           EMU_FLOATS,
+           "upsample_nearest2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, "
+           "SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) "
+           "grad_input) -> Tensor(a!)");
 EMU_KERNEL(k_nearest_exact, "_upsample_nearest_exact2d.out", kernel_nearest_exact,
-           EMU_FLOATS | TB_DTYPE_BIT(TB_DTYPE_UINT8));
+           EMU_FLOATS | TB_DTYPE_BIT(TB_DTYPE_UINT8),
+           "_upsample_nearest_exact2d.out(Tensor self, SymInt[2] output_size, float? "
+           "scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)");
 EMU_KERNEL(k_nearest_exact_backward, "_upsample_nearest_exact2d_backward.grad_input",
-           kernel_nearest_exact_backward, EMU_FLOATS);
-EMU_KERNEL(k_bilinear, "upsample_bilinear2d.out", kernel_bilinear, EMU_FLOATS);
+           kernel_nearest_exact_backward, EMU_FLOATS,
+           "_upsample_nearest_exact2d_backward.grad_input(Tensor grad_output, SymInt[2] "
+           "output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, "
+           "Tensor(a!) grad_input) -> Tensor(a!)");
+EMU_KERNEL(k_bilinear, "upsample_bilinear2d.out", kernel_bilinear, EMU_FLOATS,
+           "upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? "
+           "scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)");
 EMU_KERNEL(k_bilinear_backward, "upsample_bilinear2d_backward.grad_input", kernel_bilinear_backward,
-           EMU_FLOATS);
+           EMU_FLOATS,
+           "upsample_bilinear2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, "
+           "SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, "
+           "*, Tensor(a!) grad_input) -> Tensor(a!)");
 
 const tb_kernel *const emu_upsample_kernels[] = {&k_nearest,
                                                  &k_nearest_backward,

@@ -140,8 +140,9 @@ static const tb_kernel k_add_out = {
     .fn = add_out,
     .dtypes = TB_DTYPE_BIT(TB_DTYPE_FLOAT32), /* other dtypes go to the CPU fallback */
     .flags = 0,
-    .schema = NULL, /* not checked against the running PyTorch's schema */
-    .data = NULL,
+    /* ABI 2.0: the schema the kernel follows, from `python -m torch_backend.schemas`; a torch
+     * whose add.out differs refuses the kernel instead of calling it wrongly */
+    .schema = "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
 };
 static const tb_kernel *const acme_kernels[] = {&k_add_out};
 static const tb_kernel_api acme_kernel_api = {
