@@ -226,7 +226,7 @@ class CustomKernel final : public c10::OperatorKernel {
     pack_arguments(call, declared_->schema.arguments(), values);
     for (const at::Tensor& output : outputs) call.tensor(output);
     if (call.launch()) return;
-    const char* message = Vendor::Get().table().last_error();
+    const char* message = Vendor::Get().last_error();
     TORCH_CHECK_NOT_IMPLEMENTED(false, Vendor::Get().device_type(), ": custom operator ",
                                 declared_->name,
                                 " declined the call (its dtypes or TB_ERROR_NOT_SUPPORTED: ",

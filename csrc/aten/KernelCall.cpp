@@ -274,14 +274,17 @@ const tb_value* KernelCall::shape_values(int32_t* count) {
   for (const tb_value& v : values_) {
     if (static_cast<int>(v.kind) < 0) return nullptr;
   }
+  item_pointers_.resize(tensors_.size());
   for (size_t i = 0; i < tensors_.size(); i++) {
     const at::Tensor& t = sources_[i];
     tb_tensor& d = tensors_[i];
     d.data = nullptr;
     if (!t.defined()) {
       d.ndim = -1;
+      item_pointers_[i] = nullptr;
       continue;
     }
+    item_pointers_[i] = &d;
     bool ok = false;
     d.dtype = to_tb_dtype(t.scalar_type(), &ok);
     if (!ok) return nullptr;
@@ -302,7 +305,7 @@ const tb_value* KernelCall::shape_values(int32_t* count) {
     if (v.kind == TB_VALUE_TENSOR) {
       v.as.tensor = &tensors_[static_cast<size_t>(v.as.i)];
     } else if (v.kind == TB_VALUE_TENSOR_LIST) {
-      v.as.tensors.items = tensors_.data() + reinterpret_cast<uintptr_t>(v.as.tensors.items);
+      v.as.tensors.items = item_pointers_.data() + reinterpret_cast<uintptr_t>(v.as.tensors.items);
     }
   }
   *count = static_cast<int32_t>(values_.size());
