@@ -1,7 +1,8 @@
 # torch_backend: one entry point for everything.
 #
 #   make demo    the main job
-#   make test    every test (C-only build, full build, CTest, pytest, sanitizers, lint)
+#   make test    every test (C-only build, full build, CTest, pytest, sanitizers, lint, the
+#                second torch release)
 #   make bench   the benchmark table (device vs PyTorch CPU / memcpy), also as build/bench.json
 #   make models  the model zoo: one training step of each model on the device beside the CPU
 #   make docs    the documentation (Sphinx + Doxygen + Breathe) into build/docs/html
@@ -9,7 +10,9 @@
 # Each target installs what this machine lacks (Debian packages with apt, Python packages with
 # pip) and rebuilds only what is stale.  Build trees: build/c (C part alone, no libtorch),
 # build/py (the full build that `pip install -e .` drives through scikit-build-core), build/asan
-# and build/tsan (the sanitizer builds of test-sanitize and test-tsan).
+# and build/tsan (the sanitizer builds of test-sanitize and test-tsan), build/compat-<torch>
+# (test-compat's build against the second torch release, whose environment is cached outside
+# the clone).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -32,15 +35,16 @@ APT_PACKAGES := cmake ninja-build gcc g++ make binutils libgtest-dev ccache clan
 # Inputs of the full build: a change to any of them reinstalls the package.
 BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake include loader backends \
                   conformance csrc torch_backend test -type f -not -path '*/__pycache__/*' \
-                  -not -path 'test/python/*' 2>/dev/null)
+                  -not -path 'test/python/*' -not -path 'test/compat/*' 2>/dev/null)
 C_SOURCES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' '*.cpp' 2>/dev/null)
 
 .PHONY: help deps build demo bench models docs test test-c test-full test-docs test-sanitize \
-        test-tsan lint format clean
+        test-tsan test-compat lint format clean
 
 help:
 	@echo "make demo    run the main job (installs and builds what is missing)"
 	@echo "make test    run every test"
+	@echo "make test-compat  one vendor binary in runtimes built against both torch releases"
 	@echo "make bench   print the benchmark table, write $(BUILD)/bench.json"
 	@echo "make models  the model zoo on the device beside the CPU, as a table"
 	@echo "make docs    build the documentation into $(BUILD)/docs/html"
@@ -109,9 +113,11 @@ test-docs: docs
 	TB_DOCS_HTML=$(abspath $(DOCS))/html $(PYTHON) -m pytest -q test/docs
 
 # The C part alone, with no libtorch: proves TORCH_BACKEND_WITH_TORCH=OFF configures and passes.
+C_CONFIGURE = cmake -S . -B $(BUILD)/c -G Ninja -DTORCH_BACKEND_WITH_TORCH=OFF \
+  -DCMAKE_BUILD_TYPE=Release > $(BUILD)/c-configure.log || { cat $(BUILD)/c-configure.log; exit 1; }
 test-c: $(STAMP)/apt
-	cmake -S . -B $(BUILD)/c -G Ninja -DTORCH_BACKEND_WITH_TORCH=OFF -DCMAKE_BUILD_TYPE=Release \
-	  > $(BUILD)/c-configure.log || { cat $(BUILD)/c-configure.log; exit 1; }
+	@mkdir -p $(BUILD)
+	$(C_CONFIGURE)
 	cmake --build $(BUILD)/c
 	ctest --test-dir $(BUILD)/c --output-on-failure -j$(JOBS)
 
@@ -188,12 +194,71 @@ test-tsan: $(STAMP)/apt
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir $(TSAN_BUILD) \
 	  --output-on-failure -j$(JOBS) -R '^(contract\.(emu|fake|fake_2dev)|sanitize)\.'
 
+# test-compat: one vendor binary, runtimes built against two torch releases (docs/decisions.md,
+# "Two torch releases").  emu is built once, by the C-only build (build/c, no torch), and that
+# very file is loaded into the runtime of the full build (build/py, torch 2.13.0 from
+# requirements-dev.txt) and into one built against the release in requirements-compat.txt
+# (torch 2.14.1, a CUDA wheel: no GPU or CUDA toolkit needed).  test/compat/compat.py runs
+# tb-conformance and the demo on each, the Python suites on the second (build/py's run in
+# test-full), and prints the table.
+#
+# The second release's environment -- requirements-dev.txt with requirements-compat.txt's pins
+# in place of its torch and torchvision, about 5.5 GB -- is created once and cached outside the
+# clone, keyed by the torch version, the Python version and both files' contents; it is never
+# modified after creation.  Each run overlays a small venv of its own in the clone
+# (build/compat-<torch>/venv: a .pth file adds the cached site-packages) and installs
+# torch_backend there, built in build/compat-<torch>/build.  Entries unused for 14 days are
+# pruned when a new one is created.
+COMPAT_TORCH := $(shell sed -n 's/^torch==//p' requirements-compat.txt)
+COMPAT_PY := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+COMPAT_HASH := $(shell cat requirements-dev.txt requirements-compat.txt | sha256sum | cut -c1-12)
+COMPAT_CACHE := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/torch_backend
+COMPAT_ENV := $(COMPAT_CACHE)/torch-$(COMPAT_TORCH)-py$(COMPAT_PY)-$(COMPAT_HASH)
+COMPAT_DIR := $(BUILD)/compat-$(COMPAT_TORCH)
+COMPAT_PYTHON := $(COMPAT_DIR)/venv/bin/python
+
+# The cached environment, created under a lock (several clones may share the cache).
+$(COMPAT_ENV)/.complete: | $(STAMP)/apt
+	@mkdir -p $(COMPAT_CACHE)
+	flock $(COMPAT_ENV).lock bash -euo pipefail -c ' \
+	  test -f $@ && exit 0; \
+	  echo "make: creating the torch $(COMPAT_TORCH) environment in $(COMPAT_ENV)"; \
+	  find $(COMPAT_CACHE) -mindepth 1 -maxdepth 1 -name "torch-*" -type d -mtime +14 \
+	    -exec rm -rf {} + ; \
+	  rm -rf $(COMPAT_ENV); \
+	  $(PYTHON) -m venv $(COMPAT_ENV); \
+	  { grep -v -E "^(torch|torchvision)==" requirements-dev.txt; cat requirements-compat.txt; } \
+	    > $(COMPAT_ENV)/requirements.txt; \
+	  $(COMPAT_ENV)/bin/python -m pip install -q -r $(COMPAT_ENV)/requirements.txt; \
+	  touch $@'
+
+# The overlay venv and the build against the second release; rebuilt when an input changes.
+$(STAMP)/compat-$(COMPAT_TORCH): $(BUILD_INPUTS) $(COMPAT_ENV)/.complete
+	@mkdir -p $(STAMP)
+	touch $(COMPAT_ENV)
+	rm -rf $(COMPAT_DIR)/venv
+	$(PYTHON) -m venv --without-pip $(COMPAT_DIR)/venv
+	site=$$($(COMPAT_ENV)/bin/python -c "import sysconfig; print(sysconfig.get_path('purelib'))"); \
+	  own=$$($(COMPAT_PYTHON) -c "import sysconfig; print(sysconfig.get_path('purelib'))"); \
+	  echo "import site; site.addsitedir('$$site')" > $$own/torch_backend_compat_env.pth
+	$(COMPAT_PYTHON) -m pip install -q --no-build-isolation --no-deps -e . \
+	  -Cbuild-dir=$(COMPAT_DIR)/build
+	@touch $@
+
+test-compat: $(STAMP)/build $(STAMP)/compat-$(COMPAT_TORCH)
+	@mkdir -p $(BUILD)
+	$(C_CONFIGURE)
+	cmake --build $(BUILD)/c --target tb_vendor_emu
+	$(PYTHON) test/compat/compat.py --vendor $(BUILD)/c/lib/libtb_vendor_emu.so \
+	  --runtime $(PYTHON) $(BUILD)/py \
+	  --runtime $(COMPAT_PYTHON) $(COMPAT_DIR)/build --pytest $(COMPAT_PYTHON)
+
 lint: $(STAMP)/pip
 	clang-format --dry-run -Werror $(C_SOURCES)
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
 
-test: lint test-c test-full test-sanitize test-tsan test-docs
+test: lint test-c test-full test-sanitize test-tsan test-docs test-compat
 
 format: $(STAMP)/pip
 	clang-format -i $(C_SOURCES)

@@ -1,5 +1,16 @@
-# Finds the installed PyTorch for csrc/ and its tests: Torch_DIR if given, else the torch that
-# the Python interpreter imports.
+# Finds the installed PyTorch for csrc/ and its tests -- Torch_DIR if given, else the torch that
+# the Python interpreter imports -- and defines tb_torch, the one target our code links for it:
+#
+#   - torch's CPU libraries only (torch_cpu, c10).  torch_backend never calls CUDA, so a CUDA
+#     build of torch (the default wheel on PyPI) needs no CUDA toolkit here: see below.
+#   - the C++ standard torch declares for code built against it (TorchConfig sets CXX_STANDARD
+#     on its `torch` target, the standard torch.utils.cpp_extension passes as -std=), as a
+#     compile feature, so that it reaches every target linking tb_torch and nothing else.
+#   - torch's compile options (TORCH_CXX_FLAGS) and its headers as SYSTEM includes, so that
+#     warnings inside them are not ours (-Werror stays on for our own code: tb_warnings).
+#
+# Sets TORCH_BACKEND_TORCH_VERSION and TORCH_BACKEND_TORCH_CXX_STANDARD (cache, internal) for
+# make test-compat's summary.
 if(NOT Torch_DIR)
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
   # With autoload off: `import torch` would otherwise import an installed torch_backend (an
@@ -16,4 +27,42 @@ if(NOT Torch_DIR)
   endif()
   list(APPEND CMAKE_PREFIX_PATH ${_tb_torch_prefix})
 endif()
+
+# A CUDA build of torch makes find_package(Torch) look for a CUDA toolkit (Caffe2's
+# public/cuda.cmake: FindCUDA, enable_language(CUDA), a try_run against cuda.h) and stop
+# without one.  That file begins with an include guard on the target torch::cudart; defining
+# it beforehand as an empty interface skips the detection altogether, so the build neither needs
+# nor picks up an nvcc that happens to be installed.  What it would have defined (CUDA::*,
+# caffe2::cuda, ...) only feeds torch_cuda, which tb_torch does not link.  A CPU build of torch
+# never reads the file, so the stand-in is inert there.
+if(NOT TARGET torch::cudart)
+  add_library(torch::cudart INTERFACE IMPORTED)
+endif()
 find_package(Torch REQUIRED)
+
+# torch's package version (Caffe2Config leaves it to TorchConfigVersion.cmake).
+set(TORCH_BACKEND_TORCH_VERSION "${Torch_VERSION}" CACHE INTERNAL "torch version csrc builds against")
+
+# The standard torch was built with and asks of extensions.  A torch whose package does not say
+# (none we support) gets C++17, csrc's floor.
+get_target_property(_tb_torch_std torch CXX_STANDARD)
+if(NOT _tb_torch_std OR _tb_torch_std LESS 17)
+  set(_tb_torch_std 17)
+endif()
+set(TORCH_BACKEND_TORCH_CXX_STANDARD "${_tb_torch_std}"
+    CACHE INTERNAL "C++ standard csrc builds with (torch's)")
+
+add_library(tb_torch INTERFACE)
+# torch_cpu_library is Caffe2's link interface for libtorch_cpu (it adds c10 and torch_cpu's own
+# dependencies); libtorch.so and libtorch_cuda.so stay out of our link lines.
+target_link_libraries(tb_torch INTERFACE torch_cpu_library c10)
+target_include_directories(tb_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+target_compile_options(tb_torch INTERFACE ${TORCH_CXX_FLAGS})
+target_compile_features(tb_torch INTERFACE cxx_std_${_tb_torch_std})
+
+if(TARGET torch_cuda)
+  set(_tb_torch_kind "a CUDA build; linking its CPU libraries only")
+else()
+  set(_tb_torch_kind "a CPU build")
+endif()
+message(STATUS "torch_backend: torch ${Torch_VERSION} (${_tb_torch_kind}), C++${_tb_torch_std}")

@@ -17,9 +17,18 @@
 //
 // equal -- CUDA's composite: same sizes and `eq(...).all()`, so it runs on the vendor's
 //   comparison and reduction kernels instead of copying both tensors to the CPU.
+//
+// native_group_norm -- CPU, CUDA, MPS and XPU have kernels of their own; every other backend
+//   gets ATen's CompositeExplicitAutograd math_group_norm, which views the input as
+//   (1, N * group, -1) and so raises "view size is not compatible with input tensor's size and
+//   stride" for a channels-last input (torch 2.13 and 2.14): nn.GroupNorm after a channels-last
+//   convolution reaches it, and so do torch 2.14's OpInfo samples.  The kernel below hands
+//   math_group_norm a contiguous input and gives the output the input's memory format, as the
+//   CPU's kernel does.  Its backward is unchanged (native_group_norm_backward, fallback).
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/all.h>
 #include <ATen/ops/eq.h>
+#include <ATen/ops/native_group_norm_native.h>
 #include <c10/core/DispatchKeySet.h>
 #include <torch/library.h>
 
@@ -48,6 +57,15 @@ bool equal(const at::Tensor& self, const at::Tensor& other) {
   return at::eq(self, other).all().item<bool>();
 }
 
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, int64_t N, int64_t C, int64_t HxW, int64_t group,
+    double eps) {
+  auto [output, mean, rstd] =
+      at::native::math_group_norm(input.contiguous(), weight, bias, N, C, HxW, group, eps);
+  return {output.contiguous(input.suggest_memory_format()), mean, rstd};
+}
+
 // The autograd key as well as the backend key: _has_compatible_shallow_copy_type is a
 // CompositeImplicitAutograd operator, reached through the autograd key outside inference mode.
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
@@ -57,6 +75,7 @@ TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
   m.impl("equal", TORCH_FN(equal));
+  m.impl("native_group_norm", TORCH_FN(native_group_norm));
 }
 
 }  // namespace

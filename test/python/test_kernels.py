@@ -203,6 +203,26 @@ def test_equal_runs_on_the_device():
         torch.equal(torch.ones(2, device=DEV), torch.ones(2))
 
 
+@pytest.mark.parametrize("memory_format", [torch.contiguous_format, torch.channels_last])
+def test_group_norm_matches_cpu(memory_format):
+    """native_group_norm, ATen's composite for backends without a kernel, cannot view a
+    channels-last input: torch_backend's kernel (csrc/aten/Composite.cpp) gives the CPU's
+    results, gradients and output memory format for both layouts."""
+    torch.manual_seed(0)
+    module = torch.nn.GroupNorm(2, 6)
+    torch.nn.init.normal_(module.weight)
+    torch.nn.init.normal_(module.bias)
+    x = torch.randn(2, 6, 5, 3).contiguous(memory_format=memory_format)
+    cotangent = torch.randn(2, 6, 5, 3)
+    got = _forward_backward(module, x, DEV, cotangent)
+    expected = _forward_backward(module, x, "cpu", cotangent)
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+    with torch.no_grad():
+        y = copy.deepcopy(module).to(DEV)(x.to(DEV))
+        assert y.is_contiguous(memory_format=memory_format)
+        assert y.stride() == module(x).stride()
+
+
 def _native(*ops: str) -> bool:
     coverage = torch_backend.op_coverage(list(ops))
     return all(state == "native" for state in coverage.values())
