@@ -31,7 +31,16 @@ def test_conformance_tool_on_fake(tmp_path):
     data = json.loads(report.read_text())
     assert data["vendor"] == "fake" and data["abi"] == "2.0"
     groups = {check["group"] for check in data["checks"]}
-    assert groups == {"context", "device", "memory", "stream", "event", "threads", "fault", "kernels"}
+    assert groups == {
+        "context",
+        "device",
+        "memory",
+        "stream",
+        "event",
+        "threads",
+        "fault",
+        "kernels",
+    }
     for check in data["checks"]:
         assert check["result"] in ("pass", "skip"), check
         if check["result"] == "skip":
