@@ -6,9 +6,11 @@
 #include <torch/library.h>
 #include <torch_backend/vendor.h>
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 #include "aten/BoxedKernels.h"
 #include "aten/KernelCall.h"
@@ -51,7 +53,11 @@ const tb_custom_ops_extension* find_extension() {
     TORCH_CHECK(e->struct_size >= sizeof(tb_extension_base),
                 "torch_backend: ", vendor_description(), ": extension ", length,
                 " has struct_size ", e->struct_size, ", smaller than tb_extension_base");
-    if (e->type != TB_EXTENSION_CUSTOM_OPS) continue;  // a type this torch_backend does not know
+    // The type as its integer: a type this torch_backend does not know is a value outside the
+    // enum's range, which C++ may not load through the enum type.
+    std::underlying_type_t<tb_extension_type> type = 0;
+    std::memcpy(&type, &e->type, sizeof type);
+    if (type != TB_EXTENSION_CUSTOM_OPS) continue;  // unknown types are skipped
     TORCH_CHECK(found == nullptr, "torch_backend: ", vendor_description(),
                 ": its extension chain holds TB_EXTENSION_CUSTOM_OPS twice");
     TORCH_CHECK(e->struct_size >= TB_STRUCT_SIZE(tb_custom_ops_extension, ops),

@@ -1027,7 +1027,9 @@ typedef struct tb_kernel_api {
  * appears at most once in a chain; torch_backend refuses a chain that repeats one.
  *  @{ */
 
-/** What an extension struct is.  Values are stable; new types are appended. */
+/** What an extension struct is.  Values are stable; new types are appended, so a reader meets
+ *  values it does not know (from a newer vendor) and skips them: it compares the member as an
+ *  integer rather than assuming it holds one of the values below. */
 typedef enum tb_extension_type {
   /** A ::tb_custom_ops_extension: operators the vendor declares (see @ref tb_custom_ops). */
   TB_EXTENSION_CUSTOM_OPS = 1
