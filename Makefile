@@ -203,7 +203,7 @@ test-tsan: $(STAMP)/apt
 # test-full), and prints the table.
 #
 # The second release's environment -- requirements-dev.txt with requirements-compat.txt's pins
-# in place of its torch and torchvision, about 5.5 GB -- is created once and cached outside the
+# in place of its torch and torchvision, about 6 GB -- is created once and cached outside the
 # clone, keyed by the torch version, the Python version and both files' contents; it is never
 # modified after creation.  Each run overlays a small venv of its own in the clone
 # (build/compat-<torch>/venv: a .pth file adds the cached site-packages) and installs

@@ -9,8 +9,8 @@
 #   - torch's compile options (TORCH_CXX_FLAGS) and its headers as SYSTEM includes, so that
 #     warnings inside them are not ours (-Werror stays on for our own code: tb_warnings).
 #
-# Sets TORCH_BACKEND_TORCH_VERSION and TORCH_BACKEND_TORCH_CXX_STANDARD (cache, internal) for
-# make test-compat's summary.
+# Records TORCH_BACKEND_TORCH_VERSION and TORCH_BACKEND_TORCH_CXX_STANDARD in the build's
+# CMakeCache.txt (internal entries); make test-compat's table reads the standard from there.
 if(NOT Torch_DIR)
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
   # With autoload off: `import torch` would otherwise import an installed torch_backend (an
