@@ -1,0 +1,61 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * npu's internal interface: what the adapter's runtime half (vendor.c, device.c, memory.c,
+ * stream.c: device, memory, stream and event slots over the AscendCL runtime) offers its
+ * kernel half (kernels/: ATen operators over the aclnn operator API).
+ *
+ * The adapter includes only AscendCL's public headers (acl/acl.h, aclnn/..., aclnnop/...) and
+ * calls only documented AscendCL functions, so the same source builds against a CANN toolkit
+ * (-DTORCH_BACKEND_ASCEND_HOME) or against the stand-in in third_party/ascendcl.
+ */
+#ifndef TB_NPU_NPU_H_
+#define TB_NPU_NPU_H_
+
+#include <acl/acl.h>
+#include <stdarg.h>
+#include <torch_backend/vendor.h>
+
+/** The stream behind a tb_stream handle (a tb_stream is a `npu_stream *`). */
+typedef struct npu_stream {
+  aclrtStream handle;
+  int32_t device;
+} npu_stream;
+
+/** The AscendCL stream of @p stream. */
+static inline aclrtStream npu_acl_stream(tb_stream stream) {
+  return ((const npu_stream *)stream)->handle;
+}
+/** The device index of @p stream. */
+static inline int32_t npu_stream_device(tb_stream stream) {
+  return ((const npu_stream *)stream)->device;
+}
+
+/**
+ * Makes @p device current on the calling thread (aclrtSetDevice when it is not already: the
+ * AscendCL state the ABI's explicit device indices map onto) and fails with
+ * TB_ERROR_DEVICE_FAULT (the recorded message) when the device has faulted.  Every slot that
+ * concerns a device, and every kernel, calls it first.  Returns TB_OK or a failure whose last
+ * error is set.
+ */
+tb_status npu_enter(tb_context ctx, int32_t device);
+
+/**
+ * Maps the AscendCL (or aclnn) return code @p err of the call named @p call on @p device to a
+ * tb_status and, for a failure, sets the vendor's last error to
+ * "<call> failed on npu:<device> with <code name> (<code>): <aclGetRecentErrMsg()>".
+ * Codes of asynchronous device failures (AI Core / vector core exceptions, timeouts, DMA and
+ * memory errors) also fault @p device: the first such message is kept and later calls get
+ * TB_ERROR_DEVICE_FAULT with it until tb_device_api::reset.  ACL_SUCCESS maps to TB_OK.
+ * @p device may be -1 when no device is concerned.
+ */
+tb_status npu_check(tb_context ctx, int32_t device, int err, const char *call);
+
+/** Sets the vendor's last error (printf-style) and returns @p status. */
+tb_status npu_fail(tb_context ctx, tb_status status, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** The kernel table (kernels/registry.c); NULL when the build has no kernels. */
+const tb_kernel_api *npu_kernel_api(void);
+
+#endif /* TB_NPU_NPU_H_ */

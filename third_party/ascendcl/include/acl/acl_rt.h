@@ -1,0 +1,137 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * STAND-IN for CANN's acl/acl_rt.h: the AscendCL runtime calls torch_backend's npu adapter
+ * uses (devices, memory, streams, events), declared from Huawei's public AscendCL
+ * documentation (one page per function in the CANN application development guide, "Runtime
+ * management") -- names, parameter types and order, enum values as documented; text our own.
+ * Semantics that matter to a caller are summarised beside each declaration; the stand-in's
+ * implementation (third_party/ascendcl/src) follows them.
+ */
+#ifndef TB_STANDIN_ACL_ACL_RT_H_
+#define TB_STANDIN_ACL_ACL_RT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acl_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Event flags of aclrtCreateEventWithFlag. */
+#define ACL_EVENT_SYNC 0x00000001u
+#define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002u
+#define ACL_EVENT_TIME_LINE 0x00000008u
+
+/** Where aclrtMalloc takes memory from. */
+typedef enum aclrtMemMallocPolicy {
+  ACL_MEM_MALLOC_HUGE_FIRST = 0,
+  ACL_MEM_MALLOC_HUGE_ONLY = 1,
+  ACL_MEM_MALLOC_NORMAL_ONLY = 2
+} aclrtMemMallocPolicy;
+
+/** Direction of aclrtMemcpy / aclrtMemcpyAsync. */
+typedef enum aclrtMemcpyKind {
+  ACL_MEMCPY_HOST_TO_HOST = 0,
+  ACL_MEMCPY_HOST_TO_DEVICE = 1,
+  ACL_MEMCPY_DEVICE_TO_HOST = 2,
+  ACL_MEMCPY_DEVICE_TO_DEVICE = 3
+} aclrtMemcpyKind;
+
+/** Which memory aclrtGetMemInfo reports. */
+typedef enum aclrtMemAttr {
+  ACL_DDR_MEM = 0,
+  ACL_HBM_MEM = 1,
+  ACL_DDR_MEM_HUGE = 2,
+  ACL_DDR_MEM_NORMAL = 3,
+  ACL_HBM_MEM_HUGE = 4,
+  ACL_HBM_MEM_NORMAL = 5
+} aclrtMemAttr;
+
+/** aclrtQueryEventStatus's answer. */
+typedef enum aclrtEventRecordedStatus {
+  ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+  ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
+} aclrtEventRecordedStatus;
+
+/** aclrtStreamQuery's answer. */
+typedef enum aclrtStreamStatus {
+  ACL_STREAM_STATUS_COMPLETE = 0,
+  ACL_STREAM_STATUS_NOT_READY = 1,
+  ACL_STREAM_STATUS_RESERVED = 0xFFFF
+} aclrtStreamStatus;
+
+/* ---- Devices.  AscendCL keeps a *current device* (and its default context) per thread:
+ * aclrtSetDevice makes a device current for the calling thread (creating the device's default
+ * context on first use in the process); streams are created on, and memory allocated from,
+ * the current device.  aclrtResetDevice releases the device's resources (its streams, events
+ * and memory) once every aclrtSetDevice of the process has been matched. */
+
+/** Number of devices. */
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count);
+/** Makes @p deviceId current for the calling thread. */
+ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
+/** The calling thread's current device; ACL_ERROR_RT_CONTEXT_NULL when it has none. */
+ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId);
+/** Releases @p deviceId's resources (see above); clears a device fault. */
+ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
+/** Waits for all work of the current device. */
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
+/** The SoC's name ("Ascend910B1", ...), or NULL when it cannot be read. */
+ACL_FUNC_VISIBILITY const char *aclrtGetSocName(void);
+
+/* ---- Memory.  Device memory is not addressable by host code. */
+
+ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr);
+/** Page-locked host memory (host-addressable; the fast path of asynchronous copies). */
+ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size);
+ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr);
+/** Synchronous copy of @p count bytes; @p destMax is the capacity of @p dst (count <= destMax). */
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
+                                         aclrtMemcpyKind kind);
+/** Copy enqueued on @p stream. */
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
+                                              size_t count, aclrtMemcpyKind kind,
+                                              aclrtStream stream);
+/** Sets @p count bytes at @p devPtr to @p value (low byte), enqueued on @p stream. */
+ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
+                                              size_t count, aclrtStream stream);
+/** Free and total bytes of the current device's memory of kind @p attr. */
+ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
+
+/* ---- Streams (of the current device). */
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
+/** Destroys @p stream after its work is done. */
+ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
+/** Blocks until @p stream's work is done; returns the error of failed work. */
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
+/** Whether @p stream's work is done, without blocking. */
+ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
+/** Work enqueued on @p stream after this call waits until @p event's recorded work is done. */
+ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+
+/* ---- Events. */
+
+/** An event with @p flag (ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE ...). */
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event);
+/** Records @p event at the current end of @p stream's work. */
+ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+/** Whether the recorded work is done, without blocking; an event never recorded is complete. */
+ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event,
+                                                   aclrtEventRecordedStatus *status);
+/** Blocks until the recorded work is done. */
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event);
+/** Milliseconds between two completed events created with ACL_EVENT_TIME_LINE. */
+ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent,
+                                                   aclrtEvent endEvent);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TB_STANDIN_ACL_ACL_RT_H_ */
