@@ -10,8 +10,8 @@
  * Everything that belongs to one use of the devices -- the streams, events and allocations a
  * context made, so that its finalize can release what the caller left -- lives in the context.
  */
-#ifndef TB_NPU_RUNTIME_H_
-#define TB_NPU_RUNTIME_H_
+#ifndef TB_NPU_NPU_RUNTIME_H_
+#define TB_NPU_NPU_RUNTIME_H_
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -147,4 +147,4 @@ void npu_streams_sweep(npu_context *ctx, bool all);
 void npu_streams_release(npu_context *ctx);
 void npu_events_release(npu_context *ctx);
 
-#endif /* TB_NPU_RUNTIME_H_ */
+#endif /* TB_NPU_NPU_RUNTIME_H_ */
