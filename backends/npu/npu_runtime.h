@@ -6,7 +6,8 @@
  * includes only AscendCL's public headers.
  *
  * State.  AscendCL is one per process: its initialisation, its devices' faults and peer access
- * are process-wide, so they are kept process-wide here too (g_npu, error.c and vendor.c).
+ * are process-wide, so they are kept process-wide here too (vendor.c: g_acl; error.c: the fault
+ * record; memory.c: the peer table).
  * Everything that belongs to one use of the devices -- the streams, events and allocations a
  * context made, so that its finalize can release what the caller left -- lives in the context.
  */
