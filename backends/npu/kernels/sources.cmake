@@ -1,8 +1,8 @@
 # npu's kernel half, included by ../CMakeLists.txt: the kernels over the aclnn operator API and
 # the operator libraries they link (the stand-in's targets, or CANN's libopapi/libnnopbase).
-set(NPU_KERNEL_SOURCES
-    ${CMAKE_CURRENT_LIST_DIR}/common.c ${CMAKE_CURRENT_LIST_DIR}/registry.c
-    ${CMAKE_CURRENT_LIST_DIR}/pointwise.c)
+# Every C file of kernels/ (a new kernel file needs no edit here; its table goes into
+# registry.c).
+file(GLOB NPU_KERNEL_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
 if(TARGET opapi)
   set(NPU_KERNEL_LIBRARIES opapi nnopbase)
 else()
