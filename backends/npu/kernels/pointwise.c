@@ -200,9 +200,17 @@ static bool all_tensors(const npu_call *c, int32_t n) {
   return true;
 }
 
+/* A number argument that is a float while the tensor is not (ATen promotes that case). */
+static bool float_on_integers(const npu_call *c, int32_t k, const tb_tensor *t) {
+  return c->args[k].kind == TB_VALUE_DOUBLE && !npu_is_floating(t->dtype);
+}
+
 /* addcmul.out / addcdiv.out: [self, tensor1, tensor2, value, out] */
 static tb_status addcmul_out(npu_call *c) {
   if (!all_tensors(c, 3)) return npu_decline(c, "an operand is a number");
+  if (float_on_integers(c, 3, c->args[0].as.tensor)) {
+    return npu_decline(c, "a float value for integers");
+  }
   return NPU_ACLNN(c, Addcmul, npu_tensor(c, 0), npu_tensor(c, 1), npu_tensor(c, 2),
                    npu_scalar(c, 3), npu_tensor(c, 4));
 }
@@ -244,11 +252,6 @@ NPU_KERNEL(k_where, "where.self_out", where_out, NPU_BIT(TB_DTYPE_BOOL),
            "Tensor(a!)");
 
 /* ---- with a parameter ---- */
-
-/* A number argument that is a float while the tensor is not (ATen promotes that case). */
-static bool float_on_integers(const npu_call *c, int32_t k, const tb_tensor *t) {
-  return c->args[k].kind == TB_VALUE_DOUBLE && !npu_is_floating(t->dtype);
-}
 
 /* pow.Tensor_Scalar_out: [self, exponent, out] */
 static tb_status pow_out(npu_call *c) {
