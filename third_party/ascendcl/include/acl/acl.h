@@ -15,9 +15,11 @@ extern "C" {
 #endif
 
 /** Initialises AscendCL for the process; @p configPath (a JSON file) may be NULL.  A second
- *  call without aclFinalize returns ACL_ERROR_REPEAT_INITIALIZE. */
+ *  call without aclFinalize returns ACL_ERROR_REPEAT_INITIALIZE, which callers may ignore
+ *  (aclInit.md); one aclFinalize then ends both.  aclInit may follow aclFinalize again. */
 ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath);
-/** Releases AscendCL's process resources; a second call returns ACL_ERROR_REPEAT_FINALIZE. */
+/** Releases AscendCL's process resources (devices, streams, events, memory); a second call
+ *  returns ACL_ERROR_REPEAT_FINALIZE. */
 ACL_FUNC_VISIBILITY aclError aclFinalize(void);
 
 #ifdef __cplusplus

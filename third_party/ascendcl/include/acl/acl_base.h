@@ -71,6 +71,8 @@ static const int32_t ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL = 107007;
 static const int32_t ACL_ERROR_RT_ADDR_UNALIGNED = 107008;
 static const int32_t ACL_ERROR_RT_INVALID_MEMORY_TYPE = 107016;
 static const int32_t ACL_ERROR_RT_INVALID_HANDLE = 107017;
+static const int32_t ACL_ERROR_RT_WAIT_TIMEOUT = 107019;
+static const int32_t ACL_ERROR_RT_TASK_TIMEOUT = 107020;
 static const int32_t ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000;
 static const int32_t ACL_ERROR_RT_MEMORY_ALLOCATION = 207001;
 static const int32_t ACL_ERROR_RT_MEMORY_FREE = 207002;
@@ -89,10 +91,24 @@ static const int32_t ACL_ERROR_RT_AICORE_EXCEPTION = 507015;
 static const int32_t ACL_ERROR_RT_AICORE_TRAP_EXCEPTION = 507016;
 static const int32_t ACL_ERROR_RT_AICPU_TIMEOUT = 507017;
 static const int32_t ACL_ERROR_RT_AICPU_EXCEPTION = 507018;
+static const int32_t ACL_ERROR_RT_DEV_SETUP_ERROR = 507033;
 static const int32_t ACL_ERROR_RT_VECTOR_CORE_TIMEOUT = 507034;
 static const int32_t ACL_ERROR_RT_VECTOR_CORE_EXCEPTION = 507035;
 static const int32_t ACL_ERROR_RT_VECTOR_CORE_TRAP_EXCEPTION = 507036;
+static const int32_t ACL_ERROR_RT_AICORE_TRAP_READ_OVERFLOW = 507042;
+static const int32_t ACL_ERROR_RT_AICORE_TRAP_WRITE_OVERFLOW = 507043;
+static const int32_t ACL_ERROR_RT_VECTOR_CORE_TRAP_READ_OVERFLOW = 507044;
+static const int32_t ACL_ERROR_RT_VECTOR_CORE_TRAP_WRITE_OVERFLOW = 507045;
+static const int32_t ACL_ERROR_RT_STREAM_SYNC_TIMEOUT = 507046;
+static const int32_t ACL_ERROR_RT_EVENT_SYNC_TIMEOUT = 507047;
+static const int32_t ACL_ERROR_RT_FFTS_PLUS_TIMEOUT = 507048;
+static const int32_t ACL_ERROR_RT_FFTS_PLUS_EXCEPTION = 507049;
+static const int32_t ACL_ERROR_RT_FFTS_PLUS_TRAP_EXCEPTION = 507050;
 static const int32_t ACL_ERROR_RT_DEVICE_MEM_ERROR = 507053;
+static const int32_t ACL_ERROR_RT_HBM_MULTI_BIT_ECC_ERROR = 507054;
+static const int32_t ACL_ERROR_RT_SUSPECT_DEVICE_MEM_ERROR = 507055;
+static const int32_t ACL_ERROR_RT_LINK_ERROR = 507056;
+static const int32_t ACL_ERROR_RT_SUSPECT_REMOTE_ERROR = 507057;
 static const int32_t ACL_ERROR_RT_DRV_INTERNAL_ERROR = 507899;
 
 /** Element types (the "aclDataType" page). */
@@ -128,8 +144,9 @@ typedef enum {
   ACL_FORMAT_FRACTAL_NZ = 29
 } aclFormat;
 
-/** The calling thread's most recent error message, or an empty string; the pointer is valid
- *  until the thread's next AscendCL call. */
+/** The error messages of the calling thread's failed calls, newest first, and clears them
+ *  (aclGetRecentErrMsg.md); NULL when there is none.  The pointer is valid until the thread's
+ *  next aclGetRecentErrMsg. */
 ACL_FUNC_VISIBILITY const char *aclGetRecentErrMsg(void);
 
 /** Size in bytes of one element of @p dataType (0 for ACL_DT_UNDEFINED and ACL_STRING). */

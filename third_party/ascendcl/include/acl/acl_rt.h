@@ -32,12 +32,16 @@ typedef enum aclrtMemMallocPolicy {
   ACL_MEM_MALLOC_NORMAL_ONLY = 2
 } aclrtMemMallocPolicy;
 
-/** Direction of aclrtMemcpy / aclrtMemcpyAsync. */
+/** Direction of aclrtMemcpy / aclrtMemcpyAsync (aclrtMemcpyKind.md).  ACL_MEMCPY_DEFAULT lets
+ *  the runtime infer the direction from the addresses.  (CANN also defines
+ *  ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE, ACL_MEMCPY_INNER_DEVICE_TO_DEVICE and
+ *  ACL_MEMCPY_INTER_DEVICE_TO_DEVICE after it; the stand-in does not implement them.) */
 typedef enum aclrtMemcpyKind {
   ACL_MEMCPY_HOST_TO_HOST = 0,
   ACL_MEMCPY_HOST_TO_DEVICE = 1,
   ACL_MEMCPY_DEVICE_TO_HOST = 2,
-  ACL_MEMCPY_DEVICE_TO_DEVICE = 3
+  ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
+  ACL_MEMCPY_DEFAULT = 4
 } aclrtMemcpyKind;
 
 /** Which memory aclrtGetMemInfo reports. */
@@ -65,38 +69,54 @@ typedef enum aclrtStreamStatus {
 
 /* ---- Devices.  AscendCL keeps a *current device* (and its default context) per thread:
  * aclrtSetDevice makes a device current for the calling thread (creating the device's default
- * context on first use in the process); streams are created on, and memory allocated from,
- * the current device.  aclrtResetDevice releases the device's resources (its streams, events
- * and memory) once every aclrtSetDevice of the process has been matched. */
+ * context, with its default stream, on first use in the process; threads that set the same
+ * device share it); streams are created on, and memory allocated from, the current device.
+ * Every aclrtSetDevice counts one reference to the device (aclrtSetDevice.md), every
+ * aclrtResetDevice drops one; the last one releases the device's resources (its streams,
+ * events and memory) after waiting for its work (aclrtResetDevice.md). */
 
-/** Number of devices. */
+/** Number of devices (needs no aclInit). */
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count);
-/** Makes @p deviceId current for the calling thread. */
+/** Makes @p deviceId current for the calling thread; counts one reference (see above). */
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
-/** The calling thread's current device; ACL_ERROR_RT_CONTEXT_NULL when it has none. */
+/** The calling thread's current device; an error when it has none (aclrtGetDevice.md). */
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId);
-/** Releases @p deviceId's resources (see above); clears a device fault. */
+/** Drops one reference to @p deviceId (see above).  The stand-in also clears a device fault
+ *  here (standin.h). */
 ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
 /** Waits for all work of the current device. */
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
 /** The SoC's name ("Ascend910B1", ...), or NULL when it cannot be read. */
 ACL_FUNC_VISIBILITY const char *aclrtGetSocName(void);
+/** Whether device @p deviceId can exchange data with @p peerDeviceId (1) or not (0); the two
+ *  must differ (aclrtDeviceCanAccessPeer.md). */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId,
+                                                      int32_t peerDeviceId);
+/** Lets the current device exchange data with @p peerDeviceId, in that direction only; @p flags
+ *  is reserved and must be 0 (aclrtDeviceEnablePeerAccess.md).  Copies between two devices need
+ *  it on A2 (aclrtMemcpy.md). */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags);
 
 /* ---- Memory.  Device memory is not addressable by host code. */
 
+/** @p size bytes (not 0) of the current device's memory, 64-byte aligned (aclrtMalloc.md). */
 ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+/** Frees at once, without waiting for work that uses the memory; NULL is an error. */
 ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr);
-/** Page-locked host memory (host-addressable; the fast path of asynchronous copies). */
+/** @p size bytes (not 0) of page-locked host memory, 64-byte aligned (host-addressable; the
+ *  fast path of asynchronous copies). */
 ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size);
 ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr);
 /** Synchronous copy of @p count bytes; @p destMax is the capacity of @p dst (count <= destMax). */
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                                          aclrtMemcpyKind kind);
-/** Copy enqueued on @p stream. */
+/** Copy enqueued on @p stream.  When the host end is not aclrtMallocHost memory, the call
+ *  returns once the copy is done (aclrtMemcpyAsync.md). */
 ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
                                               size_t count, aclrtMemcpyKind kind,
                                               aclrtStream stream);
-/** Sets @p count bytes at @p devPtr to @p value (low byte), enqueued on @p stream. */
+/** Sets @p count bytes at @p devPtr (device memory, or aclrtMallocHost memory) to @p value
+ *  (low byte), enqueued on @p stream. */
 ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
                                               size_t count, aclrtStream stream);
 /** Free and total bytes of the current device's memory of kind @p attr. */
@@ -105,28 +125,33 @@ ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, si
 /* ---- Streams (of the current device). */
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
-/** Destroys @p stream after its work is done. */
+/** Destroys @p stream of the current device; waits for its work first (blocks). */
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
 /** Blocks until @p stream's work is done; returns the error of failed work. */
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
 /** Whether @p stream's work is done, without blocking. */
 ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
-/** Work enqueued on @p stream after this call waits until @p event's recorded work is done. */
+/** Work enqueued on @p stream after this call waits until @p event's recorded work is done.
+ *  The event must have been created with ACL_EVENT_SYNC (aclrtCreateEventWithFlag.md). */
 ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 
 /* ---- Events. */
 
-/** An event with @p flag (ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE ...). */
+/** An event of the current device with @p flag (ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE ...).
+ *  Without ACL_EVENT_SYNC it cannot be waited for by aclrtStreamWaitEvent. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);
+/** Destroys @p event without waiting for its recorded work (aclrtDestroyEvent.md). */
 ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event);
-/** Records @p event at the current end of @p stream's work. */
+/** Records @p event at the current end of @p stream's work (a stream of the event's device);
+ *  recording again replaces the record, waits enqueued before keep theirs. */
 ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
-/** Whether the recorded work is done, without blocking; an event never recorded is complete. */
+/** Whether the recorded work is done, without blocking.  An event never recorded answers
+ *  ACL_EVENT_RECORDED_STATUS_NOT_READY (aclrtEventRecordedStatus.md). */
 ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event,
                                                    aclrtEventRecordedStatus *status);
 /** Blocks until the recorded work is done. */
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event);
-/** Milliseconds between two completed events created with ACL_EVENT_TIME_LINE. */
+/** Milliseconds between two completed records of events created with ACL_EVENT_TIME_LINE. */
 ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent,
                                                    aclrtEvent endEvent);
 
