@@ -496,7 +496,7 @@ static void test_losses(void) {
             tw.t);
   TU_EXPECT(NLLLoss, INVALID, "out [2] must hold one element", x.t, t.t, wt.t, 1, -100, o2.t,
             tw.t);
-  TU_EXPECT(NLLLossBackward, INVALID, "out", g0.t, x.t, t.t, wt.t, 1, -100, tot.t, mo.t);
+  TU_EXPECT(NLLLossBackward, INVALID, "out", g0.t, x.t, t.t, wt.t, 1, -100, tot.t, o2.t);
   tu_tensor bad = tu_make(ACL_FLOAT, 1, (int64_t[]){4}, NULL);
   TU_EXPECT(MseLoss, INVALID, "do not broadcast", x.t, bad.t, 1, o0.t);
   TU_EXPECT(MseLoss, INVALID, "out has shape [2], expected []", x.t, y.t, 1, o2.t);
