@@ -729,3 +729,55 @@ void sop_pointwise_run(aclOpExecutor *ex) {
     sop_store(it.ptr[0], t[0]->dtype, v, ex->result);
   }
 }
+
+aclnnStatus sop_pointwise_op(const sop_pointwise_spec *spec, const char *out_arg,
+                             const aclTensor *out, int32_t n, const sop_operand *in,
+                             aclOpExecutor **ex) {
+  const char *op = spec->name;
+  for (int32_t k = 0; k < n; k++) {
+    SOP_CHECK(sop_check_nonnull(op, in[k].arg, in[k].t != NULL ? (const void *)in[k].t : in[k].s));
+  }
+  SOP_CHECK(sop_check_nonnull(op, out_arg, out));
+  aclDataType tensors = ACL_DT_UNDEFINED, compute = ACL_DT_UNDEFINED;
+  for (int32_t k = 0; k < n; k++) {
+    if (in[k].flags & SOP_MASK) {
+      SOP_CHECK(sop_check_tensor(op, in[k].arg, in[k].t, SOP_BIT(ACL_BOOL) | SOP_BIT(ACL_UINT8)));
+    } else if (in[k].t != NULL) {
+      SOP_CHECK(sop_check_tensor(op, in[k].arg, in[k].t, spec->inputs));
+      tensors = tensors == ACL_DT_UNDEFINED ? in[k].t->dtype : sop_promote(tensors, in[k].t->dtype);
+      if (tensors == ACL_DT_UNDEFINED) {
+        return sop_fail(ACLNN_ERR_PARAM_INVALID, op,
+                        "%s (%s) has no common type with the inputs before it", in[k].arg,
+                        sop_dtype_name(in[k].t->dtype));
+      }
+    } else {
+      SOP_CHECK(sop_check_scalar(op, in[k].arg, in[k].s, SOP_ALL));
+    }
+  }
+  SOP_CHECK(sop_check_tensor(op, out_arg, out, spec->inputs));
+  compute = tensors;
+  for (int32_t k = 0; k < n; k++) {
+    if (in[k].t != NULL || (in[k].flags & SOP_MASK)) continue;
+    compute =
+        compute == ACL_DT_UNDEFINED ? in[k].s->dtype : sop_promote_scalar(compute, in[k].s->dtype);
+  }
+  if (spec->flags & SOP_PW_FIRST_TYPE) {
+    compute = in[0].t != NULL ? in[0].t->dtype : in[0].s->dtype;
+  }
+  if ((spec->flags & SOP_PW_INTS_TO_FLOAT) && compute != ACL_DT_UNDEFINED &&
+      !sop_is_float(compute)) {
+    compute = ACL_FLOAT;
+  }
+  if (compute == ACL_DT_UNDEFINED || !(spec->computes & SOP_BIT(compute))) {
+    return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "the inputs' common type %s is not supported",
+                    sop_dtype_name(compute));
+  }
+  aclDataType result = (spec->flags & SOP_PW_BOOL_RESULT) ? ACL_BOOL : compute;
+  return sop_pointwise_prepare(op, spec->elem, out_arg, out, n, in, compute, result, ex);
+}
+
+void sop_param(aclOpExecutor *ex, int32_t k, const aclScalar *s) {
+  if (s == NULL) return;
+  ex->f[k] = sop_load_f(s->value, s->dtype);
+  ex->i[k] = sop_load_i(s->value, s->dtype);
+}

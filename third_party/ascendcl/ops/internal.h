@@ -266,7 +266,10 @@ typedef struct sop_operand {
   const char *arg;
   const aclTensor *t;
   const aclScalar *s;
+  /* SOP_MASK: a bool (or uint8) mask or condition, which takes no part in type promotion */
+  unsigned flags;
 } sop_operand;
+#define SOP_MASK 1u
 
 /**
  * Phase one of a pointwise operator: checks that every input's shape broadcasts to @p out's
@@ -278,6 +281,34 @@ SOP_API aclnnStatus sop_pointwise_prepare(const char *op, sop_elem_fn elem, cons
                                           const aclTensor *out, int32_t n, const sop_operand *in,
                                           aclDataType compute, aclDataType result,
                                           aclOpExecutor **ex);
+
+/** What a pointwise operator accepts and how it types its computation. */
+typedef struct sop_pointwise_spec {
+  const char *name; /* "aclnnMul" */
+  sop_elem_fn elem;
+  uint64_t inputs;   /* dtypes of its tensor inputs and of out */
+  uint64_t computes; /* compute types it implements */
+  unsigned flags;
+} sop_pointwise_spec;
+/** Integer and bool compute types become ACL_FLOAT (true division, sqrt of an integer). */
+#define SOP_PW_INTS_TO_FLOAT 1u
+/** Results are ACL_BOOL (comparisons, tests). */
+#define SOP_PW_BOOL_RESULT 2u
+/** The compute type is the first operand's (the other operands convert to it). */
+#define SOP_PW_FIRST_TYPE 4u
+
+/**
+ * Phase one of a pointwise operator: every operand non-NULL (ACLNN_ERR_PARAM_NULLPTR naming
+ * it), tensor dtypes in spec->inputs (masks: bool or uint8), the compute type the promotion of
+ * the tensor operands then of the scalars (or per spec->flags), which must be in
+ * spec->computes; then sop_pointwise_prepare.  The caller sets parameters on *ex (sop_param)
+ * and ends with sop_finish.
+ */
+SOP_API aclnnStatus sop_pointwise_op(const sop_pointwise_spec *spec, const char *out_arg,
+                                     const aclTensor *out, int32_t n, const sop_operand *in,
+                                     aclOpExecutor **ex);
+/** Parameter @p k of @p ex (f[k] and i[k]) from @p s (NULL: leaves them). */
+SOP_API void sop_param(aclOpExecutor *ex, int32_t k, const aclScalar *s);
 
 /** The pointwise engine (the run function sop_pointwise_prepare installs). */
 SOP_API void sop_pointwise_run(aclOpExecutor *ex);

@@ -32,8 +32,11 @@ typedef void (*standin_task_fn)(void *arg);
  * faulted.  @p name (a static string, typically the aclnn function name) names the work in
  * fault messages.  On failure nothing is enqueued, `release` is not called (the caller still
  * owns @p arg) and the calling thread's recent error message says why.
- * Returns ACL_SUCCESS, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL,
- * ACL_ERROR_RT_INVALID_HANDLE, or the device's fault code when it has faulted.
+ * @p stream must belong to the calling thread's current device, as AscendCL requires of
+ * every enqueueing call.
+ * Returns ACL_SUCCESS, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL (no current device),
+ * ACL_ERROR_RT_INVALID_HANDLE, ACL_ERROR_RT_STREAM_CONTEXT (a stream of another device),
+ * ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, or the device's fault code when it has faulted.
  */
 STANDIN_API aclError standin_launch(aclrtStream stream, const char *name, standin_task_fn run,
                                     void (*release)(void *arg), void *arg);
@@ -59,8 +62,7 @@ STANDIN_API int standin_is_device_range(const void *device_ptr, size_t bytes);
  * synchronisation of the device's streams and events returns that code (with the message in
  * aclGetRecentErrMsg), and every later enqueue and copy on the device fails with it.
  */
-STANDIN_API void standin_task_fail(const char *format, ...)
-    __attribute__((format(printf, 1, 2)));
+STANDIN_API void standin_task_fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /** Sets the calling thread's aclGetRecentErrMsg text. */
 STANDIN_API void standin_set_error(const char *format, ...) __attribute__((format(printf, 1, 2)));

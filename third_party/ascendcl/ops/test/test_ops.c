@@ -279,10 +279,13 @@ static void test_fault(void) {
   tu_free(&o);
 }
 
+void test_pointwise(void); /* test_pointwise.c */
+
 int main(void) {
   if (tu_setup() != 0) return 1;
   test_meta();
   test_add();
+  test_pointwise();
   test_fault();
   return tu_teardown();
 }
