@@ -90,7 +90,7 @@ aclnnStatus dense_dim_mask(const char *op, const char *arg, const aclIntArray *d
                            bool empty_is_all, bool *mask) {
   for (int32_t d = 0; d < ndim; d++) mask[d] = dims->size == 0 && empty_is_all;
   for (uint64_t i = 0; i < dims->size; i++) {
-    int64_t d;
+    int64_t d = 0;
     SOP_CHECK(dense_wrap_dim(op, arg, dims->values[i], ndim, &d));
     if (ndim == 0) continue; /* a 0-dim tensor reduces over nothing */
     if (mask[d]) {

@@ -290,7 +290,7 @@ aclnnStatus aclnnIndexSelectGetWorkspaceSize(const aclTensor *self, int64_t dim,
     return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "out (%s) and self (%s) differ in type",
                     sop_dtype_name(out->dtype), sop_dtype_name(self->dtype));
   }
-  int64_t d;
+  int64_t d = 0;
   SOP_CHECK(dense_wrap_dim(op, "dim", dim, self->ndim, &d));
   int64_t want[INDEX_MAX_DIMS], outer = 1, inner = 1;
   for (int32_t k = 0; k < self->ndim; k++) {
@@ -344,7 +344,7 @@ aclnnStatus aclnnGatherGetWorkspaceSize(const aclTensor *self, const int64_t dim
   SOP_CHECK(sop_check_tensor(op, "self", self, SOP_ALL));
   SOP_CHECK(sop_check_tensor(op, "index", index, INDEX_TYPES));
   SOP_CHECK(sop_check_tensor(op, "out", out, SOP_ALL));
-  int64_t d;
+  int64_t d = 0;
   SOP_CHECK(dense_wrap_dim(op, "dim", dim, self->ndim, &d));
   bool fits = self->ndim >= 1 && index->ndim == self->ndim;
   for (int32_t k = 0; fits && k < self->ndim; k++) {
@@ -412,7 +412,7 @@ aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList *tensors, int64_t dim, 
   SOP_CHECK(sop_check_tensor(op, "out", out, SOP_ALL));
   if (tensors->size == 0) return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "tensors is empty");
   if (out->ndim < 1) return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "out has no dimensions");
-  int64_t d;
+  int64_t d = 0;
   SOP_CHECK(dense_wrap_dim(op, "dim", dim, out->ndim, &d));
   int64_t total = 0, taking = 0;
   for (uint64_t i = 0; i < tensors->size; i++) {

@@ -108,7 +108,7 @@ static aclnnStatus softmax_prepare(const char *op, bool log_softmax, const char 
   }
   SOP_CHECK(sop_check_same_shape(op, "out", out, x_arg, x));
   SOP_CHECK(sop_check_cast(op, x->dtype, "out", out));
-  int64_t d;
+  int64_t d = 0;
   SOP_CHECK(dense_wrap_dim(op, "dim", dim, x->ndim, &d));
   int64_t outer = 1, n = 1, inner = 1;
   for (int32_t k = 0; k < x->ndim; k++) {
