@@ -1,0 +1,150 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * Internals of npu's runtime half (vendor.c, error.c, device.c, memory.c, stream.c,
+ * event.c), beside npu.h, which is what the kernel half sees.  Like the rest of the adapter it
+ * includes only AscendCL's public headers.
+ *
+ * State.  AscendCL is one per process: its initialisation, its devices' faults and peer access
+ * are process-wide, so they are kept process-wide here too (g_npu, error.c and vendor.c).
+ * Everything that belongs to one use of the devices -- the streams, events and allocations a
+ * context made, so that its finalize can release what the caller left -- lives in the context.
+ */
+#ifndef TB_NPU_RUNTIME_H_
+#define TB_NPU_RUNTIME_H_
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <torch_backend/vendor_slots.h>
+
+#include "npu.h"
+
+/* Every slot is npu_<group>_<slot> (vendor.c wires them; the optional ones npu lacks are not
+ * defined). */
+#define NPU_DECLARE_SLOT(gt, gf, slot, required, since, ret, params, names) \
+  ret npu_##gf##_##slot params;
+TB_VENDOR_SLOTS(NPU_DECLARE_SLOT)
+#undef NPU_DECLARE_SLOT
+
+/* Devices the adapter keeps per-device state for: c10::DeviceIndex is 8-bit. */
+#define NPU_MAX_DEVICES 128
+
+/* ---- the context (vendor.c) ---- */
+
+typedef struct npu_stream_rec npu_stream_rec; /* stream.c */
+typedef struct npu_event_rec npu_event_rec;   /* event.c */
+
+/* One device_malloc or host_malloc block: where it starts, its size, its device (-1: host). */
+typedef struct npu_block {
+  uintptr_t base;
+  size_t size;
+  int32_t device;
+} npu_block;
+
+/* A sorted array of blocks (by base). */
+typedef struct npu_blocks {
+  npu_block *items;
+  size_t count, capacity;
+} npu_blocks;
+
+struct tb_context_impl {
+  uint32_t magic;
+  _Atomic bool finalized;
+  char acl_config[1024];        /* TORCH_BACKEND_NPU_ACL_CONFIG: aclInit's configPath ("" : NULL) */
+  _Atomic int32_t device_count; /* -1 until aclrtGetDeviceCount answered */
+  pthread_mutex_t mutex;        /* guards everything below */
+  npu_stream_rec *streams;      /* live streams */
+  npu_stream_rec *graveyard;    /* destroyed while busy: aclrtDestroyStream would block */
+  npu_event_rec *events;
+  npu_blocks device_blocks;
+  npu_blocks host_blocks;
+};
+typedef struct tb_context_impl npu_context;
+
+tb_status npu_init(const tb_host_api *host, tb_context *ctx);
+void npu_finalize(tb_context ctx);
+const char *npu_last_error(tb_context ctx);
+
+/* TB_OK, or why `ctx` cannot be used (NULL, not npu's, finalized), with the message set. */
+tb_status npu_check_context(const npu_context *ctx, const char *call);
+/* npu_check_context, then that `device` is one of its devices (TB_ERROR_INVALID_DEVICE). */
+tb_status npu_check_device(npu_context *ctx, int32_t device, const char *call);
+/* Initialises AscendCL for the process on first use (aclInit is deferred to here, see
+ * vendor.c), then makes `device` current on the calling thread; unlike npu_enter, whatever
+ * the device's fault state.  For the calls that keep working on a faulted device
+ * (vendor.h, "Device faults"): allocation, freeing, records, creating and destroying. */
+tb_status npu_activate(tb_context ctx, int32_t device, const char *call);
+/* aclInit on first use (vendor.c); TB_OK once AscendCL is initialised. */
+tb_status npu_acl_ready(npu_context *ctx, const char *call);
+
+/* ---- errors and faults (error.c) ---- */
+
+/* TB_OK, or TB_ERROR_DEVICE_FAULT with the recorded message when `device` is faulted; `call`
+ * (may be NULL) prefixes the message. */
+tb_status npu_fault_check(int32_t device, const char *call);
+/* Whether `device` is faulted (no message). */
+bool npu_is_faulted(int32_t device);
+/* Forgets the fault of `device` (tb_device_api::reset). */
+void npu_fault_clear(int32_t device);
+/* Forgets every fault (aclFinalize ends them). */
+void npu_faults_reset(void);
+/* Whether `err` is the code of an asynchronous device failure (which faults the device). */
+bool npu_is_fault_code(int err);
+/* Discards the calling thread's AscendCL messages after an expected failure. */
+void npu_drop_acl_messages(void);
+
+/* OPS-B's stream.inject_fault: the next fault npu_check records for `device` gets
+ * "<message> (in inject_fault)" in front of its message (error.c). */
+void npu_expect_fault(int32_t device, const char *message);
+
+/* ---- blocks (memory.c) ---- */
+
+int npu_blocks_add(npu_blocks *blocks, uintptr_t base, size_t size, int32_t device);
+/* Removes the block starting exactly at `base` of `device`; -1 when there is none. */
+int npu_blocks_remove(npu_blocks *blocks, uintptr_t base, int32_t device);
+/* The block containing [address, address + size), or NULL. */
+const npu_block *npu_blocks_find(const npu_blocks *blocks, uintptr_t address, size_t size);
+/* Frees every block left (finalize). */
+void npu_blocks_release(npu_blocks *blocks, bool host);
+/* Forgets which devices were given peer access (aclFinalize ends it). */
+void npu_peers_reset(void);
+
+/* ---- streams and events (stream.c, event.c) ---- */
+
+/* A stream: npu.h's npu_stream first, so that a tb_stream (what the kernels cast to
+ * npu_stream *) is the record's address. */
+struct npu_stream_rec {
+  npu_stream base;
+  uint32_t magic;
+  npu_context *ctx;
+  npu_stream_rec *prev, *next; /* the context's live streams, or its graveyard (next only) */
+};
+
+/* What an event's last record is. */
+enum {
+  NPU_EVENT_NEVER_RECORDED = 0, /* complete, nothing to wait for (vendor.h) */
+  NPU_EVENT_RECORDED = 1,       /* AscendCL holds the record */
+  NPU_EVENT_RECORD_LOST = 2     /* aclrtRecordEvent failed on a faulted device */
+};
+
+struct npu_event_rec {
+  uint32_t magic;
+  npu_context *ctx;
+  aclrtEvent handle;
+  int32_t device;
+  uint32_t flags; /* TB_EVENT_FLAG_* */
+  _Atomic int state;
+  npu_event_rec *prev, *next; /* the context's events */
+};
+
+/* TB_OK when `stream` is a live stream of `ctx`. */
+tb_status npu_stream_check(npu_context *ctx, tb_stream stream, const char *call);
+
+/* Destroys the streams of the graveyard whose work is done (all of them with `all`). */
+void npu_streams_sweep(npu_context *ctx, bool all);
+/* Releases every stream and event of `ctx` (finalize). */
+void npu_streams_release(npu_context *ctx);
+void npu_events_release(npu_context *ctx);
+
+#endif /* TB_NPU_RUNTIME_H_ */
