@@ -47,8 +47,8 @@ static tb_status bmm_out(npu_call *c) {
 static tb_status addmm_out(npu_call *c) {
   tb_status status = check_operands(c, (const int32_t[]){0, 1, 2, 5}, 4);
   if (status != TB_OK) return status;
-  return NPU_ACLNN(c, Addmm, npu_tensor(c, 0), npu_tensor(c, 1), npu_tensor(c, 2),
-                   npu_scalar(c, 3), npu_scalar(c, 4), npu_tensor(c, 5), KEEP_DTYPE);
+  return NPU_ACLNN(c, Addmm, npu_tensor(c, 0), npu_tensor(c, 1), npu_tensor(c, 2), npu_scalar(c, 3),
+                   npu_scalar(c, 4), npu_tensor(c, 5), KEEP_DTYPE);
 }
 
 NPU_KERNEL(k_mm, "mm.out", mm_out, MATMUL_TYPES,

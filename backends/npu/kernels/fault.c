@@ -57,18 +57,18 @@ tb_status npu_inject_fault(tb_context ctx, tb_stream stream, const char *message
                                   sizeof k_bad_index, ACL_MEMCPY_HOST_TO_DEVICE, handle);
   if (err != ACL_SUCCESS) return npu_check(ctx, device, err, "aclrtMemcpyAsync");
   static const int64_t one[1] = {1}, storage[1] = {1};
-  aclTensor *self = aclCreateTensor(one, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, storage, 1,
-                                    buffer + VALUE_OFFSET);
-  aclTensor *index = aclCreateTensor(one, 1, ACL_INT64, NULL, 0, ACL_FORMAT_ND, storage, 1,
-                                     buffer + INDEX_OFFSET);
-  aclTensor *out = aclCreateTensor(one, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, storage, 1,
-                                   buffer + VALUE_OFFSET);
+  aclTensor *self =
+      aclCreateTensor(one, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, storage, 1, buffer + VALUE_OFFSET);
+  aclTensor *index =
+      aclCreateTensor(one, 1, ACL_INT64, NULL, 0, ACL_FORMAT_ND, storage, 1, buffer + INDEX_OFFSET);
+  aclTensor *out =
+      aclCreateTensor(one, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, storage, 1, buffer + VALUE_OFFSET);
   uint64_t workspace_size = 0;
   aclOpExecutor *executor = NULL;
-  aclnnStatus st = self != NULL && index != NULL && out != NULL
-                       ? aclnnIndexSelectGetWorkspaceSize(self, 0, index, out, &workspace_size,
-                                                          &executor)
-                       : ACLNN_ERR_INNER;
+  aclnnStatus st =
+      self != NULL && index != NULL && out != NULL
+          ? aclnnIndexSelectGetWorkspaceSize(self, 0, index, out, &workspace_size, &executor)
+          : ACLNN_ERR_INNER;
   if (self != NULL) aclDestroyTensor(self);
   if (index != NULL) aclDestroyTensor(index);
   if (out != NULL) aclDestroyTensor(out);

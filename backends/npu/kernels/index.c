@@ -72,8 +72,8 @@ static tb_status index_out(npu_call *c) {
   for (int64_t i = 0; i < n && ok; i++) {
     const tb_tensor *t = list->as.tensors.items[i];
     if (t == NULL) { /* None: an empty INT64 tensor */
-      items[i] = aclCreateTensor(empty_size, 1, ACL_INT64, NULL, 0, ACL_FORMAT_ND, empty_size, 1,
-                                 NULL);
+      items[i] =
+          aclCreateTensor(empty_size, 1, ACL_INT64, NULL, 0, ACL_FORMAT_ND, empty_size, 1, NULL);
     } else {
       int64_t extent = 1;
       for (int32_t d = 0; d < t->ndim; d++) extent += (t->sizes[d] - 1) * t->strides[d];
@@ -122,5 +122,5 @@ NPU_KERNEL(k_embedding_backward, "embedding_dense_backward", embedding_backward,
            "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
            "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor");
 
-const tb_kernel *const npu_index_kernels[] = {
-    &k_index_select, &k_gather, &k_cat, &k_index, &k_embedding_backward, NULL};
+const tb_kernel *const npu_index_kernels[] = {&k_index_select,       &k_gather, &k_cat, &k_index,
+                                              &k_embedding_backward, NULL};

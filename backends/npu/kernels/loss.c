@@ -22,8 +22,7 @@
 
 #define LOSS_TYPES \
   (NPU_BIT(TB_DTYPE_FLOAT32) | NPU_BIT(TB_DTYPE_FLOAT16) | NPU_BIT(TB_DTYPE_BFLOAT16))
-#define TARGET_TYPES \
-  (NPU_BIT(TB_DTYPE_INT64) | NPU_BIT(TB_DTYPE_INT32) | NPU_BIT(TB_DTYPE_UINT8))
+#define TARGET_TYPES (NPU_BIT(TB_DTYPE_INT64) | NPU_BIT(TB_DTYPE_INT32) | NPU_BIT(TB_DTYPE_UINT8))
 enum { REDUCTION_NONE = 0 };
 
 /* Argument `k` as aclnn takes it: a 0-dim tensor as a (1,) view, others as they are. */
@@ -48,10 +47,12 @@ static aclTensor *nll_weight(npu_call *c, int32_t k, const tb_tensor *self, tb_s
 static tb_status nll_check(npu_call *c, int32_t x, int32_t target, int32_t weight) {
   const tb_tensor *self = npu_tensor_arg(c, x), *w = npu_tensor_arg(c, weight);
   tb_status status = npu_require_dtype(c, self, LOSS_TYPES, "self");
-  if (status == TB_OK) status = npu_require_dtype(c, npu_tensor_arg(c, target), TARGET_TYPES, "target");
+  if (status == TB_OK)
+    status = npu_require_dtype(c, npu_tensor_arg(c, target), TARGET_TYPES, "target");
   if (status != TB_OK) return status;
   if (w != NULL && w->dtype != self->dtype) return npu_decline(c, "a weight of another dtype");
-  if (self->ndim < 1 || self->ndim > 2) return npu_decline(c, "self of %d dimensions", (int)self->ndim);
+  if (self->ndim < 1 || self->ndim > 2)
+    return npu_decline(c, "self of %d dimensions", (int)self->ndim);
   return TB_OK;
 }
 
@@ -67,8 +68,7 @@ static tb_status nll_forward(npu_call *c) {
   if (reduction == REDUCTION_NONE && npu_numel(total) > 0) {
     static const size_t item[TB_DTYPE_COUNT] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
     const size_t bytes = (size_t)npu_numel(total) * item[total->dtype];
-    aclError err =
-        aclrtMemsetAsync(total->data, bytes, 0, bytes, npu_acl_stream(c->call->stream));
+    aclError err = aclrtMemsetAsync(total->data, bytes, 0, bytes, npu_acl_stream(c->call->stream));
     if (err != ACL_SUCCESS) return npu_check(c->ctx, c->device, err, "aclrtMemsetAsync");
   }
   return NPU_ACLNN(c, NLLLoss, npu_tensor(c, 0), npu_tensor(c, 1), weight, reduction,

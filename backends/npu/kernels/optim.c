@@ -73,11 +73,11 @@ static tb_status fused_adamw(npu_call *c) {
   const float eps = (float)npu_arg_double(c, 10);
   for (int64_t i = 0; i < n && status == TB_OK; i++) {
     const int32_t mark = c->num_objects;
-    status = NPU_ACLNN(c, ApplyAdamWV2, npu_tensor_of(c, item(c, 0, i)),
-                       npu_tensor_of(c, item(c, 2, i)), npu_tensor_of(c, item(c, 3, i)),
-                       amsgrad ? npu_tensor_of(c, item(c, 4, i)) : NULL,
-                       npu_tensor_of(c, item(c, 1, i)), npu_tensor_of(c, item(c, 5, i)), lr,
-                       beta1, beta2, weight_decay, eps, amsgrad, maximize);
+    status =
+        NPU_ACLNN(c, ApplyAdamWV2, npu_tensor_of(c, item(c, 0, i)), npu_tensor_of(c, item(c, 2, i)),
+                  npu_tensor_of(c, item(c, 3, i)), amsgrad ? npu_tensor_of(c, item(c, 4, i)) : NULL,
+                  npu_tensor_of(c, item(c, 1, i)), npu_tensor_of(c, item(c, 5, i)), lr, beta1,
+                  beta2, weight_decay, eps, amsgrad, maximize);
     npu_release_objects(c, mark);
   }
   return status;
@@ -133,9 +133,9 @@ static tb_status sgd_step(npu_call *c, aclTensor *p, aclTensor *g, aclTensor *bu
 /* _fused_sgd_: [params, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening,
  * nesterov, maximize, is_first_step, grad_scale?, found_inf?] */
 static tb_status fused_sgd(npu_call *c) {
-  sgd_options o = {npu_arg_double(c, 3), npu_arg_double(c, 4), npu_arg_double(c, 5),
-                   npu_arg_double(c, 6), npu_arg_int(c, 7) != 0, npu_arg_int(c, 8) != 0,
-                   npu_arg_int(c, 9) != 0, ACL_FLOAT};
+  sgd_options o = {
+      npu_arg_double(c, 3),   npu_arg_double(c, 4),   npu_arg_double(c, 5),   npu_arg_double(c, 6),
+      npu_arg_int(c, 7) != 0, npu_arg_int(c, 8) != 0, npu_arg_int(c, 9) != 0, ACL_FLOAT};
   tb_status status = check_lists(c, (const int32_t[]){0, 1, 2}, 3, o.momentum != 0 ? 0 : 1u << 2,
                                  OPTIM_TYPES | NPU_BIT(TB_DTYPE_FLOAT64), 10);
   if (status != TB_OK) return status;

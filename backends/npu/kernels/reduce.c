@@ -41,8 +41,7 @@ static tb_status mean_out(npu_call *c) {
 static tb_status all_all_out(npu_call *c) {
   tb_status status = npu_require_dtype(c, npu_tensor_arg(c, 1), ALL_OUT_TYPES, "out");
   if (status != TB_OK) return status;
-  return NPU_ACLNN(c, All, npu_tensor(c, 0), npu_int_array_of(c, NULL, 0), false,
-                   npu_tensor(c, 1));
+  return NPU_ACLNN(c, All, npu_tensor(c, 0), npu_int_array_of(c, NULL, 0), false, npu_tensor(c, 1));
 }
 
 /* all.out: [self, dim, keepdim, out] */
@@ -79,5 +78,5 @@ NPU_KERNEL(k_vector_norm, "linalg_vector_norm.out", vector_norm_out, NPU_FLOATS,
            "linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool "
            "keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)");
 
-const tb_kernel *const npu_reduce_kernels[] = {&k_sum, &k_mean, &k_all_all, &k_all_dim,
-                                               &k_vector_norm, NULL};
+const tb_kernel *const npu_reduce_kernels[] = {&k_sum,     &k_mean,        &k_all_all,
+                                               &k_all_dim, &k_vector_norm, NULL};

@@ -23,8 +23,7 @@ static void gemm_batched(int64_t batch, int64_t m, int64_t n, int64_t k, double 
                          double beta, float *c) {
   for (int64_t i = 0; i < batch; i++) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, (float)alpha,
-                a + i * a_step, (int)k, b + i * b_step, (int)n, (float)beta, c + i * m * n,
-                (int)n);
+                a + i * a_step, (int)k, b + i * b_step, (int)n, (float)beta, c + i * m * n, (int)n);
   }
 }
 
@@ -68,9 +67,8 @@ static void run_matmul(aclOpExecutor *ex) {
  * + beta * addend (broadcast; NULL: none).  `rank` is 2 (mm) or 3 (bmm). */
 static aclnnStatus matmul_prepare(const char *op, int rank, const char *a_arg, const aclTensor *a,
                                   const char *b_arg, const aclTensor *b, const char *c_arg,
-                                  const aclTensor *c, const aclScalar *beta,
-                                  const aclScalar *alpha, const char *out_arg,
-                                  const aclTensor *out, int8_t cubeMathType,
+                                  const aclTensor *c, const aclScalar *beta, const aclScalar *alpha,
+                                  const char *out_arg, const aclTensor *out, int8_t cubeMathType,
                                   uint64_t *workspaceSize, aclOpExecutor **executor) {
   char s1[160], s2[160];
   SOP_CHECK(sop_check_nonnull(op, a_arg, a));
@@ -95,8 +93,8 @@ static aclnnStatus matmul_prepare(const char *op, int rank, const char *a_arg, c
                     (int)cubeMathType);
   }
   if (a->ndim != rank || b->ndim != rank) {
-    return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "%s %s and %s %s must have %d dimensions",
-                    a_arg, sop_shape_str(a, s1), b_arg, sop_shape_str(b, s2), rank);
+    return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "%s %s and %s %s must have %d dimensions", a_arg,
+                    sop_shape_str(a, s1), b_arg, sop_shape_str(b, s2), rank);
   }
   const int r = rank - 2;
   const int64_t m = a->dims[r], k = a->dims[r + 1], n = b->dims[r + 1];
@@ -108,8 +106,8 @@ static aclnnStatus matmul_prepare(const char *op, int rank, const char *a_arg, c
   if (rank == 3) {
     batch = a->dims[0] > b->dims[0] ? a->dims[0] : b->dims[0];
     if ((a->dims[0] != batch && a->dims[0] != 1) || (b->dims[0] != batch && b->dims[0] != 1)) {
-      return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "the batches of %s %s and %s %s differ",
-                      a_arg, sop_shape_str(a, s1), b_arg, sop_shape_str(b, s2));
+      return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "the batches of %s %s and %s %s differ", a_arg,
+                      sop_shape_str(a, s1), b_arg, sop_shape_str(b, s2));
     }
   }
   const int64_t want[3] = {batch, m, n};

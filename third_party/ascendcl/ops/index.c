@@ -138,8 +138,8 @@ static int advanced_index_shape(const advanced_index *a, int64_t *out_shape) {
   return n;
 }
 
-static bool advanced_index_bytes(const advanced_index *a, const char *self, char *out,
-                                 size_t item, index_error *error) {
+static bool advanced_index_bytes(const advanced_index *a, const char *self, char *out, size_t item,
+                                 index_error *error) {
   int first = -1, last = -1, count = 0;
   int64_t stride[INDEX_MAX_DIMS], s = 1, bnumel = 1;
   for (int d = a->rank - 1; d >= 0; d--) {
@@ -539,8 +539,7 @@ aclnnStatus aclnnIndexGetWorkspaceSize(const aclTensor *self, const aclTensorLis
   for (int32_t d = 0; d < self->ndim; d++) {
     a.shape[d] = self->dims[d];
     const aclTensor *t = (uint64_t)d < indices->size ? indices->items[d] : NULL;
-    SOP_CHECK((uint64_t)d < indices->size ? sop_check_nonnull(op, "indices[i]", t)
-                                          : ACLNN_SUCCESS);
+    SOP_CHECK((uint64_t)d < indices->size ? sop_check_nonnull(op, "indices[i]", t) : ACLNN_SUCCESS);
     if (t == NULL || sop_numel(t) == 0) continue; /* an empty tensor: the dimension whole */
     if (t->dtype == ACL_BOOL) {
       return sop_fail(ACLNN_ERR_PARAM_INVALID, op,
@@ -594,12 +593,9 @@ static void run_embedding_backward(aclOpExecutor *ex) {
   free(counts);
 }
 
-aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(const aclTensor *grad,
-                                                        const aclTensor *indices,
-                                                        uint64_t numWeights, uint64_t paddingIdx,
-                                                        bool scaleGradByFreq, const aclTensor *out,
-                                                        uint64_t *workspaceSize,
-                                                        aclOpExecutor **executor) {
+aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(
+    const aclTensor *grad, const aclTensor *indices, uint64_t numWeights, uint64_t paddingIdx,
+    bool scaleGradByFreq, const aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
   static const char op[] = "aclnnEmbeddingDenseBackward";
   char a[160], b[160];
   const uint64_t grad_types = SOP_BIT(ACL_FLOAT) | SOP_BIT(ACL_FLOAT16) | SOP_BIT(ACL_BF16);

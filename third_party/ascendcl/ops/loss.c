@@ -97,8 +97,8 @@ static void mse_backward(const double *g, const double *x, const double *y, int6
 
 static aclnnStatus check_reduction(const char *op, int64_t reduction) {
   if (reduction >= REDUCTION_NONE && reduction <= REDUCTION_SUM) return ACLNN_SUCCESS;
-  return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "reduction %lld is not 0 (none), 1 (mean) or 2 (sum)",
-                  (long long)reduction);
+  return sop_fail(ACLNN_ERR_PARAM_INVALID, op,
+                  "reduction %lld is not 0 (none), 1 (mean) or 2 (sum)", (long long)reduction);
 }
 
 /* The fault of a target outside [0, C). */
@@ -221,11 +221,11 @@ static void run_nll_backward(aclOpExecutor *ex) {
   free(dx);
 }
 
-aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor *gradOutput,
-                                                 const aclTensor *self, const aclTensor *target,
-                                                 const aclTensor *weight, int64_t reduction,
-                                                 int64_t ignoreIndex, const aclTensor *totalWeight,
-                                                 aclTensor *out, uint64_t *workspaceSize,
+aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
+                                                 const aclTensor *target, const aclTensor *weight,
+                                                 int64_t reduction, int64_t ignoreIndex,
+                                                 const aclTensor *totalWeight, aclTensor *out,
+                                                 uint64_t *workspaceSize,
                                                  aclOpExecutor **executor) {
   static const char op[] = "aclnnNLLLossBackward";
   SOP_CHECK(sop_check_nonnull(op, "gradOutput", gradOutput));
@@ -362,8 +362,8 @@ static aclnnStatus mse_prepare(const char *op, const aclTensor *grad, const aclT
 }
 
 aclnnStatus aclnnMseLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,
-                                         int64_t reduction, aclTensor *out,
-                                         uint64_t *workspaceSize, aclOpExecutor **executor) {
+                                         int64_t reduction, aclTensor *out, uint64_t *workspaceSize,
+                                         aclOpExecutor **executor) {
   static const char op[] = "aclnnMseLoss";
   SOP_CHECK(sop_check_nonnull(op, "self", self));
   SOP_CHECK(sop_check_nonnull(op, "target", target));
@@ -372,10 +372,9 @@ aclnnStatus aclnnMseLossGetWorkspaceSize(const aclTensor *self, const aclTensor 
 }
 SOP_PHASE_TWO(MseLoss)
 
-aclnnStatus aclnnMseLossBackwardGetWorkspaceSize(const aclTensor *gradOutput,
-                                                 const aclTensor *self, const aclTensor *target,
-                                                 int64_t reduction, aclTensor *out,
-                                                 uint64_t *workspaceSize,
+aclnnStatus aclnnMseLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
+                                                 const aclTensor *target, int64_t reduction,
+                                                 aclTensor *out, uint64_t *workspaceSize,
                                                  aclOpExecutor **executor) {
   static const char op[] = "aclnnMseLossBackward";
   SOP_CHECK(sop_check_nonnull(op, "gradOutput", gradOutput));

@@ -141,13 +141,10 @@ static void run_layer_norm(aclOpExecutor *ex) {
   free(rstd);
 }
 
-aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor *input,
-                                           const aclIntArray *normalizedShape,
-                                           const aclTensor *weightOptional,
-                                           const aclTensor *biasOptional, double eps,
-                                           aclTensor *out, aclTensor *meanOutOptional,
-                                           aclTensor *rstdOutOptional, uint64_t *workspaceSize,
-                                           aclOpExecutor **executor) {
+aclnnStatus aclnnLayerNormGetWorkspaceSize(
+    const aclTensor *input, const aclIntArray *normalizedShape, const aclTensor *weightOptional,
+    const aclTensor *biasOptional, double eps, aclTensor *out, aclTensor *meanOutOptional,
+    aclTensor *rstdOutOptional, uint64_t *workspaceSize, aclOpExecutor **executor) {
   static const char op[] = "aclnnLayerNorm";
   SOP_CHECK(sop_check_nonnull(op, "input", input));
   SOP_CHECK(sop_check_nonnull(op, "normalizedShape", normalizedShape));

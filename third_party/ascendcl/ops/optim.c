@@ -48,8 +48,8 @@ static void run_adamw(aclOpExecutor *ex) {
       step == NULL) {
     dense_fail_memory();
   } else {
-    const adamw_params p = {ex->f[0], ex->f[1], ex->f[2], ex->f[3], ex->f[4], step[0],
-                            amsgrad,  ex->i[1] != 0};
+    const adamw_params p = {ex->f[0], ex->f[1], ex->f[2], ex->f[3],
+                            ex->f[4], step[0],  amsgrad,  ex->i[1] != 0};
     adamw_step(var, m, v, max_v, grad, n, &p);
     dense_store(ex, 0, var);
     dense_store(ex, 1, m);
@@ -67,10 +67,9 @@ static void run_adamw(aclOpExecutor *ex) {
 aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef, aclTensor *vRef,
                                               aclTensor *maxGradNormOptionalRef,
                                               const aclTensor *grad, const aclTensor *step,
-                                              float lr, float beta1, float beta2,
-                                              float weightDecay, float eps, bool amsgrad,
-                                              bool maximize, uint64_t *workspaceSize,
-                                              aclOpExecutor **executor) {
+                                              float lr, float beta1, float beta2, float weightDecay,
+                                              float eps, bool amsgrad, bool maximize,
+                                              uint64_t *workspaceSize, aclOpExecutor **executor) {
   static const char op[] = "aclnnApplyAdamWV2";
   const uint64_t types = SOP_BIT(ACL_FLOAT) | SOP_BIT(ACL_FLOAT16) | SOP_BIT(ACL_BF16);
   SOP_CHECK(sop_check_nonnull(op, "varRef", varRef));
@@ -88,8 +87,7 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
     SOP_CHECK(sop_check_same_shape(op, same_args[k], same[k], "varRef", varRef));
     if (same[k]->dtype != varRef->dtype) {
       return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "%s (%s) and varRef (%s) differ in type",
-                      same_args[k], sop_dtype_name(same[k]->dtype),
-                      sop_dtype_name(varRef->dtype));
+                      same_args[k], sop_dtype_name(same[k]->dtype), sop_dtype_name(varRef->dtype));
     }
   }
   SOP_CHECK(sop_check_tensor(op, "step", step, SOP_BIT(ACL_INT64) | SOP_BIT(ACL_FLOAT)));

@@ -64,7 +64,9 @@ static int64_t reduce_walk_next(const reduce_walk *w, int64_t *index, int64_t ou
  * elements.  `p` is the norm's order. */
 static void reduce_double(const reduce_walk *w, const double *x, double *acc, reduce_kind kind,
                           double p) {
-  double init = kind == REDUCE_ALL ? 1.0 : (kind == REDUCE_NORM && isinf(p) && p < 0) ? INFINITY : 0;
+  double init = kind == REDUCE_ALL                           ? 1.0
+                : (kind == REDUCE_NORM && isinf(p) && p < 0) ? INFINITY
+                                                             : 0;
   for (int64_t o = 0; o < w->out_numel; o++) acc[o] = init;
   int64_t index[REDUCE_MAX_DIMS] = {0};
   int64_t o = 0;
@@ -216,8 +218,7 @@ aclnnStatus aclnnAllGetWorkspaceSize(const aclTensor *self, const aclIntArray *d
   SOP_CHECK(sop_check_nonnull(op, "dim", dim));
   SOP_CHECK(sop_check_nonnull(op, "out", out));
   return reduce_prepare(op, REDUCE_ALL, self, SOP_ALL, "dim", dim, keepdim, out,
-                        SOP_BIT(ACL_BOOL) | SOP_BIT(ACL_UINT8), false, 0, workspaceSize,
-                        executor);
+                        SOP_BIT(ACL_BOOL) | SOP_BIT(ACL_UINT8), false, 0, workspaceSize, executor);
 }
 SOP_PHASE_TWO(All)
 

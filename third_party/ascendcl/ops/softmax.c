@@ -132,15 +132,15 @@ static aclnnStatus softmax_prepare(const char *op, bool log_softmax, const char 
 
 aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out,
                                          uint64_t *workspaceSize, aclOpExecutor **executor) {
-  return softmax_prepare("aclnnSoftmax", false, NULL, NULL, "self", self, dim, out,
-                         workspaceSize, executor);
+  return softmax_prepare("aclnnSoftmax", false, NULL, NULL, "self", self, dim, out, workspaceSize,
+                         executor);
 }
 SOP_PHASE_TWO(Softmax)
 
 aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out,
                                             uint64_t *workspaceSize, aclOpExecutor **executor) {
-  return softmax_prepare("aclnnLogSoftmax", true, NULL, NULL, "self", self, dim, out,
-                         workspaceSize, executor);
+  return softmax_prepare("aclnnLogSoftmax", true, NULL, NULL, "self", self, dim, out, workspaceSize,
+                         executor);
 }
 SOP_PHASE_TWO(LogSoftmax)
 
@@ -148,8 +148,8 @@ aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput,
                                                  const aclTensor *output, int64_t dim,
                                                  aclTensor *out, uint64_t *workspaceSize,
                                                  aclOpExecutor **executor) {
-  return softmax_prepare("aclnnSoftmaxBackward", false, "gradOutput", gradOutput, "output",
-                         output, dim, out, workspaceSize, executor);
+  return softmax_prepare("aclnnSoftmaxBackward", false, "gradOutput", gradOutput, "output", output,
+                         dim, out, workspaceSize, executor);
 }
 SOP_PHASE_TWO(SoftmaxBackward)
 

@@ -16,10 +16,13 @@ extern "C" {
 
 /** out = beta * self + alpha * (mat1 @ mat2): mat1 [m, k], mat2 [k, n], self broadcastable to
  *  [m, n]; cubeMathType as for aclnnMm. */
-ACL_FUNC_VISIBILITY aclnnStatus
-aclnnAddmmGetWorkspaceSize(const aclTensor *self, const aclTensor *mat1, const aclTensor *mat2,
-                           const aclScalar *beta, const aclScalar *alpha, aclTensor *out,
-                           int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor);
+/* (the name stays on its return type's line, where an import check looks for it) */
+/* clang-format off */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnAddmmGetWorkspaceSize(
+    const aclTensor *self, const aclTensor *mat1, const aclTensor *mat2, const aclScalar *beta,
+    const aclScalar *alpha, aclTensor *out, int8_t cubeMathType, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+/* clang-format on */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnAddmm(void *workspace, uint64_t workspaceSize,
                                            aclOpExecutor *executor, aclrtStream stream);
 

@@ -123,8 +123,8 @@ static void test_matmul(void) {
   TU_EXPECT(Addmm, INVALID, "does not broadcast", x.t, x.t, y.t, half, two, o.t, 0);
   tu_tensor bad_batch = tu_make(ACL_FLOAT, 3, (int64_t[]){3, 3, 2}, NULL);
   TU_EXPECT(BatchMatMul, INVALID, "batches", bx.t, bad_batch.t, bo.t, 0);
-  tu_tensor *all[] = {&x, &y, &o, &yt, &xt, &bias, &nan_bias, &acc, &bx, &by, &bo, &hx, &hy, &ho,
-                      &dx, &bad_batch};
+  tu_tensor *all[] = {&x,  &y,  &o,  &yt, &xt, &bias, &nan_bias, &acc,
+                      &bx, &by, &bo, &hx, &hy, &ho,   &dx,       &bad_batch};
   for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tu_free(all[k]);
   aclDestroyScalar(half);
   aclDestroyScalar(two);
@@ -337,8 +337,8 @@ static void test_indexing(void) {
   const aclTensor *masks[1] = {mask.t};
   aclTensorList *mask_list = aclCreateTensorList(masks, 1);
   TU_EXPECT(Index, INVALID, "BOOL indices", x.t, mask_list, io.t);
-  TU_EXPECT(EmbeddingDenseBackward, INVALID, "one more (last) dimension", gr.t, idx.t, 4, 0,
-            false, eo.t);
+  TU_EXPECT(EmbeddingDenseBackward, INVALID, "one more (last) dimension", gr.t, idx.t, 4, 0, false,
+            eo.t);
   TU_EXPECT(EmbeddingDenseBackward, INVALID, "out has shape [4, 3], expected [5, 3]", gr.t, ids.t,
             5, 0, false, eo.t);
   aclDestroyTensorList(list); /* the lists own their tensors */
@@ -347,8 +347,8 @@ static void test_indexing(void) {
   aclDestroyTensorList(mask_list);
   tu_tensor *owned[] = {&x, &empty, &yt, &i0, &i1, &none, &i1b, &mask};
   for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++) owned[k]->t = NULL;
-  tu_tensor *all[] = {&x,  &idx, &o34, &o33, &idx32, &gi,  &go, &y,  &yt,   &empty, &co,
-                      &co5, &i0,  &i1,  &none, &i1b, &io, &io2, &gr, &ids, &eo,    &mask};
+  tu_tensor *all[] = {&x,   &idx, &o34, &o33,  &idx32, &gi, &go,  &y,  &yt,  &empty, &co,
+                      &co5, &i0,  &i1,  &none, &i1b,   &io, &io2, &gr, &ids, &eo,    &mask};
   for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tu_free(all[k]);
 }
 
@@ -398,7 +398,8 @@ static void test_layer_norm(void) {
       for (int r = 0; r < 2; r++) {
         double m = (xs[r * 3] + xs[r * 3 + 1] + xs[r * 3 + 2]) / 3, var = 0;
         for (int j = 0; j < 3; j++) var += (xs[r * 3 + j] - m) * (xs[r * 3 + j] - m) / 3;
-        for (int j = 0; j < 3; j++) f[s] += g[r * 3 + j] * (xs[r * 3 + j] - m) / sqrt(var + 1e-5) * w[j];
+        for (int j = 0; j < 3; j++)
+          f[s] += g[r * 3 + j] * (xs[r * 3 + j] - m) / sqrt(var + 1e-5) * w[j];
       }
     }
     dx[e] = (f[0] - f[1]) / 2e-6;
@@ -494,8 +495,7 @@ static void test_losses(void) {
   TU_EXPECT(NLLLoss, INVALID, "target", x.t, wt.t, wt.t, 1, -100, o0.t, tw.t);
   TU_EXPECT(NLLLoss, INVALID, "out has shape [], expected [2]", x.t, t.t, wt.t, 0, -100, o0.t,
             tw.t);
-  TU_EXPECT(NLLLoss, INVALID, "out [2] must hold one element", x.t, t.t, wt.t, 1, -100, o2.t,
-            tw.t);
+  TU_EXPECT(NLLLoss, INVALID, "out [2] must hold one element", x.t, t.t, wt.t, 1, -100, o2.t, tw.t);
   TU_EXPECT(NLLLossBackward, INVALID, "out", g0.t, x.t, t.t, wt.t, 1, -100, tot.t, o2.t);
   tu_tensor bad = tu_make(ACL_FLOAT, 1, (int64_t[]){4}, NULL);
   TU_EXPECT(MseLoss, INVALID, "do not broadcast", x.t, bad.t, 1, o0.t);
