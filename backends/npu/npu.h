@@ -72,6 +72,17 @@ void npu_expect_fault(int32_t device, const char *message);
  */
 tb_status npu_inject_fault(tb_context ctx, tb_stream stream, const char *message);
 
+/**
+ * The work a fault names, as torch users know it (vendor.h, "Device faults": the failure's
+ * message names the work that failed, the kernel's operator name).  A runtime fault message
+ * names the aclnn operator that failed ("aclnnIndexSelect: index 7 is out of bounds ..."); the
+ * kernel half (kernels/work.c) remembers, per device, which kernel last enqueued each aclnn
+ * operator and returns that kernel's operator name ("index_select.out") for a message naming
+ * one, NULL otherwise.  The string is static.  npu_check puts it in front of the message of a
+ * fault it records.
+ */
+const char *npu_fault_work(int32_t device, const char *runtime_message);
+
 /** The kernel table (kernels/registry.c); NULL when the build has no kernels. */
 const tb_kernel_api *npu_kernel_api(void);
 

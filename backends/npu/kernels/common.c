@@ -352,6 +352,7 @@ tb_status npu_aclnn_launch(npu_call *c, const char *name, aclnnStatus status,
     }
   }
   aclrtStream stream = npu_acl_stream(c->call->stream);
+  npu_note_work(c->device, name, op_name(c));
   status = run(workspace, size, executor, stream);
   if (status == ACLNN_SUCCESS) return TB_OK;
   tb_status st = npu_check(c->ctx, c->device, status, name);

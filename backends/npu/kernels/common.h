@@ -129,6 +129,10 @@ aclTensorList *npu_tensor_list(npu_call *c, int32_t k);
 
 /* ---- the two-phase call ---- */
 
+/** Remembers that kernel @p aten enqueued aclnn operator @p aclnn on @p device (work.c; for
+ *  npu_fault_work).  npu_aclnn_launch calls it for every operator it enqueues. */
+void npu_note_work(int32_t device, const char *aclnn, const char *aten);
+
 /** Phase two after a phase one that returned @p status (name: "aclnnXxx"). */
 tb_status npu_aclnn_launch(npu_call *c, const char *name, aclnnStatus status, npu_aclnn_run_fn run);
 

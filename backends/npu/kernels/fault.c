@@ -81,6 +81,7 @@ tb_status npu_inject_fault(tb_context ctx, tb_stream stream, const char *message
                     "npu: stream inject_fault: aclnnIndexSelect asks for a workspace");
   }
   npu_expect_fault(device, message);
+  npu_note_work(device, "aclnnIndexSelect", "stream.inject_fault");
   st = aclnnIndexSelect(NULL, 0, executor, handle);
   if (st == ACLNN_SUCCESS) return TB_OK;
   npu_expect_fault(device, ""); /* nothing will fault */
