@@ -100,7 +100,7 @@ static void build(void) {
       .memory = &k_memory,
       .stream = &k_stream,
       .event = &k_event,
-      .kernels = NULL,
+      .kernels = npu_kernel_api(),
       .extensions = NULL,
   };
 }

@@ -200,9 +200,17 @@ static bool all_tensors(const npu_call *c, int32_t n) {
   return true;
 }
 
+/* A number argument that is a float while the tensor is not (ATen promotes that case). */
+static bool float_on_integers(const npu_call *c, int32_t k, const tb_tensor *t) {
+  return c->args[k].kind == TB_VALUE_DOUBLE && !npu_is_floating(t->dtype);
+}
+
 /* addcmul.out / addcdiv.out: [self, tensor1, tensor2, value, out] */
 static tb_status addcmul_out(npu_call *c) {
   if (!all_tensors(c, 3)) return npu_decline(c, "an operand is a number");
+  if (float_on_integers(c, 3, c->args[0].as.tensor)) {
+    return npu_decline(c, "a float value for integers");
+  }
   return NPU_ACLNN(c, Addcmul, npu_tensor(c, 0), npu_tensor(c, 1), npu_tensor(c, 2),
                    npu_scalar(c, 3), npu_tensor(c, 4));
 }
@@ -244,11 +252,6 @@ NPU_KERNEL(k_where, "where.self_out", where_out, NPU_BIT(TB_DTYPE_BOOL),
            "Tensor(a!)");
 
 /* ---- with a parameter ---- */
-
-/* A number argument that is a float while the tensor is not (ATen promotes that case). */
-static bool float_on_integers(const npu_call *c, int32_t k, const tb_tensor *t) {
-  return c->args[k].kind == TB_VALUE_DOUBLE && !npu_is_floating(t->dtype);
-}
 
 /* pow.Tensor_Scalar_out: [self, exponent, out] */
 static tb_status pow_out(npu_call *c) {
@@ -415,13 +418,30 @@ static tb_status tril_out(npu_call *c) {
 NPU_KERNEL(k_tril, "tril.out", tril_out, NPU_ALL,
            "tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)");
 
-/* arange.start_out: [start, end, step, out] */
+/* arange.start_out: [start, end, step, out]; ATen keeps an out of any shape holding the right
+ * number of elements and fills it in row-major order: a contiguous one goes to aclnnArange as
+ * the 1-D tensor of its elements */
 static tb_status arange_out(npu_call *c) {
   for (int32_t k = 0; k < 3; k++) {
     if (!npu_is_number(&c->args[k])) return npu_decline(c, "a bound is not a number");
   }
+  const tb_tensor *out = npu_arg_tensor(c, 3);
+  if (out == NULL) return npu_decline(c, "no out tensor");
+  int64_t numel = 1, expected = 1;
+  bool contiguous = true;
+  for (int32_t d = out->ndim - 1; d >= 0; d--) {
+    if (out->sizes[d] != 1 && out->strides[d] != expected) contiguous = false;
+    expected *= out->sizes[d];
+    numel *= out->sizes[d];
+  }
+  if (!contiguous) return npu_decline(c, "a non-contiguous out");
+  int64_t one = 1;
+  tb_tensor flat = *out;
+  flat.ndim = 1;
+  flat.sizes = &numel;
+  flat.strides = &one;
   return NPU_ACLNN(c, Arange, npu_scalar(c, 0), npu_scalar(c, 1), npu_scalar(c, 2),
-                   npu_tensor(c, 3));
+                   npu_tensor_of(c, &flat));
 }
 NPU_KERNEL(k_arange, "arange.start_out", arange_out, NPU_NUMBERS,
            "arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> "

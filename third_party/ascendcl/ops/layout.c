@@ -48,18 +48,41 @@ aclnnStatus aclnnTrilGetWorkspaceSize(const aclTensor *self, int64_t diagonal, a
 }
 SOP_PHASE_TWO(Tril)
 
-/* f[0], f[1]: start, step (i[0], i[1] for integer outs) */
+/* f[0], f[1]: start, step (i[0], i[1] for integer outs).  Element k is start + k * step; the
+ * stand-in rounds it as PyTorch's CPU kernel does, so that results match the CPU bit for bit:
+ * in double for float32/float64 outs and in float for float16/bfloat16, through that kernel's
+ * vectorised loop (two vectors of 32 bytes at a time: a vector's first element is start +
+ * step * k, the others that element rounded to the out's type plus j * step, fused
+ * multiply-adds), the elements after the last pair of vectors by the first formula. */
+static double arange_value(const aclOpExecutor *ex, aclDataType dt, int64_t k, int64_t lanes,
+                           int64_t vectored) {
+  bool vector = k < vectored;
+  int64_t first = vector ? k - k % lanes : k;
+  double j = (double)(k - first);
+  if (dt == ACL_DOUBLE || dt == ACL_FLOAT) {
+    double base = fma(ex->f[1], (double)first, ex->f[0]);
+    if (!vector) return base;
+    return fma(j, ex->f[1], dt == ACL_FLOAT ? (double)(float)base : base);
+  }
+  float start = (float)ex->f[0], step = (float)ex->f[1];
+  float base = fmaf(step, (float)first, start);
+  if (!vector) return base;
+  unsigned char element[2];
+  sop_store_f(element, dt, base);
+  return fmaf((float)j, step, (float)sop_load_f(element, dt));
+}
+
 static void arange_run(aclOpExecutor *ex) {
   const aclTensor *out = &ex->t[0];
   char *p = sop_host(ex, 0);
-  size_t size = sop_size(out->dtype);
-  bool is_float = sop_is_float(out->dtype);
-  for (int64_t k = 0; k < out->dims[0]; k++) {
-    char *q = p + k * out->strides[0] * (int64_t)size;
-    if (is_float) {
-      sop_store_f(q, out->dtype, ex->f[0] + (double)k * ex->f[1]);
+  int64_t size = (int64_t)sop_size(out->dtype), n = out->dims[0];
+  int64_t lanes = 32 / size, vectored = n - n % (2 * lanes);
+  for (int64_t k = 0; k < n; k++) {
+    char *q = p + k * out->strides[0] * size;
+    if (sop_is_float(out->dtype)) {
+      sop_store_f(q, out->dtype, arange_value(ex, out->dtype, k, lanes, vectored));
     } else {
-      sop_store_i(q, out->dtype, ex->i[0] + k * ex->i[1]);
+      sop_store_i(q, out->dtype, (int64_t)((uint64_t)ex->i[0] + (uint64_t)k * (uint64_t)ex->i[1]));
     }
   }
 }
