@@ -6,13 +6,15 @@
  * aclnnEmbeddingDenseBackward.  Indices out of range are found by the operators while they run
  * and fault the device (vendor.h, "Device faults"), as ATen's device kernels do.
  * Translations: a None of index's Tensor?[] becomes an empty tensor (how aclnnIndex marks a
- * dimension taken whole), and embedding's padding_idx -1 ("none") a negative paddingIdx.
+ * dimension taken whole), cat's legacy-skipped 1-d empty tensors are left out, and embedding's
+ * padding_idx -1 ("none") becomes a negative paddingIdx.
  */
 #include <aclnnop/aclnn_cat.h>
 #include <aclnnop/aclnn_embedding_dense_backward.h>
 #include <aclnnop/aclnn_gather.h>
 #include <aclnnop/aclnn_index.h>
 #include <aclnnop/aclnn_index_select.h>
+#include <stdlib.h>
 
 #include "structured.h"
 
@@ -41,58 +43,53 @@ static tb_status gather_out(npu_call *c) {
                    npu_tensor(c, 4));
 }
 
-/* cat.out: [tensors, dim, out] */
+/* cat.out: [tensors, dim, out].  ATen skips 1-d empty tensors (a legacy rule) whatever the
+ * other tensors' shapes; aclnnCat's tensors agree in shape: the adapter leaves them out. */
 static tb_status cat_out(npu_call *c) {
   const tb_value *list = &c->args[0];
   const tb_tensor *out = npu_tensor_arg(c, 2);
-  for (int64_t i = 0; i < list->as.tensors.count; i++) {
-    const tb_tensor *t = list->as.tensors.items[i];
-    if (t == NULL) return npu_decline(c, "an absent tensor in the list");
-    if (t->dtype != out->dtype) return npu_decline(c, "tensors of another dtype than out");
+  const int64_t n = list->as.tensors.count;
+  const tb_tensor **taking = calloc((size_t)(n > 0 ? n : 1), sizeof *taking);
+  if (taking == NULL) {
+    return npu_fail(c->ctx, TB_ERROR_OUT_OF_MEMORY, "npu: cat.out: out of host memory");
   }
-  return NPU_ACLNN(c, Cat, npu_tensor_list(c, 0), npu_arg_int(c, 1), npu_tensor(c, 2));
+  int64_t count = 0;
+  tb_status status = TB_OK;
+  for (int64_t i = 0; i < n && status == TB_OK; i++) {
+    const tb_tensor *t = list->as.tensors.items[i];
+    if (t == NULL) {
+      status = npu_decline(c, "an absent tensor in the list");
+    } else if (t->dtype != out->dtype) {
+      status = npu_decline(c, "tensors of another dtype than out");
+    } else if (!(t->ndim == 1 && t->sizes[0] == 0 && out->ndim != 1)) {
+      taking[count++] = t;
+    }
+  }
+  if (status == TB_OK && count > 0 && npu_numel(out) > 0) {
+    aclTensorList *tensors = npu_list_of(c, taking, count, &status);
+    if (tensors != NULL) {
+      status = NPU_ACLNN(c, Cat, tensors, npu_arg_int(c, 1), npu_tensor(c, 2));
+      aclDestroyTensorList(tensors);
+    }
+  }
+  free((void *)taking);
+  return status;
 }
 
 /* index.Tensor_out: [self, indices (Tensor?[]), out] */
 static tb_status index_out(npu_call *c) {
   const tb_value *list = &c->args[1];
   const int64_t n = list->as.tensors.count;
-  if (n > NPU_MAX_DIMS) return npu_decline(c, "more than %d indices", NPU_MAX_DIMS);
-  aclTensor *items[NPU_MAX_DIMS] = {NULL};
-  static const int64_t empty_size[1] = {0};
   for (int64_t i = 0; i < n; i++) {
     const tb_tensor *t = list->as.tensors.items[i];
     if (t != NULL && !(INDEX_TYPES & NPU_BIT(t->dtype))) {
       return npu_decline(c, "boolean or byte masks (aclnnIndex takes their positions)");
     }
   }
-  /* the list owns its tensors: they are made with aclCreateTensor directly, not through the
-   * call (which would destroy them a second time) */
-  bool ok = true;
-  for (int64_t i = 0; i < n && ok; i++) {
-    const tb_tensor *t = list->as.tensors.items[i];
-    if (t == NULL) { /* None: an empty INT64 tensor */
-      items[i] =
-          aclCreateTensor(empty_size, 1, ACL_INT64, NULL, 0, ACL_FORMAT_ND, empty_size, 1, NULL);
-    } else {
-      int64_t extent = 1;
-      for (int32_t d = 0; d < t->ndim; d++) extent += (t->sizes[d] - 1) * t->strides[d];
-      if (npu_numel(t) == 0) extent = 0;
-      items[i] = aclCreateTensor(t->sizes, (uint64_t)t->ndim, npu_acl_dtype(t->dtype), t->strides,
-                                 0, ACL_FORMAT_ND, &extent, 1, t->data);
-    }
-    ok = items[i] != NULL;
-  }
-  aclTensorList *indices =
-      ok ? aclCreateTensorList((const aclTensor *const *)items, (uint64_t)n) : NULL;
-  if (indices == NULL) {
-    for (int64_t i = 0; i < n; i++) {
-      if (items[i] != NULL) aclDestroyTensor(items[i]);
-    }
-    return npu_fail(c->ctx, TB_ERROR_INTERNAL, "npu: index.Tensor_out: building the indices: %s",
-                    aclGetRecentErrMsg());
-  }
-  tb_status status = NPU_ACLNN(c, Index, npu_tensor(c, 0), indices, npu_tensor(c, 2));
+  tb_status status = TB_OK;
+  aclTensorList *indices = npu_list_of(c, list->as.tensors.items, n, &status);
+  if (indices == NULL) return status;
+  status = NPU_ACLNN(c, Index, npu_tensor(c, 0), indices, npu_tensor(c, 2));
   aclDestroyTensorList(indices);
   return status;
 }

@@ -5,6 +5,8 @@
  */
 #include "structured.h"
 
+#include <stdlib.h>
+
 int64_t npu_numel(const tb_tensor *t) {
   int64_t n = 1;
   for (int32_t d = 0; d < t->ndim; d++) n *= t->sizes[d];
@@ -62,4 +64,36 @@ aclTensor *npu_scratch_tensor(npu_call *c, tb_dtype dtype, int32_t ndim, const i
   }
   tb_tensor scratch = {sizeof(tb_tensor), data, dtype, c->device, ndim, sizes, strides};
   return npu_tensor_of(c, &scratch);
+}
+
+aclTensor *npu_list_item(const tb_tensor *t) {
+  int64_t extent = npu_numel(t) > 0 ? 1 : 0;
+  for (int32_t d = 0; extent > 0 && d < t->ndim; d++) extent += (t->sizes[d] - 1) * t->strides[d];
+  return aclCreateTensor(t->sizes, (uint64_t)t->ndim, npu_acl_dtype(t->dtype), t->strides, 0,
+                         ACL_FORMAT_ND, &extent, 1, t->data);
+}
+
+aclTensorList *npu_list_of(npu_call *c, const tb_tensor *const *items, int64_t n,
+                           tb_status *status) {
+  static const int64_t empty[1] = {0};
+  aclTensor **tensors = calloc((size_t)(n > 0 ? n : 1), sizeof *tensors);
+  bool ok = tensors != NULL;
+  for (int64_t i = 0; ok && i < n; i++) {
+    tensors[i] = items[i] != NULL
+                     ? npu_list_item(items[i])
+                     : aclCreateTensor(empty, 1, ACL_INT64, NULL, 0, ACL_FORMAT_ND, empty, 1, NULL);
+    ok = tensors[i] != NULL;
+  }
+  aclTensorList *list =
+      ok ? aclCreateTensorList((const aclTensor *const *)tensors, (uint64_t)n) : NULL;
+  if (list == NULL) {
+    for (int64_t i = 0; tensors != NULL && i < n; i++) {
+      if (tensors[i] != NULL) aclDestroyTensor(tensors[i]);
+    }
+    *status = npu_fail(c->ctx, tensors == NULL ? TB_ERROR_OUT_OF_MEMORY : TB_ERROR_INTERNAL,
+                       "npu: %s: building a tensor list: %s", c->call->kernel->name,
+                       tensors == NULL ? "out of host memory" : aclGetRecentErrMsg());
+  }
+  free(tensors);
+  return list;
 }

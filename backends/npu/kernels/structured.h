@@ -31,6 +31,17 @@ aclIntArray *npu_dims_or_all(npu_call *c, int32_t k, int32_t ndim);
  *  translation of a 0-dim ATen tensor into aclnn's documented (1,)). */
 aclTensor *npu_tensor_reshaped(npu_call *c, const tb_tensor *t, int32_t ndim, const int64_t *sizes);
 
+/** An aclTensor over @p t (its sizes and strides, storage covering the view) that the call does
+ *  not own: for an aclTensorList, which takes its tensors (aclCreateTensorList); NULL with
+ *  AscendCL's message when aclCreateTensor fails. */
+aclTensor *npu_list_item(const tb_tensor *t);
+
+/** An aclTensorList of @p n tensors made by npu_list_item, or (NULL items) empty INT64 tensors;
+ *  NULL, with the failure returned in @p status, when one cannot be made.  The caller destroys
+ *  it (aclDestroyTensorList destroys its tensors). */
+aclTensorList *npu_list_of(npu_call *c, const tb_tensor *const *items, int64_t n,
+                           tb_status *status);
+
 /** A contiguous scratch tensor of @p ndim @p sizes and @p dtype in the call's workspace
  *  (torch_backend's caching allocator, ordered on the call's stream); NULL with the failure
  *  recorded (NPU_ACLNN then reports it) when no memory is left. */
