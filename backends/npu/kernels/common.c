@@ -45,7 +45,13 @@ tb_status npu_kernel_entry(tb_context ctx, const tb_kernel_call *call, npu_body_
   c->executor = NULL;
   tb_status status = npu_enter(ctx, c->device);
   if (status == TB_OK) status = body(c);
-  for (int32_t k = c->num_objects - 1; k >= 0; k--) {
+  npu_release_objects(c, 0);
+  free(c);
+  return status;
+}
+
+void npu_release_objects(npu_call *c, int32_t mark) {
+  for (int32_t k = c->num_objects - 1; k >= mark; k--) {
     const void *p = c->objects[k].p;
     switch (c->objects[k].kind) {
       case OBJ_TENSOR:
@@ -65,8 +71,7 @@ tb_status npu_kernel_entry(tb_context ctx, const tb_kernel_call *call, npu_body_
         break;
     }
   }
-  free(c);
-  return status;
+  if (mark < c->num_objects) c->num_objects = mark;
 }
 
 /* ---- dtypes ---- */
@@ -347,6 +352,7 @@ tb_status npu_aclnn_launch(npu_call *c, const char *name, aclnnStatus status,
     }
   }
   aclrtStream stream = npu_acl_stream(c->call->stream);
+  npu_note_work(c->device, name, op_name(c));
   status = run(workspace, size, executor, stream);
   if (status == ACLNN_SUCCESS) return TB_OK;
   tb_status st = npu_check(c->ctx, c->device, status, name);

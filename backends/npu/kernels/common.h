@@ -86,6 +86,12 @@ tb_status npu_kernel_entry(tb_context ctx, const tb_kernel_call *call, npu_body_
 /** tb_kernel::data of the kernel being called. */
 static inline const void *npu_kernel_data(const npu_call *c) { return c->call->kernel->data; }
 
+/** Destroys the aclnn argument objects the call created after the first @p mark ones (mark:
+ *  c->num_objects earlier): a kernel that launches an operator per element of a list (the fused
+ *  optimizers) releases each element's objects once its operators are enqueued, and so stays
+ *  within NPU_MAX_OBJECTS whatever the list's length. */
+void npu_release_objects(npu_call *c, int32_t mark);
+
 /** Declines the call (TB_ERROR_NOT_SUPPORTED, message "npu: <op>: <why>"). */
 tb_status npu_decline(npu_call *c, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
@@ -123,6 +129,10 @@ aclTensorList *npu_tensor_list(npu_call *c, int32_t k);
 
 /* ---- the two-phase call ---- */
 
+/** Remembers that kernel @p aten enqueued aclnn operator @p aclnn on @p device (work.c; for
+ *  npu_fault_work).  npu_aclnn_launch calls it for every operator it enqueues. */
+void npu_note_work(int32_t device, const char *aclnn, const char *aten);
+
 /** Phase two after a phase one that returned @p status (name: "aclnnXxx"). */
 tb_status npu_aclnn_launch(npu_call *c, const char *name, aclnnStatus status, npu_aclnn_run_fn run);
 
@@ -136,5 +146,12 @@ tb_status npu_aclnn_launch(npu_call *c, const char *name, aclnnStatus status, np
 /* ---- kernel tables of each file, NULL-terminated (registry.c flattens them) ---- */
 
 extern const tb_kernel *const npu_pointwise_kernels[];
+extern const tb_kernel *const npu_blas_kernels[];
+extern const tb_kernel *const npu_softmax_kernels[];
+extern const tb_kernel *const npu_reduce_kernels[];
+extern const tb_kernel *const npu_index_kernels[];
+extern const tb_kernel *const npu_norm_kernels[];
+extern const tb_kernel *const npu_loss_kernels[];
+extern const tb_kernel *const npu_optim_kernels[];
 
 #endif /* TB_NPU_KERNELS_COMMON_H_ */
