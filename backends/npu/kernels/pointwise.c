@@ -93,9 +93,11 @@ static tb_status relu_inplace(npu_call *c) { return NPU_ACLNN(c, InplaceRelu, np
 NPU_KERNEL(k_relu_, "relu_", relu_inplace, NPU_NUMBERS, "relu_(Tensor(a!) self) -> Tensor(a!)");
 
 /* ---- binary: [self, other, out], other a tensor (aclnn<Name>) or a number (the scalar
- * form, when the operator has one) ---- */
+ * form, when the operator has one); a number self (ATen's foreach operators pass one) goes to
+ * the scalar form of the mirrored operator (mul and eq are their own mirrors, lt is gt's) ---- */
 
-typedef struct binary_op {
+typedef struct binary_op binary_op;
+struct binary_op {
   const char *name;
   aclnnStatus (*phase_one)(const aclTensor *, const aclTensor *, aclTensor *, uint64_t *,
                            aclOpExecutor **);
@@ -104,10 +106,22 @@ typedef struct binary_op {
   aclnnStatus (*scalar_phase_one)(const aclTensor *, const aclScalar *, aclTensor *, uint64_t *,
                                   aclOpExecutor **);
   npu_aclnn_run_fn scalar_run;
-} binary_op;
+  const binary_op *mirror; /* op(a, b) == mirror(b, a); NULL: none */
+};
 
 static tb_status binary(npu_call *c) {
   const binary_op *b = npu_kernel_data(c);
+  if (npu_is_number(&c->args[0]) && npu_is_tensor(&c->args[1])) {
+    const binary_op *m = b->mirror;
+    if (m == NULL || m->scalar_phase_one == NULL) {
+      return npu_decline(c, "the first operand is a number");
+    }
+    aclTensor *other = npu_tensor(c, 1), *out = npu_tensor(c, 2);
+    aclScalar *self = npu_scalar(c, 0);
+    return npu_aclnn_launch(c, m->scalar_name,
+                            m->scalar_phase_one(other, self, out, &c->workspace_size, &c->executor),
+                            m->scalar_run);
+  }
   if (!npu_is_tensor(&c->args[0])) return npu_decline(c, "the first operand is a number");
   aclTensor *self = npu_tensor(c, 0), *out = npu_tensor(c, 2);
   if (npu_is_number(&c->args[1])) {
@@ -123,47 +137,59 @@ static tb_status binary(npu_call *c) {
                           b->phase_one(self, other, out, &c->workspace_size, &c->executor), b->run);
 }
 
-#define BINARY_OP(sym, Tensor, Scalar)                                 \
+#define BINARY_OP(sym, Tensor, Scalar, mirror)                         \
   static const binary_op b_##sym = {                                   \
       "aclnn" #Tensor, aclnn##Tensor##GetWorkspaceSize, aclnn##Tensor, \
-      "aclnn" #Scalar, aclnn##Scalar##GetWorkspaceSize, aclnn##Scalar};
+      "aclnn" #Scalar, aclnn##Scalar##GetWorkspaceSize, aclnn##Scalar, \
+      mirror};
 #define BINARY_KERNEL(sym, data, opname, mask, schema) \
   NPU_KERNEL_DATA(k_##sym, opname, binary, mask, schema, &b_##data);
 #define BINARY_SCHEMA(op, other) \
   op "(Tensor self, " other " other, *, Tensor(a!) out) -> Tensor(a!)"
 
-BINARY_OP(mul, Mul, Muls)
+BINARY_OP(mul, Mul, Muls, &b_mul)
 BINARY_KERNEL(mul, mul, "mul.out", NPU_ALL, BINARY_SCHEMA("mul.out", "Tensor"))
-BINARY_OP(div, Div, Divs)
+BINARY_OP(div, Div, Divs, NULL)
 BINARY_KERNEL(div, div, "div.out", NPU_FLOATS, BINARY_SCHEMA("div.out", "Tensor"))
-BINARY_OP(bitwise_and, BitwiseAndTensor, BitwiseAndScalar)
+BINARY_OP(bitwise_and, BitwiseAndTensor, BitwiseAndScalar, &b_bitwise_and)
 BINARY_KERNEL(bitwise_and, bitwise_and, "bitwise_and.Tensor_out", NPU_INTS | NPU_BIT(TB_DTYPE_BOOL),
               BINARY_SCHEMA("bitwise_and.Tensor_out", "Tensor"))
-BINARY_OP(clamp_min_tensor, ClampMinTensor, ClampMin)
+BINARY_OP(clamp_min_tensor, ClampMinTensor, ClampMin, &b_clamp_min_tensor)
 BINARY_KERNEL(clamp_min_tensor, clamp_min_tensor, "clamp_min.Tensor_out", NPU_NUMBERS,
               "clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)")
-#define COMPARE(cmp, Name)                                      \
-  BINARY_OP(cmp, Name##Tensor, Name##Scalar)                    \
+#define COMPARE(cmp, Name, mirror)                              \
+  BINARY_OP(cmp, Name##Tensor, Name##Scalar, &b_##mirror)       \
   BINARY_KERNEL(cmp##_tensor, cmp, #cmp ".Tensor_out", NPU_ALL, \
                 BINARY_SCHEMA(#cmp ".Tensor_out", "Tensor"))    \
   BINARY_KERNEL(cmp##_scalar, cmp, #cmp ".Scalar_out", NPU_ALL, \
                 BINARY_SCHEMA(#cmp ".Scalar_out", "Scalar"))
-COMPARE(eq, Eq)
-COMPARE(ne, Ne)
-COMPARE(lt, Lt)
-COMPARE(le, Le)
-COMPARE(gt, Gt)
-COMPARE(ge, Ge)
+static const binary_op b_gt, b_ge; /* defined below: the mirrors of lt and le */
+COMPARE(eq, Eq, eq)
+COMPARE(ne, Ne, ne)
+COMPARE(lt, Lt, gt)
+COMPARE(le, Le, ge)
+COMPARE(gt, Gt, lt)
+COMPARE(ge, Ge, le)
 
 /* activation backwards: [grad_output, saved, grad_input] */
-static const binary_op b_tanh_backward = {
-    "aclnnTanhBackward", aclnnTanhBackwardGetWorkspaceSize, aclnnTanhBackward, NULL, NULL, NULL};
+static const binary_op b_tanh_backward = {"aclnnTanhBackward",
+                                          aclnnTanhBackwardGetWorkspaceSize,
+                                          aclnnTanhBackward,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL};
 NPU_KERNEL_DATA(k_tanh_backward, "tanh_backward.grad_input", binary, NPU_FLOATS,
                 "tanh_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) "
                 "grad_input) -> Tensor(a!)",
                 &b_tanh_backward);
-static const binary_op b_silu_backward = {
-    "aclnnSiluBackward", aclnnSiluBackwardGetWorkspaceSize, aclnnSiluBackward, NULL, NULL, NULL};
+static const binary_op b_silu_backward = {"aclnnSiluBackward",
+                                          aclnnSiluBackwardGetWorkspaceSize,
+                                          aclnnSiluBackward,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL};
 NPU_KERNEL_DATA(k_silu_backward, "silu_backward.grad_input", binary, NPU_FLOATS,
                 "silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) "
                 "grad_input) -> Tensor(a!)",
@@ -174,6 +200,11 @@ NPU_KERNEL_DATA(k_silu_backward, "silu_backward.grad_input", binary, NPU_FLOATS,
 /* ATen takes an integer alpha for bool tensors, which aclnn's conversion rules do not cast to
  * bool: it goes as the bool it stands for */
 static tb_status add_out(npu_call *c) {
+  if (npu_is_number(&c->args[0]) && npu_is_tensor(&c->args[1]) && npu_arg_double(c, 2) == 1) {
+    /* number + 1 * tensor == tensor + 1 * number */
+    return NPU_ACLNN(c, Adds, npu_tensor(c, 1), npu_scalar(c, 0), npu_scalar(c, 2),
+                     npu_tensor(c, 3));
+  }
   if (!npu_is_tensor(&c->args[0])) return npu_decline(c, "self is a number");
   aclTensor *self = npu_tensor(c, 0), *out = npu_tensor(c, 3);
   aclScalar *alpha = c->args[0].as.tensor->dtype == TB_DTYPE_BOOL
