@@ -8,6 +8,7 @@
  * operator's scalar form (aclnnMuls for mul with a number).  What an aclnn operator computes
  * differently from ATen is declined (the CPU fallback then runs it) or translated here.
  */
+#include <aclnnop/aclnn_abs.h>
 #include <aclnnop/aclnn_add.h>
 #include <aclnnop/aclnn_addcdiv.h>
 #include <aclnnop/aclnn_addcmul.h>
@@ -15,13 +16,18 @@
 #include <aclnnop/aclnn_bernoulli.h>
 #include <aclnnop/aclnn_bitwise_and_scalar.h>
 #include <aclnnop/aclnn_bitwise_and_tensor.h>
+#include <aclnnop/aclnn_ceil.h>
 #include <aclnnop/aclnn_clamp.h>
 #include <aclnnop/aclnn_copy.h>
 #include <aclnnop/aclnn_cos.h>
 #include <aclnnop/aclnn_div.h>
 #include <aclnnop/aclnn_eq_scalar.h>
 #include <aclnnop/aclnn_eq_tensor.h>
+#include <aclnnop/aclnn_erf.h>
+#include <aclnnop/aclnn_exp.h>
+#include <aclnnop/aclnn_expm1.h>
 #include <aclnnop/aclnn_fill_scalar.h>
+#include <aclnnop/aclnn_floor.h>
 #include <aclnnop/aclnn_ge_scalar.h>
 #include <aclnnop/aclnn_ge_tensor.h>
 #include <aclnnop/aclnn_gelu_backward_v2.h>
@@ -33,26 +39,37 @@
 #include <aclnnop/aclnn_le_tensor.h>
 #include <aclnnop/aclnn_lerp_scalar.h>
 #include <aclnnop/aclnn_lerp_tensor.h>
+#include <aclnnop/aclnn_log.h>
+#include <aclnnop/aclnn_log1p.h>
+#include <aclnnop/aclnn_log2.h>
+#include <aclnnop/aclnn_logical_not.h>
 #include <aclnnop/aclnn_lt_scalar.h>
 #include <aclnnop/aclnn_lt_tensor.h>
 #include <aclnnop/aclnn_masked_fill_scalar.h>
+#include <aclnnop/aclnn_maximum.h>
+#include <aclnnop/aclnn_minimum.h>
 #include <aclnnop/aclnn_mul.h>
 #include <aclnnop/aclnn_ne_scalar.h>
 #include <aclnnop/aclnn_ne_tensor.h>
 #include <aclnnop/aclnn_neg.h>
 #include <aclnnop/aclnn_pow.h>
+#include <aclnnop/aclnn_reciprocal.h>
 #include <aclnnop/aclnn_relu.h>
 #include <aclnnop/aclnn_rsqrt.h>
 #include <aclnnop/aclnn_s_where.h>
+#include <aclnnop/aclnn_sigmoid.h>
+#include <aclnnop/aclnn_sigmoid_backward.h>
 #include <aclnnop/aclnn_silu.h>
 #include <aclnnop/aclnn_silu_backward.h>
 #include <aclnnop/aclnn_sin.h>
 #include <aclnnop/aclnn_sqrt.h>
 #include <aclnnop/aclnn_sub.h>
+#include <aclnnop/aclnn_tan.h>
 #include <aclnnop/aclnn_tanh.h>
 #include <aclnnop/aclnn_tanh_backward.h>
 #include <aclnnop/aclnn_threshold_backward.h>
 #include <aclnnop/aclnn_tril.h>
+#include <aclnnop/aclnn_trunc.h>
 #include <string.h>
 
 #include "common.h"
@@ -87,6 +104,20 @@ UNARY(silu, "silu.out", Silu, NPU_FLOATS, OUT_SCHEMA("silu"))
 UNARY(neg, "neg.out", Neg, NPU_NUMBERS, OUT_SCHEMA("neg"))
 UNARY(isneginf, "isneginf.out", IsNegInf, NPU_ALL, OUT_SCHEMA("isneginf"))
 UNARY(relu, "relu", Relu, NPU_NUMBERS, "relu(Tensor self) -> Tensor")
+UNARY(abs, "abs.out", Abs, NPU_NUMBERS, OUT_SCHEMA("abs"))
+UNARY(exp, "exp.out", Exp, NPU_FLOATS, OUT_SCHEMA("exp"))
+UNARY(expm1, "expm1.out", Expm1, NPU_FLOATS, OUT_SCHEMA("expm1"))
+UNARY(log, "log.out", Log, NPU_FLOATS, OUT_SCHEMA("log"))
+UNARY(log1p, "log1p.out", Log1p, NPU_FLOATS, OUT_SCHEMA("log1p"))
+UNARY(log2, "log2.out", Log2, NPU_FLOATS, OUT_SCHEMA("log2"))
+UNARY(tan, "tan.out", Tan, NPU_FLOATS, OUT_SCHEMA("tan"))
+UNARY(sigmoid, "sigmoid.out", Sigmoid, NPU_FLOATS, OUT_SCHEMA("sigmoid"))
+UNARY(reciprocal, "reciprocal.out", Reciprocal, NPU_FLOATS, OUT_SCHEMA("reciprocal"))
+UNARY(erf, "erf.out", Erf, NPU_FLOATS, OUT_SCHEMA("erf"))
+UNARY(floor, "floor.out", Floor, NPU_FLOATS, OUT_SCHEMA("floor"))
+UNARY(ceil, "ceil.out", Ceil, NPU_FLOATS, OUT_SCHEMA("ceil"))
+UNARY(trunc, "trunc.out", Trunc, NPU_FLOATS, OUT_SCHEMA("trunc"))
+UNARY(logical_not, "logical_not.out", LogicalNot, NPU_ALL, OUT_SCHEMA("logical_not"))
 
 /* relu_: [self] -> aclnnInplaceRelu */
 static tb_status relu_inplace(npu_call *c) { return NPU_ACLNN(c, InplaceRelu, npu_tensor(c, 0)); }
@@ -157,6 +188,14 @@ BINARY_KERNEL(bitwise_and, bitwise_and, "bitwise_and.Tensor_out", NPU_INTS | NPU
 BINARY_OP(clamp_min_tensor, ClampMinTensor, ClampMin, &b_clamp_min_tensor)
 BINARY_KERNEL(clamp_min_tensor, clamp_min_tensor, "clamp_min.Tensor_out", NPU_NUMBERS,
               "clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)")
+BINARY_OP(clamp_max_tensor, ClampMaxTensor, ClampMax, &b_clamp_max_tensor)
+BINARY_KERNEL(clamp_max_tensor, clamp_max_tensor, "clamp_max.Tensor_out", NPU_NUMBERS,
+              "clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)")
+/* maximum / minimum with a number are clamp_min / clamp_max (NaN propagates in both) */
+BINARY_OP(maximum, Maximum, ClampMin, &b_maximum)
+BINARY_KERNEL(maximum, maximum, "maximum.out", NPU_NUMBERS, BINARY_SCHEMA("maximum.out", "Tensor"))
+BINARY_OP(minimum, Minimum, ClampMax, &b_minimum)
+BINARY_KERNEL(minimum, minimum, "minimum.out", NPU_NUMBERS, BINARY_SCHEMA("minimum.out", "Tensor"))
 #define COMPARE(cmp, Name, mirror)                              \
   BINARY_OP(cmp, Name##Tensor, Name##Scalar, &b_##mirror)       \
   BINARY_KERNEL(cmp##_tensor, cmp, #cmp ".Tensor_out", NPU_ALL, \
@@ -183,6 +222,17 @@ NPU_KERNEL_DATA(k_tanh_backward, "tanh_backward.grad_input", binary, NPU_FLOATS,
                 "tanh_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) "
                 "grad_input) -> Tensor(a!)",
                 &b_tanh_backward);
+static const binary_op b_sigmoid_backward = {"aclnnSigmoidBackward",
+                                             aclnnSigmoidBackwardGetWorkspaceSize,
+                                             aclnnSigmoidBackward,
+                                             NULL,
+                                             NULL,
+                                             NULL,
+                                             NULL};
+NPU_KERNEL_DATA(k_sigmoid_backward, "sigmoid_backward.grad_input", binary, NPU_FLOATS,
+                "sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) "
+                "grad_input) -> Tensor(a!)",
+                &b_sigmoid_backward);
 static const binary_op b_silu_backward = {"aclnnSiluBackward",
                                           aclnnSiluBackwardGetWorkspaceSize,
                                           aclnnSiluBackward,
@@ -302,7 +352,7 @@ static tb_status pow_out(npu_call *c) {
 NPU_KERNEL(k_pow, "pow.Tensor_Scalar_out", pow_out, NPU_NUMBERS,
            "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)");
 
-/* clamp.out: [self, min?, max?, out]; clamp_min.out: [self, min, out] */
+/* clamp.out: [self, min?, max?, out] */
 static tb_status clamp_out(npu_call *c) {
   if (!npu_is_tensor(&c->args[0])) return npu_decline(c, "self is a number");
   const tb_tensor *self = c->args[0].as.tensor;
@@ -319,17 +369,25 @@ static tb_status clamp_out(npu_call *c) {
 NPU_KERNEL(
     k_clamp, "clamp.out", clamp_out, NPU_NUMBERS,
     "clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)");
-static tb_status clamp_min_out(npu_call *c) {
+/* clamp_min.out / clamp_max.out: [self, bound, out] */
+static tb_status clamp_bound_out(npu_call *c) {
   if (!npu_is_tensor(&c->args[0]) || !npu_is_number(&c->args[1])) {
     return npu_decline(c, "unexpected operands");
   }
   if (float_on_integers(c, 1, c->args[0].as.tensor)) {
     return npu_decline(c, "a float bound on integers");
   }
-  return NPU_ACLNN(c, ClampMin, npu_tensor(c, 0), npu_scalar(c, 1), npu_tensor(c, 2));
+  aclTensor *self = npu_tensor(c, 0), *out = npu_tensor(c, 2);
+  aclScalar *bound = npu_scalar(c, 1);
+  if (npu_kernel_data(c) != NULL) return NPU_ACLNN(c, ClampMax, self, bound, out);
+  return NPU_ACLNN(c, ClampMin, self, bound, out);
 }
-NPU_KERNEL(k_clamp_min, "clamp_min.out", clamp_min_out, NPU_NUMBERS,
+NPU_KERNEL(k_clamp_min, "clamp_min.out", clamp_bound_out, NPU_NUMBERS,
            "clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)");
+static const char k_max_bound[] = "max"; /* tb_kernel::data: the upper bound */
+NPU_KERNEL_DATA(k_clamp_max, "clamp_max.out", clamp_bound_out, NPU_NUMBERS,
+                "clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)",
+                k_max_bound);
 
 /* threshold_backward.grad_input: [grad_output, self, threshold, grad_input] */
 static tb_status threshold_backward(npu_call *c) {
@@ -530,4 +588,23 @@ const tb_kernel *const npu_pointwise_kernels[] = {&k_add,
                                                   &k_dropout_backward,
                                                   &k_tril,
                                                   &k_arange,
+                                                  &k_clamp_max,
+                                                  &k_clamp_max_tensor,
+                                                  &k_maximum,
+                                                  &k_minimum,
+                                                  &k_abs,
+                                                  &k_exp,
+                                                  &k_expm1,
+                                                  &k_log,
+                                                  &k_log1p,
+                                                  &k_log2,
+                                                  &k_tan,
+                                                  &k_sigmoid,
+                                                  &k_reciprocal,
+                                                  &k_erf,
+                                                  &k_floor,
+                                                  &k_ceil,
+                                                  &k_trunc,
+                                                  &k_logical_not,
+                                                  &k_sigmoid_backward,
                                                   NULL};
