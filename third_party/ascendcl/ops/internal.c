@@ -564,12 +564,12 @@ static void task_release(void *arg) { sop_executor_release(arg); }
 static aclOpExecutor *clone_run(aclOpExecutor *ex) {
   aclOpExecutor *run = sop_executor_new(ex->name, ex->count, ex->run);
   if (run == NULL) return NULL;
-  aclTensor *t = run->t;
-  void **host = run->host;
-  *run = *ex;
-  run->t = t;
-  run->host = host;
+  /* field by field: ex->refs is another thread's to change (earlier runs releasing theirs) */
+  run->workspace_size = ex->workspace_size;
   memcpy(run->t, ex->t, (size_t)ex->count * sizeof *ex->t);
+  memcpy(run->f, ex->f, sizeof run->f);
+  memcpy(run->i, ex->i, sizeof run->i);
+  memcpy(run->consts, ex->consts, sizeof run->consts);
   for (int32_t k = 0; k < ex->count; k++) {
     /* scalar constants point into the executor's own const slots */
     if (ex->t[k].host != NULL) {
@@ -577,9 +577,10 @@ static aclOpExecutor *clone_run(aclOpExecutor *ex) {
                        (const unsigned char *)run->consts;
     }
   }
-  atomic_init(&run->refs, 1);
-  run->repeatable = false;
-  run->state_free = NULL;
+  run->compute = ex->compute;
+  run->result = ex->result;
+  run->elem = ex->elem;
+  run->state = ex->state; /* shared, released with ex */
   run->parent = ex;
   atomic_fetch_add(&ex->refs, 1);
   return run;
