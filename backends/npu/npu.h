@@ -55,6 +55,34 @@ tb_status npu_check(tb_context ctx, int32_t device, int err, const char *call);
 tb_status npu_fail(tb_context ctx, tb_status status, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 
+/**
+ * stream.inject_fault's runtime half: the next asynchronous fault npu_check records for
+ * @p device gets "<message> (in inject_fault)" in front of its message (the runtime's own text
+ * follows).  @p message is copied; the expectation goes with that fault and with
+ * tb_device_api::reset, and an empty @p message withdraws it (the failing work could not be
+ * enqueued).  (The failing work itself is an ordinary aclnn operator, whose runtime
+ * message cannot carry the caller's.)
+ */
+void npu_expect_fault(int32_t device, const char *message);
+
+/**
+ * tb_stream_api::inject_fault (kernels/fault.c): enqueues on @p stream an aclnn operator that
+ * faults the device through the public API when the stream reaches it (an aclnnIndexSelect
+ * whose index is out of range), after npu_expect_fault(@p message).  Asynchronous.
+ */
+tb_status npu_inject_fault(tb_context ctx, tb_stream stream, const char *message);
+
+/**
+ * The work a fault names, as torch users know it (vendor.h, "Device faults": the failure's
+ * message names the work that failed, the kernel's operator name).  A runtime fault message
+ * names the aclnn operator that failed ("aclnnIndexSelect: index 7 is out of bounds ..."); the
+ * kernel half (kernels/work.c) remembers, per device, which kernel last enqueued each aclnn
+ * operator and returns that kernel's operator name ("index_select.out") for a message naming
+ * one, NULL otherwise.  The string is static.  npu_check puts it in front of the message of a
+ * fault it records.
+ */
+const char *npu_fault_work(int32_t device, const char *runtime_message);
+
 /** The kernel table (kernels/registry.c); NULL when the build has no kernels. */
 const tb_kernel_api *npu_kernel_api(void);
 

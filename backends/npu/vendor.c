@@ -38,8 +38,8 @@
 
 /* AscendCL has no stream priorities in the calls the adapter uses (aclrtCreateStream's streams
  * all have the highest one; aclrtCreateStreamWithConfig is not used): priority_range is
- * absent, and torch_backend treats every priority as 0.  inject_fault is wired by the kernel
- * half (OPS-B). */
+ * absent, and torch_backend treats every priority as 0.  inject_fault is the kernel half's
+ * (kernels/fault.c): an aclnn operator that faults the device for real. */
 static const tb_device_api k_device = {
     .struct_size = sizeof(tb_device_api),
     .count = npu_device_count,
@@ -70,7 +70,7 @@ static const tb_stream_api k_stream = {
     .synchronize = npu_stream_synchronize,
     .wait_event = npu_stream_wait_event,
     .priority_range = NULL,
-    .inject_fault = NULL,
+    .inject_fault = npu_inject_fault,
 };
 static const tb_event_api k_event = {
     .struct_size = sizeof(tb_event_api),
@@ -100,7 +100,7 @@ static void build(void) {
       .memory = &k_memory,
       .stream = &k_stream,
       .event = &k_event,
-      .kernels = NULL,
+      .kernels = npu_kernel_api(),
       .extensions = NULL,
   };
 }

@@ -6,9 +6,11 @@
  * ("aclCreateTensor", "aclCreateScalar", "aclCreateIntArray", ...); text our own.
  *
  * The objects live on the host and describe their arguments by value: aclCreateScalar copies
- * the value, aclCreateIntArray/aclCreateBoolArray copy the array, aclCreateTensor copies the
- * shapes and strides and keeps the device address; aclCreateTensorList keeps the pointers to
- * its (caller-owned) tensors.  Destroying a list does not destroy its tensors.
+ * the value, aclCreateIntArray/aclCreateFloatArray/aclCreateBoolArray copy the array,
+ * aclCreateTensor copies the shapes and strides and keeps the device address.
+ * aclCreateTensorList takes the tensors it is given: aclDestroyTensorList destroys them with the
+ * list ("aclDestroyTensorList": the tensors of a list need not be destroyed again), so a tensor
+ * belongs to at most one list and is not destroyed on its own once listed.
  */
 #ifndef TB_STANDIN_ACLNN_ACL_META_H_
 #define TB_STANDIN_ACLNN_ACL_META_H_
@@ -33,8 +35,10 @@ typedef struct aclTensorList aclTensorList;
 /**
  * A strided view of device memory.  Element (i0, ..., in-1) of the view lives at element
  * `offset + sum(ik * stride[k])` of the storage that starts at @p tensorData (offset and
- * strides in elements).  @p storageDims describes the whole storage (for ACL_FORMAT_ND: one
- * dimension holding its element count is enough).  Returns NULL on invalid arguments.
+ * strides in elements, all non-negative; @p stride NULL: the contiguous strides of
+ * @p viewDims).  @p storageDims describes the whole storage (for ACL_FORMAT_ND: one dimension
+ * holding its element count is enough).  @p tensorData may be NULL (a descriptor whose address
+ * is set later, or an empty tensor).  Returns NULL on invalid arguments.
  */
 ACL_FUNC_VISIBILITY aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
                                                aclDataType dataType, const int64_t *stride,
@@ -55,6 +59,16 @@ ACL_FUNC_VISIBILITY aclnnStatus aclDestroyIntArray(const aclIntArray *array);
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyFloatArray(const aclFloatArray *array);
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyBoolArray(const aclBoolArray *array);
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyTensorList(const aclTensorList *array);
+
+/**
+ * Makes @p executor repeatable (call it right after the phase one that created it): its
+ * aclnnXxx calls then run it without releasing it, any number of times, and the caller releases
+ * it with aclDestroyAclOpExecutor.  A caller that cannot run an executor it obtained (its
+ * workspace could not be allocated) releases it this way too.
+ */
+ACL_FUNC_VISIBILITY aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);
+/** Releases a repeatable executor (work already enqueued with it still runs). */
+ACL_FUNC_VISIBILITY aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,29 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * STAND-IN for CANN's aclnnop/aclnn_logsoftmax.h: declared from Huawei's public operator
+ * documentation (hicann/ops-nn, aclnnLogSoftmax.md); text our own.  The two-phase calling
+ * convention is described in aclnn/aclnn_base.h.
+ */
+#ifndef TB_STANDIN_ACLNNOP_ACLNN_LOGSOFTMAX_H_
+#define TB_STANDIN_ACLNNOP_ACLNN_LOGSOFTMAX_H_
+
+#include "aclnn/acl_meta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** out = self - log(sum(exp(self), dim)) along dim. */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim,
+                                                                aclTensor *out,
+                                                                uint64_t *workspaceSize,
+                                                                aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnLogSoftmax(void *workspace, uint64_t workspaceSize,
+                                                aclOpExecutor *executor, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TB_STANDIN_ACLNNOP_ACLNN_LOGSOFTMAX_H_ */

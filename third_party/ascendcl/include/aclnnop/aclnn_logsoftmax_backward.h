@@ -1,0 +1,32 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * STAND-IN for CANN's aclnnop/aclnn_logsoftmax_backward.h: declared from Huawei's public operator
+ * documentation (hicann/ops-nn, aclnnLogSoftmaxBackward.md); text our own.  The two-phase calling
+ * convention is described in aclnn/aclnn_base.h.
+ */
+#ifndef TB_STANDIN_ACLNNOP_ACLNN_LOGSOFTMAX_BACKWARD_H_
+#define TB_STANDIN_ACLNNOP_ACLNN_LOGSOFTMAX_BACKWARD_H_
+
+#include "aclnn/acl_meta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** out = gradOutput - exp(output) * sum(gradOutput, dim), the gradient of aclnnLogSoftmax
+ *  given its result `output`. */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput,
+                                                                        const aclTensor *output,
+                                                                        int64_t dim, aclTensor *out,
+                                                                        uint64_t *workspaceSize,
+                                                                        aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnLogSoftmaxBackward(void *workspace, uint64_t workspaceSize,
+                                                        aclOpExecutor *executor,
+                                                        aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TB_STANDIN_ACLNNOP_ACLNN_LOGSOFTMAX_BACKWARD_H_ */

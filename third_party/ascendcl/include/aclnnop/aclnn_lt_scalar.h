@@ -1,0 +1,29 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * STAND-IN for CANN's aclnnop/aclnn_lt_scalar.h, declared from the public documentation of
+ * aclnnLtScalar (ops-math); text our own.
+ */
+#ifndef TB_STANDIN_ACLNNOP_ACLNN_LT_SCALAR_H_
+#define TB_STANDIN_ACLNNOP_ACLNN_LT_SCALAR_H_
+
+#include "aclnn/acl_meta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** out = (self < other) as bool, other a scalar. */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnLtScalarGetWorkspaceSize(const aclTensor *self,
+                                                              const aclScalar *other,
+                                                              aclTensor *out,
+                                                              uint64_t *workspaceSize,
+                                                              aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnLtScalar(void *workspace, uint64_t workspaceSize,
+                                              aclOpExecutor *executor, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TB_STANDIN_ACLNNOP_ACLNN_LT_SCALAR_H_ */
