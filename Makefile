@@ -79,7 +79,9 @@ $(STAMP)/build: $(BUILD_INPUTS) $(STAMP)/pip
 build: $(STAMP)/build
 
 # The vendors the Python suites run against, each in its own process (faulty, the fault
-# injection shim, is exercised by the error-path suite instead).
+# injection shim, is exercised by the error-path suite instead): every libtb_vendor_*.so of the
+# package -- emu, fake and npu (over the AscendCL stand-in, whose libraries sit in
+# lib/ascendcl-standin/ and are no vendors).
 PYTEST_VENDORS = $(filter-out faulty,$(shell $(PYTHON) -c 'import importlib.util, pathlib; \
   lib = pathlib.Path(importlib.util.find_spec("torch_backend").submodule_search_locations[0]) / "lib"; \
   print(*sorted(p.name[13:-3] for p in lib.glob("libtb_vendor_*.so")))' 2>/dev/null))
@@ -138,9 +140,10 @@ test-full: $(STAMP)/build
 # Sanitizers (cmake/Sanitize.cmake).  libtorch, CPython, OpenBLAS and googletest are prebuilt and
 # stay uninstrumented.
 #
-# test-sanitize: everything of ours -- loader, vendors, conformance suite, the googletest suites,
-# csrc -- built with AddressSanitizer and UndefinedBehaviorSanitizer into build/asan.  CTest runs
-# there with leak detection on.  Then Python suites that drive the runtime (streams, events,
+# test-sanitize: everything of ours -- loader, vendors (npu with the AscendCL stand-in),
+# conformance suite, the googletest suites, csrc -- built with AddressSanitizer and
+# UndefinedBehaviorSanitizer into build/asan.  CTest runs there with leak detection on (the
+# contract suite on npu and the stand-in's own test included).  Then Python suites that drive the runtime (streams, events,
 # allocators, copies, kernels, fallback, errors) run on the installed package with build/asan/lib
 # first on the library path, so that Python loads the instrumented csrc, loader and vendors; the
 # ASan runtime is preloaded into the uninstrumented interpreter, and leak detection is off there
@@ -182,17 +185,19 @@ test-sanitize: $(STAMP)/build
 	@$(call asan_pytest,fake,$(SANITIZE_PYTEST_FAKE))
 
 # test-tsan: the C part built with ThreadSanitizer into build/tsan; the whole contract suite (its
-# thread checks, and every stream and event check, which run on emu's stream workers) against emu
-# and fake, and test/sanitize's large copies from several threads, which reach emu's worker pool.
+# thread checks, and every stream and event check, which run on emu's stream workers) against emu,
+# fake and npu (whose streams are the AscendCL stand-in's worker threads), test/sanitize's large
+# copies from several threads, which reach emu's worker pool, and the stand-in's own test
+# (ascendcl.runtime: its threads, streams and events).
 test-tsan: $(STAMP)/apt
 	@mkdir -p $(TSAN_BUILD)
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DTORCH_BACKEND_SANITIZE=thread -DTORCH_BACKEND_WITH_TORCH=OFF \
 	  > $(TSAN_BUILD)/configure.log || { cat $(TSAN_BUILD)/configure.log; exit 1; }
 	cmake --build $(TSAN_BUILD) --target tb_contract_tests tb_emu_thread_tests tb_vendor_emu \
-	  tb_vendor_fake
+	  tb_vendor_fake tb_vendor_npu ascendcl_runtime_test
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir $(TSAN_BUILD) \
-	  --output-on-failure -j$(JOBS) -R '^(contract\.(emu|fake|fake_2dev)|sanitize)\.'
+	  --output-on-failure -j$(JOBS) -R '^(contract\.(emu|fake|fake_2dev|npu)|sanitize|ascendcl)\.'
 
 # test-compat: one vendor binary, runtimes built against two torch releases (docs/decisions.md,
 # "Two torch releases").  emu is built once, by the C-only build (build/c, no torch), and that

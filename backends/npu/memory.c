@@ -199,15 +199,25 @@ void npu_peers_reset(void) {
   pthread_mutex_unlock(&g_peer_mutex);
 }
 
-/* Whether copies from `from`'s memory to `to`'s may go directly; enables them on first use. */
+/* Whether copies from `from`'s memory to `to`'s may go directly; enables them on first use.
+ * Lock order: g_peer_mutex is taken after AscendCL's process state (vendor.c) and before the
+ * fault record (error.c), so the device is made current before it is taken. */
 static tb_status peer_access(npu_context *ctx, int32_t from, int32_t to, bool *direct) {
   pthread_mutex_lock(&g_peer_mutex);
-  tb_status status = TB_OK;
+  signed char known = g_peer[from][to];
+  pthread_mutex_unlock(&g_peer_mutex);
+  if (known != 0) {
+    *direct = known == 1;
+    return TB_OK;
+  }
+  /* aclrtDeviceEnablePeerAccess.md: from the current device to the peer, one direction. */
+  tb_status status = npu_activate(ctx, from, "copy_d2d");
+  if (status != TB_OK) return status;
+  pthread_mutex_lock(&g_peer_mutex);
   if (g_peer[from][to] == 0) {
     int32_t can = 0;
     status =
         npu_check(ctx, from, aclrtDeviceCanAccessPeer(&can, from, to), "aclrtDeviceCanAccessPeer");
-    if (status == TB_OK && can) status = npu_activate(ctx, from, "copy_d2d");
     if (status == TB_OK && can) {
       aclError err = aclrtDeviceEnablePeerAccess(to, 0);
       if (err == ACL_ERROR_RT_FEATURE_NOT_SUPPORT || err == ACL_ERROR_FEATURE_UNSUPPORTED) {

@@ -64,7 +64,11 @@ def test_init_failure_fails_import_with_the_vendors_message():
 
 
 def test_a_bad_environment_fails_the_vendors_own_init():
-    variable = {"emu": "TORCH_BACKEND_EMU_DEVICE_COUNT", "fake": "TORCH_BACKEND_FAKE_DEVICE_COUNT"}
+    variable = {
+        "emu": "TORCH_BACKEND_EMU_DEVICE_COUNT",
+        "fake": "TORCH_BACKEND_FAKE_DEVICE_COUNT",
+        "npu": "TORCH_BACKEND_NPU_ACL_CONFIG",  # aclInit's configuration file
+    }
     if DEV not in variable:
         pytest.skip(f"no known configuration variable for vendor '{DEV}'")
     result = run_python("import torch_backend", **{variable[DEV]: "many"})

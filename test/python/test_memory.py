@@ -12,7 +12,11 @@ import torch
 from conftest import DEV, MODULE, run_python
 
 # Each bundled vendor's device-capacity variable, set to 64 MiB.
-SMALL_DEVICE = {"TORCH_BACKEND_FAKE_MEMORY": "64M", "TORCH_BACKEND_EMU_MEMORY": "64M"}
+SMALL_DEVICE = {
+    "TORCH_BACKEND_FAKE_MEMORY": "64M",
+    "TORCH_BACKEND_EMU_MEMORY": "64M",
+    "TB_ASCEND_STANDIN_MEMORY": "64M",  # npu over the AscendCL stand-in
+}
 
 
 def test_allocated_and_reserved_track_tensors():

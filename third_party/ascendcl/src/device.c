@@ -103,8 +103,9 @@ aclError aclrtGetDevice(int32_t *deviceId) {
   return sd_current_device("aclrtGetDevice", deviceId);
 }
 
-/* Releases the context of `device` (set count zero): its streams, events and memory.  The
- * caller holds the device's mutex, which this releases. */
+/* Releases the context of `device` (set count zero): its streams (after their work), events and
+ * memory.  The caller holds the device's mutex, which this releases once the context is gone,
+ * so that an aclrtSetDevice racing with the release creates a fresh context after it. */
 static void release_context(sd_device *device) {
   sd_stream *streams = device->streams;
   sd_event *events = device->events;
@@ -116,14 +117,7 @@ static void release_context(sd_device *device) {
   int32_t index = (int32_t)(device - g_rt.devices);
   for (int d = 0; d < SD_MAX_DEVICES; d++) device->peer[d] = false;
   atomic_store_explicit(&device->context, 0, memory_order_release);
-  pthread_mutex_unlock(&device->mutex);
-  /* Access granted by other devices to this one ends with its context (one lock at a time). */
-  for (int d = 0; d < SD_MAX_DEVICES; d++) {
-    if (d == index) continue;
-    pthread_mutex_lock(&g_rt.devices[d].mutex);
-    g_rt.devices[d].peer[index] = false;
-    pthread_mutex_unlock(&g_rt.devices[d].mutex);
-  }
+  /* Workers never take a device's mutex: shutting the streams down under it cannot deadlock. */
   while (streams != NULL) {
     sd_stream *next = streams->next;
     sd_stream_shutdown(streams);
@@ -136,6 +130,14 @@ static void release_context(sd_device *device) {
     events = next;
   }
   sd_arena_clear(&device->arena);
+  pthread_mutex_unlock(&device->mutex);
+  /* Access other devices granted to this one ends with its context (one lock at a time). */
+  for (int d = 0; d < SD_MAX_DEVICES; d++) {
+    if (d == index) continue;
+    pthread_mutex_lock(&g_rt.devices[d].mutex);
+    g_rt.devices[d].peer[index] = false;
+    pthread_mutex_unlock(&g_rt.devices[d].mutex);
+  }
 }
 
 static void clear_fault(sd_device *device) {

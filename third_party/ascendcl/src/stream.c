@@ -143,7 +143,8 @@ void sd_stream_release(sd_stream *s) {
   free(s);
 }
 
-static void run_task(sd_stream *s, sd_task *task) {
+/* Runs `task`; true when it counted itself complete (records do). */
+static bool run_task(sd_stream *s, sd_task *task) {
   switch (task->kind) {
     case SD_TASK_WORK:
       if (atomic_load_explicit(&g_rt.devices[s->device].fault, memory_order_acquire) == 0) {
@@ -156,13 +157,19 @@ static void run_task(sd_stream *s, sd_task *task) {
       if (task->release != NULL) task->release(task->arg);
       break;
     case SD_TASK_RECORD:
+      /* The record completes together with the stream's count of completed tasks (under the
+       * stream's lock), so whoever sees the event complete sees the stream reach it. */
+      pthread_mutex_lock(&s->mutex);
       pthread_mutex_lock(&g_rt.records_mutex);
       task->record->time = sd_now_ns();
       task->record->done = true;
       pthread_cond_broadcast(&g_rt.records_cond);
       pthread_mutex_unlock(&g_rt.records_mutex);
+      s->completed++;
+      pthread_cond_broadcast(&s->progress);
+      pthread_mutex_unlock(&s->mutex);
       sd_record_release(task->record);
-      break;
+      return true;
     case SD_TASK_WAIT:
       pthread_mutex_lock(&g_rt.records_mutex);
       while (!task->record->done) pthread_cond_wait(&g_rt.records_cond, &g_rt.records_mutex);
@@ -170,6 +177,7 @@ static void run_task(sd_stream *s, sd_task *task) {
       sd_record_release(task->record);
       break;
   }
+  return false;
 }
 
 static void *worker_main(void *arg) {
@@ -182,11 +190,13 @@ static void *worker_main(void *arg) {
     s->head = task->next;
     if (s->head == NULL) s->tail = NULL;
     pthread_mutex_unlock(&s->mutex);
-    run_task(s, task);
+    bool counted = run_task(s, task);
     free(task);
     pthread_mutex_lock(&s->mutex);
-    s->completed++;
-    pthread_cond_broadcast(&s->progress);
+    if (!counted) {
+      s->completed++;
+      pthread_cond_broadcast(&s->progress);
+    }
   }
   pthread_mutex_unlock(&s->mutex);
   return NULL;

@@ -834,6 +834,7 @@ static void test_host_access(void) {
 typedef struct worker_args {
   int device;
   aclError result;
+  char message[512]; /* the runtime's message when result is an error */
 } worker_args;
 
 static void *concurrent_worker(void *arg) {
@@ -854,8 +855,12 @@ static void *concurrent_worker(void *arg) {
     }
     if (w->result == ACL_SUCCESS) w->result = aclrtSynchronizeStream(s);
     if (w->result == ACL_SUCCESS && memcmp(in, out, 512) != 0) w->result = -1;
-    if (d != NULL) aclrtFree(d);
+    if (d != NULL && aclrtFree(d) != ACL_SUCCESS && w->result == ACL_SUCCESS) w->result = -2;
     d = NULL;
+  }
+  if (w->result != ACL_SUCCESS) {
+    const char *message = aclGetRecentErrMsg();
+    snprintf(w->message, sizeof w->message, "%s", message != NULL ? message : "no message");
   }
   if (s != NULL) aclrtDestroyStream(s);
   aclrtResetDevice(w->device);
@@ -867,12 +872,12 @@ static void test_concurrency(void) {
   pthread_t threads[4];
   worker_args args[4];
   for (int i = 0; i < 4; i++) {
-    args[i] = (worker_args){i % 2, -1};
+    args[i] = (worker_args){i % 2, -1, ""};
     pthread_create(&threads[i], NULL, concurrent_worker, &args[i]);
   }
   for (int i = 0; i < 4; i++) {
     pthread_join(threads[i], NULL);
-    EXPECT(args[i].result == ACL_SUCCESS, "thread %d: %d", i, args[i].result);
+    EXPECT(args[i].result == ACL_SUCCESS, "thread %d: %d (%s)", i, args[i].result, args[i].message);
   }
 }
 
