@@ -171,10 +171,14 @@ NPU_KERNEL_DATA(k_silu_backward, "silu_backward.grad_input", binary, NPU_FLOATS,
 
 /* ---- with alpha: [self, other, alpha, out] -> aclnn<Name> / aclnn<Name>s ---- */
 
+/* ATen takes an integer alpha for bool tensors, which aclnn's conversion rules do not cast to
+ * bool: it goes as the bool it stands for */
 static tb_status add_out(npu_call *c) {
   if (!npu_is_tensor(&c->args[0])) return npu_decline(c, "self is a number");
   aclTensor *self = npu_tensor(c, 0), *out = npu_tensor(c, 3);
-  aclScalar *alpha = npu_scalar(c, 2);
+  aclScalar *alpha = c->args[0].as.tensor->dtype == TB_DTYPE_BOOL
+                         ? npu_scalar_f(c, npu_arg_double(c, 2) != 0, ACL_BOOL)
+                         : npu_scalar(c, 2);
   if (npu_is_number(&c->args[1])) return NPU_ACLNN(c, Adds, self, npu_scalar(c, 1), alpha, out);
   return NPU_ACLNN(c, Add, self, npu_tensor(c, 1), alpha, out);
 }
