@@ -188,6 +188,35 @@ def test_masked_fill_rejects_what_aten_rejects():
     assert ints.cpu().tolist() == [2, 2, 2]
 
 
+@pytest.mark.parametrize(
+    "op",
+    [
+        torch.mul,
+        torch.add,
+        torch.lt,
+        torch.ge,
+        torch.eq,
+        torch.clamp_min,
+        lambda a, b: torch._foreach_mul([b], a.item())[0],
+    ],
+    ids=["mul", "add", "lt", "ge", "eq", "clamp_min", "foreach_mul"],
+)
+def test_a_number_before_the_tensor_matches_cpu(op):
+    """A CPU scalar first and a device tensor second (ATen's foreach operators pass one): the
+    kernel receives the number as its first operand."""
+    x = torch.tensor([-1.5, 0.0, 2.0, 3.0, math.nan])
+    two = torch.tensor(2.0)
+    torch_backend.reset_kernel_counts()
+    got = op(two, x.to(DEV)).cpu()
+    torch.testing.assert_close(got, op(two, x), equal_nan=True, rtol=0, atol=0)
+    # a vendor whose kernel serves the operator serves this call too, not the CPU fallback
+    kernels = {torch.lt: "lt.Tensor_out", torch.ge: "ge.Tensor_out", torch.eq: "eq.Tensor_out"}
+    kernels |= {torch.add: "add.out", torch.clamp_min: "clamp_min.Tensor_out"}
+    name = kernels.get(op, "mul.out")
+    if torch_backend.op_coverage([name])[name] == "native":
+        assert torch_backend.kernel_counts().get(name, 0) == 1
+
+
 def test_equal_runs_on_the_device():
     x = torch.tensor([1.0, float("nan"), 3.0])
     cases = [

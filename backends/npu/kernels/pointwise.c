@@ -8,6 +8,7 @@
  * operator's scalar form (aclnnMuls for mul with a number).  What an aclnn operator computes
  * differently from ATen is declined (the CPU fallback then runs it) or translated here.
  */
+#include <aclnnop/aclnn_abs.h>
 #include <aclnnop/aclnn_add.h>
 #include <aclnnop/aclnn_addcdiv.h>
 #include <aclnnop/aclnn_addcmul.h>
@@ -15,13 +16,18 @@
 #include <aclnnop/aclnn_bernoulli.h>
 #include <aclnnop/aclnn_bitwise_and_scalar.h>
 #include <aclnnop/aclnn_bitwise_and_tensor.h>
+#include <aclnnop/aclnn_ceil.h>
 #include <aclnnop/aclnn_clamp.h>
 #include <aclnnop/aclnn_copy.h>
 #include <aclnnop/aclnn_cos.h>
 #include <aclnnop/aclnn_div.h>
 #include <aclnnop/aclnn_eq_scalar.h>
 #include <aclnnop/aclnn_eq_tensor.h>
+#include <aclnnop/aclnn_erf.h>
+#include <aclnnop/aclnn_exp.h>
+#include <aclnnop/aclnn_expm1.h>
 #include <aclnnop/aclnn_fill_scalar.h>
+#include <aclnnop/aclnn_floor.h>
 #include <aclnnop/aclnn_ge_scalar.h>
 #include <aclnnop/aclnn_ge_tensor.h>
 #include <aclnnop/aclnn_gelu_backward_v2.h>
@@ -33,26 +39,37 @@
 #include <aclnnop/aclnn_le_tensor.h>
 #include <aclnnop/aclnn_lerp_scalar.h>
 #include <aclnnop/aclnn_lerp_tensor.h>
+#include <aclnnop/aclnn_log.h>
+#include <aclnnop/aclnn_log1p.h>
+#include <aclnnop/aclnn_log2.h>
+#include <aclnnop/aclnn_logical_not.h>
 #include <aclnnop/aclnn_lt_scalar.h>
 #include <aclnnop/aclnn_lt_tensor.h>
 #include <aclnnop/aclnn_masked_fill_scalar.h>
+#include <aclnnop/aclnn_maximum.h>
+#include <aclnnop/aclnn_minimum.h>
 #include <aclnnop/aclnn_mul.h>
 #include <aclnnop/aclnn_ne_scalar.h>
 #include <aclnnop/aclnn_ne_tensor.h>
 #include <aclnnop/aclnn_neg.h>
 #include <aclnnop/aclnn_pow.h>
+#include <aclnnop/aclnn_reciprocal.h>
 #include <aclnnop/aclnn_relu.h>
 #include <aclnnop/aclnn_rsqrt.h>
 #include <aclnnop/aclnn_s_where.h>
+#include <aclnnop/aclnn_sigmoid.h>
+#include <aclnnop/aclnn_sigmoid_backward.h>
 #include <aclnnop/aclnn_silu.h>
 #include <aclnnop/aclnn_silu_backward.h>
 #include <aclnnop/aclnn_sin.h>
 #include <aclnnop/aclnn_sqrt.h>
 #include <aclnnop/aclnn_sub.h>
+#include <aclnnop/aclnn_tan.h>
 #include <aclnnop/aclnn_tanh.h>
 #include <aclnnop/aclnn_tanh_backward.h>
 #include <aclnnop/aclnn_threshold_backward.h>
 #include <aclnnop/aclnn_tril.h>
+#include <aclnnop/aclnn_trunc.h>
 #include <string.h>
 
 #include "common.h"
@@ -87,15 +104,31 @@ UNARY(silu, "silu.out", Silu, NPU_FLOATS, OUT_SCHEMA("silu"))
 UNARY(neg, "neg.out", Neg, NPU_NUMBERS, OUT_SCHEMA("neg"))
 UNARY(isneginf, "isneginf.out", IsNegInf, NPU_ALL, OUT_SCHEMA("isneginf"))
 UNARY(relu, "relu", Relu, NPU_NUMBERS, "relu(Tensor self) -> Tensor")
+UNARY(abs, "abs.out", Abs, NPU_NUMBERS, OUT_SCHEMA("abs"))
+UNARY(exp, "exp.out", Exp, NPU_FLOATS, OUT_SCHEMA("exp"))
+UNARY(expm1, "expm1.out", Expm1, NPU_FLOATS, OUT_SCHEMA("expm1"))
+UNARY(log, "log.out", Log, NPU_FLOATS, OUT_SCHEMA("log"))
+UNARY(log1p, "log1p.out", Log1p, NPU_FLOATS, OUT_SCHEMA("log1p"))
+UNARY(log2, "log2.out", Log2, NPU_FLOATS, OUT_SCHEMA("log2"))
+UNARY(tan, "tan.out", Tan, NPU_FLOATS, OUT_SCHEMA("tan"))
+UNARY(sigmoid, "sigmoid.out", Sigmoid, NPU_FLOATS, OUT_SCHEMA("sigmoid"))
+UNARY(reciprocal, "reciprocal.out", Reciprocal, NPU_FLOATS, OUT_SCHEMA("reciprocal"))
+UNARY(erf, "erf.out", Erf, NPU_FLOATS, OUT_SCHEMA("erf"))
+UNARY(floor, "floor.out", Floor, NPU_FLOATS, OUT_SCHEMA("floor"))
+UNARY(ceil, "ceil.out", Ceil, NPU_FLOATS, OUT_SCHEMA("ceil"))
+UNARY(trunc, "trunc.out", Trunc, NPU_FLOATS, OUT_SCHEMA("trunc"))
+UNARY(logical_not, "logical_not.out", LogicalNot, NPU_ALL, OUT_SCHEMA("logical_not"))
 
 /* relu_: [self] -> aclnnInplaceRelu */
 static tb_status relu_inplace(npu_call *c) { return NPU_ACLNN(c, InplaceRelu, npu_tensor(c, 0)); }
 NPU_KERNEL(k_relu_, "relu_", relu_inplace, NPU_NUMBERS, "relu_(Tensor(a!) self) -> Tensor(a!)");
 
 /* ---- binary: [self, other, out], other a tensor (aclnn<Name>) or a number (the scalar
- * form, when the operator has one) ---- */
+ * form, when the operator has one); a number self (ATen's foreach operators pass one) goes to
+ * the scalar form of the mirrored operator (mul and eq are their own mirrors, lt is gt's) ---- */
 
-typedef struct binary_op {
+typedef struct binary_op binary_op;
+struct binary_op {
   const char *name;
   aclnnStatus (*phase_one)(const aclTensor *, const aclTensor *, aclTensor *, uint64_t *,
                            aclOpExecutor **);
@@ -104,10 +137,22 @@ typedef struct binary_op {
   aclnnStatus (*scalar_phase_one)(const aclTensor *, const aclScalar *, aclTensor *, uint64_t *,
                                   aclOpExecutor **);
   npu_aclnn_run_fn scalar_run;
-} binary_op;
+  const binary_op *mirror; /* op(a, b) == mirror(b, a); NULL: none */
+};
 
 static tb_status binary(npu_call *c) {
   const binary_op *b = npu_kernel_data(c);
+  if (npu_is_number(&c->args[0]) && npu_is_tensor(&c->args[1])) {
+    const binary_op *m = b->mirror;
+    if (m == NULL || m->scalar_phase_one == NULL) {
+      return npu_decline(c, "the first operand is a number");
+    }
+    aclTensor *other = npu_tensor(c, 1), *out = npu_tensor(c, 2);
+    aclScalar *self = npu_scalar(c, 0);
+    return npu_aclnn_launch(c, m->scalar_name,
+                            m->scalar_phase_one(other, self, out, &c->workspace_size, &c->executor),
+                            m->scalar_run);
+  }
   if (!npu_is_tensor(&c->args[0])) return npu_decline(c, "the first operand is a number");
   aclTensor *self = npu_tensor(c, 0), *out = npu_tensor(c, 2);
   if (npu_is_number(&c->args[1])) {
@@ -123,47 +168,78 @@ static tb_status binary(npu_call *c) {
                           b->phase_one(self, other, out, &c->workspace_size, &c->executor), b->run);
 }
 
-#define BINARY_OP(sym, Tensor, Scalar)                                 \
+#define BINARY_OP(sym, Tensor, Scalar, mirror)                         \
   static const binary_op b_##sym = {                                   \
       "aclnn" #Tensor, aclnn##Tensor##GetWorkspaceSize, aclnn##Tensor, \
-      "aclnn" #Scalar, aclnn##Scalar##GetWorkspaceSize, aclnn##Scalar};
+      "aclnn" #Scalar, aclnn##Scalar##GetWorkspaceSize, aclnn##Scalar, \
+      mirror};
 #define BINARY_KERNEL(sym, data, opname, mask, schema) \
   NPU_KERNEL_DATA(k_##sym, opname, binary, mask, schema, &b_##data);
 #define BINARY_SCHEMA(op, other) \
   op "(Tensor self, " other " other, *, Tensor(a!) out) -> Tensor(a!)"
 
-BINARY_OP(mul, Mul, Muls)
+BINARY_OP(mul, Mul, Muls, &b_mul)
 BINARY_KERNEL(mul, mul, "mul.out", NPU_ALL, BINARY_SCHEMA("mul.out", "Tensor"))
-BINARY_OP(div, Div, Divs)
+BINARY_OP(div, Div, Divs, NULL)
 BINARY_KERNEL(div, div, "div.out", NPU_FLOATS, BINARY_SCHEMA("div.out", "Tensor"))
-BINARY_OP(bitwise_and, BitwiseAndTensor, BitwiseAndScalar)
+BINARY_OP(bitwise_and, BitwiseAndTensor, BitwiseAndScalar, &b_bitwise_and)
 BINARY_KERNEL(bitwise_and, bitwise_and, "bitwise_and.Tensor_out", NPU_INTS | NPU_BIT(TB_DTYPE_BOOL),
               BINARY_SCHEMA("bitwise_and.Tensor_out", "Tensor"))
-BINARY_OP(clamp_min_tensor, ClampMinTensor, ClampMin)
+BINARY_OP(clamp_min_tensor, ClampMinTensor, ClampMin, &b_clamp_min_tensor)
 BINARY_KERNEL(clamp_min_tensor, clamp_min_tensor, "clamp_min.Tensor_out", NPU_NUMBERS,
               "clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)")
-#define COMPARE(cmp, Name)                                      \
-  BINARY_OP(cmp, Name##Tensor, Name##Scalar)                    \
+BINARY_OP(clamp_max_tensor, ClampMaxTensor, ClampMax, &b_clamp_max_tensor)
+BINARY_KERNEL(clamp_max_tensor, clamp_max_tensor, "clamp_max.Tensor_out", NPU_NUMBERS,
+              "clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)")
+/* maximum / minimum with a number are clamp_min / clamp_max (NaN propagates in both) */
+BINARY_OP(maximum, Maximum, ClampMin, &b_maximum)
+BINARY_KERNEL(maximum, maximum, "maximum.out", NPU_NUMBERS, BINARY_SCHEMA("maximum.out", "Tensor"))
+BINARY_OP(minimum, Minimum, ClampMax, &b_minimum)
+BINARY_KERNEL(minimum, minimum, "minimum.out", NPU_NUMBERS, BINARY_SCHEMA("minimum.out", "Tensor"))
+#define COMPARE(cmp, Name, mirror)                              \
+  BINARY_OP(cmp, Name##Tensor, Name##Scalar, &b_##mirror)       \
   BINARY_KERNEL(cmp##_tensor, cmp, #cmp ".Tensor_out", NPU_ALL, \
                 BINARY_SCHEMA(#cmp ".Tensor_out", "Tensor"))    \
   BINARY_KERNEL(cmp##_scalar, cmp, #cmp ".Scalar_out", NPU_ALL, \
                 BINARY_SCHEMA(#cmp ".Scalar_out", "Scalar"))
-COMPARE(eq, Eq)
-COMPARE(ne, Ne)
-COMPARE(lt, Lt)
-COMPARE(le, Le)
-COMPARE(gt, Gt)
-COMPARE(ge, Ge)
+static const binary_op b_gt, b_ge; /* defined below: the mirrors of lt and le */
+COMPARE(eq, Eq, eq)
+COMPARE(ne, Ne, ne)
+COMPARE(lt, Lt, gt)
+COMPARE(le, Le, ge)
+COMPARE(gt, Gt, lt)
+COMPARE(ge, Ge, le)
 
 /* activation backwards: [grad_output, saved, grad_input] */
-static const binary_op b_tanh_backward = {
-    "aclnnTanhBackward", aclnnTanhBackwardGetWorkspaceSize, aclnnTanhBackward, NULL, NULL, NULL};
+static const binary_op b_tanh_backward = {"aclnnTanhBackward",
+                                          aclnnTanhBackwardGetWorkspaceSize,
+                                          aclnnTanhBackward,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL};
 NPU_KERNEL_DATA(k_tanh_backward, "tanh_backward.grad_input", binary, NPU_FLOATS,
                 "tanh_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) "
                 "grad_input) -> Tensor(a!)",
                 &b_tanh_backward);
-static const binary_op b_silu_backward = {
-    "aclnnSiluBackward", aclnnSiluBackwardGetWorkspaceSize, aclnnSiluBackward, NULL, NULL, NULL};
+static const binary_op b_sigmoid_backward = {"aclnnSigmoidBackward",
+                                             aclnnSigmoidBackwardGetWorkspaceSize,
+                                             aclnnSigmoidBackward,
+                                             NULL,
+                                             NULL,
+                                             NULL,
+                                             NULL};
+NPU_KERNEL_DATA(k_sigmoid_backward, "sigmoid_backward.grad_input", binary, NPU_FLOATS,
+                "sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) "
+                "grad_input) -> Tensor(a!)",
+                &b_sigmoid_backward);
+static const binary_op b_silu_backward = {"aclnnSiluBackward",
+                                          aclnnSiluBackwardGetWorkspaceSize,
+                                          aclnnSiluBackward,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL};
 NPU_KERNEL_DATA(k_silu_backward, "silu_backward.grad_input", binary, NPU_FLOATS,
                 "silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) "
                 "grad_input) -> Tensor(a!)",
@@ -174,6 +250,11 @@ NPU_KERNEL_DATA(k_silu_backward, "silu_backward.grad_input", binary, NPU_FLOATS,
 /* ATen takes an integer alpha for bool tensors, which aclnn's conversion rules do not cast to
  * bool: it goes as the bool it stands for */
 static tb_status add_out(npu_call *c) {
+  if (npu_is_number(&c->args[0]) && npu_is_tensor(&c->args[1]) && npu_arg_double(c, 2) == 1) {
+    /* number + 1 * tensor == tensor + 1 * number */
+    return NPU_ACLNN(c, Adds, npu_tensor(c, 1), npu_scalar(c, 0), npu_scalar(c, 2),
+                     npu_tensor(c, 3));
+  }
   if (!npu_is_tensor(&c->args[0])) return npu_decline(c, "self is a number");
   aclTensor *self = npu_tensor(c, 0), *out = npu_tensor(c, 3);
   aclScalar *alpha = c->args[0].as.tensor->dtype == TB_DTYPE_BOOL
@@ -271,7 +352,7 @@ static tb_status pow_out(npu_call *c) {
 NPU_KERNEL(k_pow, "pow.Tensor_Scalar_out", pow_out, NPU_NUMBERS,
            "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)");
 
-/* clamp.out: [self, min?, max?, out]; clamp_min.out: [self, min, out] */
+/* clamp.out: [self, min?, max?, out] */
 static tb_status clamp_out(npu_call *c) {
   if (!npu_is_tensor(&c->args[0])) return npu_decline(c, "self is a number");
   const tb_tensor *self = c->args[0].as.tensor;
@@ -288,17 +369,25 @@ static tb_status clamp_out(npu_call *c) {
 NPU_KERNEL(
     k_clamp, "clamp.out", clamp_out, NPU_NUMBERS,
     "clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)");
-static tb_status clamp_min_out(npu_call *c) {
+/* clamp_min.out / clamp_max.out: [self, bound, out] */
+static tb_status clamp_bound_out(npu_call *c) {
   if (!npu_is_tensor(&c->args[0]) || !npu_is_number(&c->args[1])) {
     return npu_decline(c, "unexpected operands");
   }
   if (float_on_integers(c, 1, c->args[0].as.tensor)) {
     return npu_decline(c, "a float bound on integers");
   }
-  return NPU_ACLNN(c, ClampMin, npu_tensor(c, 0), npu_scalar(c, 1), npu_tensor(c, 2));
+  aclTensor *self = npu_tensor(c, 0), *out = npu_tensor(c, 2);
+  aclScalar *bound = npu_scalar(c, 1);
+  if (npu_kernel_data(c) != NULL) return NPU_ACLNN(c, ClampMax, self, bound, out);
+  return NPU_ACLNN(c, ClampMin, self, bound, out);
 }
-NPU_KERNEL(k_clamp_min, "clamp_min.out", clamp_min_out, NPU_NUMBERS,
+NPU_KERNEL(k_clamp_min, "clamp_min.out", clamp_bound_out, NPU_NUMBERS,
            "clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)");
+static const char k_max_bound[] = "max"; /* tb_kernel::data: the upper bound */
+NPU_KERNEL_DATA(k_clamp_max, "clamp_max.out", clamp_bound_out, NPU_NUMBERS,
+                "clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)",
+                k_max_bound);
 
 /* threshold_backward.grad_input: [grad_output, self, threshold, grad_input] */
 static tb_status threshold_backward(npu_call *c) {
@@ -499,4 +588,23 @@ const tb_kernel *const npu_pointwise_kernels[] = {&k_add,
                                                   &k_dropout_backward,
                                                   &k_tril,
                                                   &k_arange,
+                                                  &k_clamp_max,
+                                                  &k_clamp_max_tensor,
+                                                  &k_maximum,
+                                                  &k_minimum,
+                                                  &k_abs,
+                                                  &k_exp,
+                                                  &k_expm1,
+                                                  &k_log,
+                                                  &k_log1p,
+                                                  &k_log2,
+                                                  &k_tan,
+                                                  &k_sigmoid,
+                                                  &k_reciprocal,
+                                                  &k_erf,
+                                                  &k_floor,
+                                                  &k_ceil,
+                                                  &k_trunc,
+                                                  &k_logical_not,
+                                                  &k_sigmoid_backward,
                                                   NULL};

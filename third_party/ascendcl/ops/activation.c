@@ -9,22 +9,37 @@
 #include <math.h>
 #include <string.h>
 
+#include "aclnnop/aclnn_abs.h"
+#include "aclnnop/aclnn_ceil.h"
 #include "aclnnop/aclnn_cos.h"
+#include "aclnnop/aclnn_erf.h"
+#include "aclnnop/aclnn_exp.h"
+#include "aclnnop/aclnn_expm1.h"
+#include "aclnnop/aclnn_floor.h"
 #include "aclnnop/aclnn_gelu.h"
 #include "aclnnop/aclnn_gelu_backward.h"
 #include "aclnnop/aclnn_gelu_backward_v2.h"
 #include "aclnnop/aclnn_gelu_v2.h"
 #include "aclnnop/aclnn_isneginf.h"
+#include "aclnnop/aclnn_log.h"
+#include "aclnnop/aclnn_log1p.h"
+#include "aclnnop/aclnn_log2.h"
+#include "aclnnop/aclnn_logical_not.h"
 #include "aclnnop/aclnn_neg.h"
+#include "aclnnop/aclnn_reciprocal.h"
 #include "aclnnop/aclnn_relu.h"
 #include "aclnnop/aclnn_rsqrt.h"
+#include "aclnnop/aclnn_sigmoid.h"
+#include "aclnnop/aclnn_sigmoid_backward.h"
 #include "aclnnop/aclnn_silu.h"
 #include "aclnnop/aclnn_silu_backward.h"
 #include "aclnnop/aclnn_sin.h"
 #include "aclnnop/aclnn_sqrt.h"
+#include "aclnnop/aclnn_tan.h"
 #include "aclnnop/aclnn_tanh.h"
 #include "aclnnop/aclnn_tanh_backward.h"
 #include "aclnnop/aclnn_threshold_backward.h"
+#include "aclnnop/aclnn_trunc.h"
 #include "pointwise.h"
 
 static double sigmoid(double x) { return 1 / (1 + exp(-x)); }
@@ -51,6 +66,25 @@ PW_ELEM(rsqrt_elem, 1 / sqrt(x[0].f), 0)
 PW_ELEM(cos_elem, cos(x[0].f), 0)
 PW_ELEM(sin_elem, sin(x[0].f), 0)
 PW_ELEM(tanh_elem, tanh(x[0].f), 0)
+PW_ELEM(tan_elem, tan(x[0].f), 0)
+PW_ELEM(exp_elem, exp(x[0].f), 0)
+PW_ELEM(expm1_elem, expm1(x[0].f), 0)
+PW_ELEM(log_elem, log(x[0].f), 0)
+PW_ELEM(log1p_elem, log1p(x[0].f), 0)
+PW_ELEM(log2_elem, log2(x[0].f), 0)
+PW_ELEM(sigmoid_elem, sigmoid(x[0].f), 0)
+PW_ELEM(reciprocal_elem, 1 / x[0].f, 0)
+PW_ELEM(erf_elem, erf(x[0].f), 0)
+PW_ELEM(floor_elem, floor(x[0].f), 0)
+PW_ELEM(ceil_elem, ceil(x[0].f), 0)
+PW_ELEM(trunc_elem, trunc(x[0].f), 0)
+PW_ELEM(abs_elem, fabs(x[0].f), x[0].i < 0 ? (int64_t)(0 - (uint64_t)x[0].i) : x[0].i)
+static sop_value logical_not_elem(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
+  (void)ex;
+  sop_value v;
+  v.i = is_float ? x[0].f == 0 : x[0].i == 0;
+  return v;
+}
 PW_ELEM(neg_elem, -x[0].f, (int64_t)(0 - (uint64_t)x[0].i))
 PW_ELEM(relu_elem, x[0].f != x[0].f ? x[0].f : x[0].f > 0 ? x[0].f : 0, x[0].i > 0 ? x[0].i : 0)
 PW_ELEM(silu_elem, x[0].f *sigmoid(x[0].f), 0)
@@ -87,6 +121,20 @@ UNARY_OPS(Rsqrt, rsqrt_elem, SOP_ALL, SOP_FLOATS, SOP_PW_INTS_TO_FLOAT)
 UNARY_OPS(Cos, cos_elem, SOP_ALL, SOP_FLOATS, SOP_PW_INTS_TO_FLOAT)
 UNARY_OPS(Sin, sin_elem, SOP_ALL, SOP_FLOATS, SOP_PW_INTS_TO_FLOAT)
 UNARY_OPS(Tanh, tanh_elem, SOP_ALL, SOP_FLOATS, SOP_PW_INTS_TO_FLOAT)
+UNARY_OPS(Tan, tan_elem, SOP_ALL, SOP_FLOATS, SOP_PW_INTS_TO_FLOAT)
+UNARY_OPS(Exp, exp_elem, SOP_ALL, SOP_FLOATS, SOP_PW_INTS_TO_FLOAT)
+UNARY_OPS(Expm1, expm1_elem, SOP_ALL, SOP_FLOATS, SOP_PW_INTS_TO_FLOAT)
+UNARY_OPS(Log, log_elem, SOP_ALL, SOP_FLOATS, SOP_PW_INTS_TO_FLOAT)
+UNARY_OPS(Log1p, log1p_elem, SOP_ALL, SOP_FLOATS, SOP_PW_INTS_TO_FLOAT)
+UNARY_OPS(Log2, log2_elem, SOP_ALL, SOP_FLOATS, SOP_PW_INTS_TO_FLOAT)
+UNARY_OPS(Sigmoid, sigmoid_elem, SOP_ALL, SOP_FLOATS, SOP_PW_INTS_TO_FLOAT)
+UNARY_OPS(Reciprocal, reciprocal_elem, SOP_ALL, SOP_FLOATS, SOP_PW_INTS_TO_FLOAT)
+UNARY_OPS(Erf, erf_elem, SOP_ALL, SOP_FLOATS, SOP_PW_INTS_TO_FLOAT)
+UNARY_OPS(Floor, floor_elem, SOP_FLOATS, SOP_FLOATS, 0)
+UNARY_OPS(Ceil, ceil_elem, SOP_FLOATS, SOP_FLOATS, 0)
+UNARY_OPS(Trunc, trunc_elem, SOP_FLOATS, SOP_FLOATS, 0)
+UNARY_OPS(Abs, abs_elem, SOP_NUMBERS, SOP_NUMBERS, 0)
+UNARY_OP(LogicalNot, logical_not_elem, SOP_ALL, SOP_ALL, SOP_PW_BOOL_RESULT)
 UNARY_OPS(Neg, neg_elem, SOP_NUMBERS, SOP_NUMBERS, 0)
 UNARY_OPS(Relu, relu_elem, SOP_NUMBERS, SOP_NUMBERS, 0)
 UNARY_OP(Silu, silu_elem, SOP_FLOATS, SOP_FLOATS, 0)
@@ -112,6 +160,7 @@ SOP_PHASE_TWO(GeluV2)
 /* ---- backwards: (gradOutput, saved[, parameter], gradInput) ---- */
 
 PW_ELEM(tanh_backward_elem, x[0].f *(1 - x[1].f * x[1].f), 0)
+PW_ELEM(sigmoid_backward_elem, x[0].f *(1 - x[1].f) * x[1].f, 0)
 PW_ELEM(silu_backward_elem, x[0].f *sigmoid(x[1].f) * (1 + x[1].f * (1 - sigmoid(x[1].f))), 0)
 PW_ELEM(gelu_backward_elem, x[0].f *gelu_grad(x[1].f, ex->i[0] != 0), 0)
 static sop_value threshold_backward_elem(const sop_value *x, bool is_float,
@@ -138,6 +187,7 @@ static sop_value threshold_backward_elem(const sop_value *x, bool is_float,
   }                                                                                              \
   SOP_PHASE_TWO(Name)
 BACKWARD_OP(TanhBackward, tanh_backward_elem, output, SOP_FLOATS)
+BACKWARD_OP(SigmoidBackward, sigmoid_backward_elem, output, SOP_FLOATS)
 BACKWARD_OP(SiluBackward, silu_backward_elem, self, SOP_FLOATS)
 BACKWARD_OP(GeluBackward, gelu_backward_elem, self, SOP_FLOATS) /* ex->i[0] = 0: erf form */
 

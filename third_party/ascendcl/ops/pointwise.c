@@ -31,6 +31,8 @@
 #include "aclnnop/aclnn_lt_scalar.h"
 #include "aclnnop/aclnn_lt_tensor.h"
 #include "aclnnop/aclnn_masked_fill_scalar.h"
+#include "aclnnop/aclnn_maximum.h"
+#include "aclnnop/aclnn_minimum.h"
 #include "aclnnop/aclnn_mul.h"
 #include "aclnnop/aclnn_ne_scalar.h"
 #include "aclnnop/aclnn_ne_tensor.h"
@@ -275,11 +277,21 @@ static sop_value max_elem(const sop_value *x, bool is_float, const aclOpExecutor
   (void)ex;
   return maximum(x[0], x[1], is_float);
 }
+static sop_value min_elem(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
+  (void)ex;
+  return minimum(x[0], x[1], is_float);
+}
 static const sop_pointwise_spec k_clamp = {"aclnnClamp", clamp_elem, SOP_NUMBERS, SOP_NUMBERS, 0};
 static const sop_pointwise_spec k_clamp_min = {"aclnnClampMin", max_elem, SOP_NUMBERS, SOP_NUMBERS,
                                                0};
 static const sop_pointwise_spec k_clamp_min_t = {"aclnnClampMinTensor", max_elem, SOP_NUMBERS,
                                                  SOP_NUMBERS, 0};
+static const sop_pointwise_spec k_clamp_max = {"aclnnClampMax", min_elem, SOP_NUMBERS, SOP_NUMBERS,
+                                               0};
+static const sop_pointwise_spec k_clamp_max_t = {"aclnnClampMaxTensor", min_elem, SOP_NUMBERS,
+                                                 SOP_NUMBERS, 0};
+static const sop_pointwise_spec k_maximum = {"aclnnMaximum", max_elem, SOP_NUMBERS, SOP_NUMBERS, 0};
+static const sop_pointwise_spec k_minimum = {"aclnnMinimum", min_elem, SOP_NUMBERS, SOP_NUMBERS, 0};
 
 aclnnStatus aclnnClampGetWorkspaceSize(const aclTensor *self, const aclScalar *clipValueMin,
                                        const aclScalar *clipValueMax, aclTensor *out,
@@ -316,6 +328,28 @@ aclnnStatus aclnnClampMinTensorGetWorkspaceSize(const aclTensor *self,
   return pw_run(&k_clamp_min_t, "out", out, 2, in, NULL, 0, false, workspaceSize, executor);
 }
 SOP_PHASE_TWO(ClampMinTensor)
+
+aclnnStatus aclnnClampMaxGetWorkspaceSize(const aclTensor *self, const aclScalar *clipValueMax,
+                                          aclTensor *out, uint64_t *workspaceSize,
+                                          aclOpExecutor **executor) {
+  if (clipValueMax == NULL) return sop_check_nonnull(k_clamp_max.name, "clipValueMax", NULL);
+  sop_operand in[2] = {{"self", self, NULL, 0}, {"clipValueMax", NULL, clipValueMax, 0}};
+  return pw_run(&k_clamp_max, "out", out, 2, in, NULL, 0, false, workspaceSize, executor);
+}
+SOP_PHASE_TWO(ClampMax)
+
+/* out = op(self, other), both tensors: ClampMaxTensor, Maximum, Minimum */
+#define TENSOR_PAIR_OP(Name, spec, other_arg)                                                  \
+  aclnnStatus aclnn##Name##GetWorkspaceSize(const aclTensor *self, const aclTensor *other_arg, \
+                                            aclTensor *out, uint64_t *workspaceSize,           \
+                                            aclOpExecutor **executor) {                        \
+    sop_operand in[2] = {{"self", self, NULL, 0}, {#other_arg, other_arg, NULL, 0}};           \
+    return pw_run(&spec, "out", out, 2, in, NULL, 0, false, workspaceSize, executor);          \
+  }                                                                                            \
+  SOP_PHASE_TWO(Name)
+TENSOR_PAIR_OP(ClampMaxTensor, k_clamp_max_t, clipValueMax)
+TENSOR_PAIR_OP(Maximum, k_maximum, other)
+TENSOR_PAIR_OP(Minimum, k_minimum, other)
 
 /* ---- comparisons: bool results of self op other (a tensor or a scalar) ---- */
 

@@ -2,7 +2,8 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * STAND-IN for CANN's aclnnop/aclnn_clamp.h, declared from the public documentation of
- * aclnnClamp, aclnnClampMin, aclnnClampMinTensor (ops-math math/clamp); text our own.
+ * aclnnClamp, aclnnClampMin, aclnnClampMinTensor, aclnnClampMax, aclnnClampMaxTensor (ops-math
+ * math/clamp); text our own.
  */
 #ifndef TB_STANDIN_ACLNNOP_ACLNN_CLAMP_H_
 #define TB_STANDIN_ACLNNOP_ACLNN_CLAMP_H_
@@ -37,6 +38,22 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnClampMinTensorGetWorkspaceSize(const aclTen
                                                                     uint64_t *workspaceSize,
                                                                     aclOpExecutor **executor);
 ACL_FUNC_VISIBILITY aclnnStatus aclnnClampMinTensor(void *workspace, uint64_t workspaceSize,
+                                                    aclOpExecutor *executor, aclrtStream stream);
+/** out = min(self, clipValueMax); NaN propagates. */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnClampMaxGetWorkspaceSize(const aclTensor *self,
+                                                              const aclScalar *clipValueMax,
+                                                              aclTensor *out,
+                                                              uint64_t *workspaceSize,
+                                                              aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnClampMax(void *workspace, uint64_t workspaceSize,
+                                              aclOpExecutor *executor, aclrtStream stream);
+/** out = min(self, clipValueMax), broadcast; NaN propagates. */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnClampMaxTensorGetWorkspaceSize(const aclTensor *self,
+                                                                    const aclTensor *clipValueMax,
+                                                                    aclTensor *out,
+                                                                    uint64_t *workspaceSize,
+                                                                    aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnClampMaxTensor(void *workspace, uint64_t workspaceSize,
                                                     aclOpExecutor *executor, aclrtStream stream);
 
 #ifdef __cplusplus

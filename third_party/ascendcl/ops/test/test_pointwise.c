@@ -7,18 +7,24 @@
  */
 #include <math.h>
 
+#include "aclnnop/aclnn_abs.h"
 #include "aclnnop/aclnn_addcdiv.h"
 #include "aclnnop/aclnn_addcmul.h"
 #include "aclnnop/aclnn_arange.h"
 #include "aclnnop/aclnn_bernoulli.h"
 #include "aclnnop/aclnn_bitwise_and_scalar.h"
 #include "aclnnop/aclnn_bitwise_and_tensor.h"
+#include "aclnnop/aclnn_ceil.h"
 #include "aclnnop/aclnn_clamp.h"
 #include "aclnnop/aclnn_copy.h"
 #include "aclnnop/aclnn_cos.h"
 #include "aclnnop/aclnn_div.h"
 #include "aclnnop/aclnn_eq_scalar.h"
+#include "aclnnop/aclnn_erf.h"
+#include "aclnnop/aclnn_exp.h"
+#include "aclnnop/aclnn_expm1.h"
 #include "aclnnop/aclnn_fill_scalar.h"
+#include "aclnnop/aclnn_floor.h"
 #include "aclnnop/aclnn_ge_tensor.h"
 #include "aclnnop/aclnn_gelu.h"
 #include "aclnnop/aclnn_gelu_backward_v2.h"
@@ -26,22 +32,33 @@
 #include "aclnnop/aclnn_isneginf.h"
 #include "aclnnop/aclnn_lerp_scalar.h"
 #include "aclnnop/aclnn_lerp_tensor.h"
+#include "aclnnop/aclnn_log.h"
+#include "aclnnop/aclnn_log1p.h"
+#include "aclnnop/aclnn_log2.h"
+#include "aclnnop/aclnn_logical_not.h"
 #include "aclnnop/aclnn_lt_scalar.h"
 #include "aclnnop/aclnn_masked_fill_scalar.h"
+#include "aclnnop/aclnn_maximum.h"
+#include "aclnnop/aclnn_minimum.h"
 #include "aclnnop/aclnn_mul.h"
 #include "aclnnop/aclnn_neg.h"
 #include "aclnnop/aclnn_pow.h"
+#include "aclnnop/aclnn_reciprocal.h"
 #include "aclnnop/aclnn_relu.h"
 #include "aclnnop/aclnn_rsqrt.h"
 #include "aclnnop/aclnn_s_where.h"
+#include "aclnnop/aclnn_sigmoid.h"
+#include "aclnnop/aclnn_sigmoid_backward.h"
 #include "aclnnop/aclnn_silu.h"
 #include "aclnnop/aclnn_silu_backward.h"
 #include "aclnnop/aclnn_sqrt.h"
 #include "aclnnop/aclnn_sub.h"
+#include "aclnnop/aclnn_tan.h"
 #include "aclnnop/aclnn_tanh.h"
 #include "aclnnop/aclnn_tanh_backward.h"
 #include "aclnnop/aclnn_threshold_backward.h"
 #include "aclnnop/aclnn_tril.h"
+#include "aclnnop/aclnn_trunc.h"
 #include "test_util.h"
 
 #define PI 3.141592653589793
@@ -326,8 +343,7 @@ static void test_activations(void) {
   TU_RUN(GeluBackwardV2, g.t, s.t, none, o.t);
   tu_read(&o, r);
   for (int k = 0; k < 4; k++) {
-    double want =
-        0.5 * (1 + erf(in[k] / sqrt(2))) + in[k] * exp(-in[k] * in[k] / 2) / sqrt(2 * PI);
+    double want = 0.5 * (1 + erf(in[k] / sqrt(2))) + in[k] * exp(-in[k] * in[k] / 2) / sqrt(2 * PI);
     CHECK_NEAR(r[k], 2 * want, 1e-6);
   }
   TU_RUN(GeluBackwardV2, g.t, s.t, tanh_mode, o.t);
@@ -419,10 +435,122 @@ static void test_random_layout(void) {
   free(r2);
 }
 
+/* The unary functions of one shape: each against libm on the same inputs, float64 and float32,
+ * and an integer input computing in float (those that document it). */
+typedef aclnnStatus (*unary_phase_one)(const aclTensor *, aclTensor *, uint64_t *,
+                                       aclOpExecutor **);
+typedef aclnnStatus (*phase_two)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+static double ref_sigmoid(double x) { return 1 / (1 + exp(-x)); }
+static double ref_reciprocal(double x) { return 1 / x; }
+
+static void test_unary_table(void) {
+  static const struct {
+    const char *name;
+    unary_phase_one one;
+    phase_two two;
+    double (*ref)(double);
+    bool ints_to_float;
+  } ops[] = {
+      {"Exp", aclnnExpGetWorkspaceSize, aclnnExp, exp, true},
+      {"Expm1", aclnnExpm1GetWorkspaceSize, aclnnExpm1, expm1, true},
+      {"Log", aclnnLogGetWorkspaceSize, aclnnLog, log, true},
+      {"Log1p", aclnnLog1pGetWorkspaceSize, aclnnLog1p, log1p, true},
+      {"Log2", aclnnLog2GetWorkspaceSize, aclnnLog2, log2, true},
+      {"Tan", aclnnTanGetWorkspaceSize, aclnnTan, tan, true},
+      {"Sigmoid", aclnnSigmoidGetWorkspaceSize, aclnnSigmoid, ref_sigmoid, true},
+      {"Reciprocal", aclnnReciprocalGetWorkspaceSize, aclnnReciprocal, ref_reciprocal, true},
+      {"Erf", aclnnErfGetWorkspaceSize, aclnnErf, erf, true},
+      {"Floor", aclnnFloorGetWorkspaceSize, aclnnFloor, floor, false},
+      {"Ceil", aclnnCeilGetWorkspaceSize, aclnnCeil, ceil, false},
+      {"Trunc", aclnnTruncGetWorkspaceSize, aclnnTrunc, trunc, false},
+      {"Abs", aclnnAbsGetWorkspaceSize, aclnnAbs, fabs, false},
+  };
+  const double in[5] = {0.25, 1.5, 3, 0.75, 2.5};
+  double r[5];
+  tu_tensor x = tu_make(ACL_DOUBLE, 1, D(5), in), o = tu_make(ACL_DOUBLE, 1, D(5), NULL);
+  tu_tensor i = tu_make(ACL_INT32, 1, D(5), V(1, 2, 3, 4, 5)),
+            fo = tu_make(ACL_FLOAT, 1, D(5), NULL);
+  tu_tensor io = tu_make(ACL_INT32, 1, D(5), NULL);
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    CHECK(ops[k].one(x.t, o.t, &ws, &ex) == ACLNN_SUCCESS && ws == 0);
+    CHECK(ops[k].two(NULL, 0, ex, tu_stream) == ACLNN_SUCCESS);
+    tu_read(&o, r);
+    for (int e = 0; e < 5; e++) {
+      if (fabs(r[e] - ops[k].ref(in[e])) > 1e-15 * fabs(r[e])) {
+        CHECK_NEAR(r[e], ops[k].ref(in[e]), 0);
+        fprintf(stderr, "  (aclnn%s)\n", ops[k].name);
+      }
+    }
+    /* integers: computed in float (an integer out cannot hold that), or not supported */
+    aclnnStatus st = ops[k].one(i.t, fo.t, &ws, &ex);
+    if (ops[k].ints_to_float) {
+      CHECK(st == ACLNN_SUCCESS && ops[k].two(NULL, 0, ex, tu_stream) == ACLNN_SUCCESS);
+      tu_read(&fo, r);
+      CHECK_NEAR(r[2], ops[k].ref(3), 1e-6 * fabs(ops[k].ref(3)));
+      CHECK(ops[k].one(i.t, io.t, &ws, &ex) == ACLNN_ERR_PARAM_INVALID);
+    } else if (ops[k].ref != fabs) {
+      CHECK(st == ACLNN_ERR_PARAM_INVALID); /* floating types only */
+    } else {                                /* Abs computes in int32, which a float out holds */
+      CHECK(st == ACLNN_SUCCESS && ops[k].two(NULL, 0, ex, tu_stream) == ACLNN_SUCCESS);
+      tu_read(&fo, r);
+      CHECK(r[2] == 3);
+    }
+    CHECK(ops[k].one(NULL, o.t, &ws, &ex) == ACLNN_ERR_PARAM_NULLPTR);
+  }
+  /* Abs of integers, the minimum wrapping; LogicalNot; in place */
+  tu_tensor i8 = tu_make(ACL_INT8, 1, D(3), V(-128, -5, 7)), i8o = tu_make(ACL_INT8, 1, D(3), NULL);
+  TU_RUN(Abs, i8.t, i8o.t);
+  tu_read(&i8o, r);
+  CHECK(r[0] == -128 && r[1] == 5 && r[2] == 7);
+  TU_RUN(InplaceFloor, x.t);
+  tu_read(&x, r);
+  CHECK(r[0] == 0 && r[1] == 1 && r[4] == 2);
+  tu_tensor bo = tu_make(ACL_BOOL, 1, D(3), NULL);
+  TU_RUN(LogicalNot, i8.t, bo.t);
+  tu_read(&bo, r);
+  CHECK(r[0] == 0 && r[2] == 0);
+  TU_RUN(LogicalNot, x.t, fo.t); /* a bool result stored into float */
+  tu_read(&fo, r);
+  CHECK(r[0] == 1 && r[1] == 0);
+
+  /* maximum / minimum / clamp_max: NaN propagates */
+  tu_tensor a = tu_make(ACL_FLOAT, 1, D(3), V(1, NAN, -2)), b = tu_make(ACL_FLOAT, 1, D(1), V(0));
+  tu_tensor ab = tu_make(ACL_FLOAT, 1, D(3), NULL);
+  TU_RUN(Maximum, a.t, b.t, ab.t);
+  tu_read(&ab, r);
+  CHECK(r[0] == 1 && r[1] != r[1] && r[2] == 0);
+  TU_RUN(Minimum, a.t, b.t, ab.t);
+  tu_read(&ab, r);
+  CHECK(r[0] == 0 && r[1] != r[1] && r[2] == -2);
+  aclScalar *half = tu_scalar_f(ACL_DOUBLE, 0.5);
+  TU_RUN(ClampMax, a.t, half, ab.t);
+  tu_read(&ab, r);
+  CHECK(r[0] == 0.5 && r[1] != r[1] && r[2] == -2);
+  TU_RUN(ClampMaxTensor, a.t, b.t, ab.t);
+  tu_read(&ab, r);
+  CHECK(r[0] == 0 && r[2] == -2);
+  TU_EXPECT(Maximum, ACLNN_ERR_PARAM_INVALID, "not supported", bo.t, bo.t, bo.t);
+  TU_EXPECT(ClampMax, ACLNN_ERR_PARAM_NULLPTR, "clipValueMax", a.t, NULL, ab.t);
+
+  /* sigmoid backward: gradOutput * (1 - y) * y */
+  tu_tensor y = tu_make(ACL_FLOAT, 1, D(3), V(0.25, 0.5, 1));
+  tu_tensor g = tu_make(ACL_FLOAT, 1, D(3), V(2, 2, 2));
+  TU_RUN(SigmoidBackward, g.t, y.t, ab.t);
+  tu_read(&ab, r);
+  CHECK(r[0] == 0.375 && r[1] == 0.5 && r[2] == 0);
+
+  tu_tensor *all[] = {&x, &o, &i, &fo, &io, &i8, &i8o, &bo, &a, &b, &ab, &y, &g};
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tu_free(all[k]);
+  aclDestroyScalar(half);
+}
+
 void test_pointwise(void) {
   test_arithmetic();
   test_select();
   test_copy_fill();
   test_activations();
+  test_unary_table();
   test_random_layout();
 }
