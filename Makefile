@@ -195,9 +195,9 @@ test-tsan: $(STAMP)/apt
 	  -DTORCH_BACKEND_SANITIZE=thread -DTORCH_BACKEND_WITH_TORCH=OFF \
 	  > $(TSAN_BUILD)/configure.log || { cat $(TSAN_BUILD)/configure.log; exit 1; }
 	cmake --build $(TSAN_BUILD) --target tb_contract_tests tb_emu_thread_tests tb_vendor_emu \
-	  tb_vendor_fake tb_vendor_npu ascendcl_runtime_test
+	  tb_vendor_fake tb_vendor_npu ascendcl_runtime_test npu_runtime_test
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir $(TSAN_BUILD) \
-	  --output-on-failure -j$(JOBS) -R '^(contract\.(emu|fake|fake_2dev|npu)|sanitize|ascendcl)\.'
+	  --output-on-failure -j$(JOBS) -R '^(contract\.(emu|fake|fake_2dev|npu)\.|sanitize\.|(ascendcl|npu)\.runtime$$)'
 
 # test-compat: one vendor binary, runtimes built against two torch releases (docs/decisions.md,
 # "Two torch releases").  emu is built once, by the C-only build (build/c, no torch), and that

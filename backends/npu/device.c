@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "npu_runtime.h"
 
 /* Free and total bytes of the current device: HBM, or DDR on devices without HBM. */
 static tb_status mem_info(npu_context *ctx, int32_t device, size_t *free_bytes, size_t *total) {

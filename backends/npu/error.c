@@ -25,7 +25,7 @@
 
 #include <aclnn/aclnn_base.h>
 
-#include "runtime.h"
+#include "npu_runtime.h"
 
 /* aclnn return codes ("aclnn return codes"); defined here when the toolkit's aclnn_base.h does
  * not (CANN keeps them in aclnn/opdev/op_errno.h, which applications do not include). */

@@ -23,7 +23,7 @@
 
 #include <stdlib.h>
 
-#include "runtime.h"
+#include "npu_runtime.h"
 
 #define NPU_EVENT_MAGIC 0x6e707565u /* "npue" */
 

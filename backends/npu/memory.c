@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "npu_runtime.h"
 
 /* ---- block lists ---- */
 

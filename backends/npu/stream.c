@@ -16,7 +16,7 @@
 
 #include <stdlib.h>
 
-#include "runtime.h"
+#include "npu_runtime.h"
 
 #define NPU_STREAM_MAGIC 0x6e707573u /* "npus" */
 

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "npu_runtime.h"
 
 #ifndef TORCH_BACKEND_VERSION
 #define TORCH_BACKEND_VERSION "0.0.0"
@@ -188,16 +188,16 @@ tb_status npu_init(const tb_host_api *host, tb_context *out) {
  * AscendCL itself. */
 void npu_finalize(tb_context ctx) {
   if (npu_check_context(ctx, "finalize") != TB_OK) return;
-  atomic_store(&ctx->finalized, true);
   pthread_mutex_lock(&g_acl.mutex);
   bool ready = g_acl.ready;
   pthread_mutex_unlock(&g_acl.mutex);
-  if (ready) {
+  if (ready) { /* (the context is still valid here: destroying a stream makes its device current) */
     npu_streams_release(ctx);
     npu_events_release(ctx);
     npu_blocks_release(&ctx->device_blocks, false);
     npu_blocks_release(&ctx->host_blocks, true);
   }
+  atomic_store(&ctx->finalized, true);
   pthread_mutex_lock(&g_acl.mutex);
   if (--g_acl.contexts == 0 && g_acl.ready) {
     if (g_acl.owned) {

@@ -6,12 +6,13 @@
  * includes only AscendCL's public headers.
  *
  * State.  AscendCL is one per process: its initialisation, its devices' faults and peer access
- * are process-wide, so they are kept process-wide here too (g_npu, error.c and vendor.c).
+ * are process-wide, so they are kept process-wide here too (vendor.c: g_acl; error.c: the fault
+ * record; memory.c: the peer table).
  * Everything that belongs to one use of the devices -- the streams, events and allocations a
  * context made, so that its finalize can release what the caller left -- lives in the context.
  */
-#ifndef TB_NPU_RUNTIME_H_
-#define TB_NPU_RUNTIME_H_
+#ifndef TB_NPU_NPU_RUNTIME_H_
+#define TB_NPU_NPU_RUNTIME_H_
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -147,4 +148,4 @@ void npu_streams_sweep(npu_context *ctx, bool all);
 void npu_streams_release(npu_context *ctx);
 void npu_events_release(npu_context *ctx);
 
-#endif /* TB_NPU_RUNTIME_H_ */
+#endif /* TB_NPU_NPU_RUNTIME_H_ */
