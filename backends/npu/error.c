@@ -236,8 +236,10 @@ tb_status npu_check(tb_context ctx, int32_t device, int err, const char *call) {
       snprintf(g_fault_message[device], sizeof g_fault_message[device],
                "%.500s (in inject_fault): %.1500s", g_expected[device], message);
       g_expected[device][0] = '\0';
-    } else {
-      snprintf(g_fault_message[device], sizeof g_fault_message[device], "%s", message);
+    } else { /* named by the ATen operator whose kernel enqueued the failing work */
+      const char *work = npu_fault_work(device, message);
+      snprintf(g_fault_message[device], sizeof g_fault_message[device], "%.200s%s%.1800s",
+               work != NULL ? work : "", work != NULL ? ": " : "", message);
     }
     atomic_store_explicit(&g_faulted[device], true, memory_order_release);
   }

@@ -29,10 +29,40 @@ static void convert(void *dst, aclDataType to, const void *src, aclDataType from
   }
 }
 
+bool dense_is_contiguous(const aclTensor *t) {
+  int64_t expected = 1;
+  for (int32_t d = t->ndim - 1; d >= 0; d--) {
+    if (t->dims[d] != 1 && t->strides[d] != expected) return false;
+    expected *= t->dims[d];
+  }
+  return true;
+}
+
+/* n contiguous elements of `from` at `src` to `to` at `dst`: the common conversions in typed
+ * loops, the rest element by element. */
+static void convert_run(void *dst, aclDataType to, const void *src, aclDataType from, int64_t n) {
+  if (to == from) {
+    memcpy(dst, src, (size_t)n * sop_size(to));
+  } else if (from == ACL_FLOAT && to == ACL_DOUBLE) {
+    for (int64_t e = 0; e < n; e++) ((double *)dst)[e] = ((const float *)src)[e];
+  } else if (from == ACL_DOUBLE && to == ACL_FLOAT) {
+    for (int64_t e = 0; e < n; e++) ((float *)dst)[e] = (float)((const double *)src)[e];
+  } else if (from == ACL_INT32 && to == ACL_INT64) {
+    for (int64_t e = 0; e < n; e++) ((int64_t *)dst)[e] = ((const int32_t *)src)[e];
+  } else {
+    const size_t to_size = sop_size(to), from_size = sop_size(from);
+    for (int64_t e = 0; e < n; e++) {
+      convert((char *)dst + (size_t)e * to_size, to, (const char *)src + (size_t)e * from_size,
+              from);
+    }
+  }
+}
+
 void *dense_load_as(const aclOpExecutor *ex, int32_t k, aclDataType as, int32_t ndim,
                     const int64_t *dims) {
   const aclTensor *t = &ex->t[k];
-  if (ndim < 0) {
+  const bool own_shape = ndim < 0;
+  if (own_shape) {
     ndim = t->ndim;
     dims = t->dims;
   }
@@ -41,6 +71,10 @@ void *dense_load_as(const aclOpExecutor *ex, int32_t k, aclDataType as, int32_t 
   const size_t item = sop_size(as);
   char *out = dense_alloc(numel, item);
   if (out == NULL || numel == 0) return out;
+  if (own_shape && dense_is_contiguous(t)) {
+    convert_run(out, as, sop_host(ex, k), t->dtype, numel);
+    return out;
+  }
   sop_iter it;
   void *base = sop_host(ex, k);
   sop_iter_init(&it, ndim, dims, 1, &t, &base);
@@ -65,6 +99,10 @@ void dense_store_as(const aclOpExecutor *ex, int32_t k, const void *src, aclData
   void *base = sop_host(ex, k);
   int64_t numel = sop_iter_init(&it, t->ndim, t->dims, 1, &t, &base);
   if (base == NULL) return; /* empty */
+  if (dense_is_contiguous(t)) {
+    convert_run(base, t->dtype, src, from, numel);
+    return;
+  }
   for (int64_t e = 0; e < numel; e++, sop_iter_next(&it)) {
     convert(it.ptr[0], t->dtype, (const char *)src + (size_t)e * item, from);
   }

@@ -30,6 +30,10 @@ int64_t *dense_load_i(const aclOpExecutor *ex, int32_t k);
 void dense_store_as(const aclOpExecutor *ex, int32_t k, const void *src, aclDataType from);
 void dense_store(const aclOpExecutor *ex, int32_t k, const double *src);
 
+/** Whether @p t's elements are contiguous in row-major order (size-1 dimensions' strides
+ *  aside). */
+bool dense_is_contiguous(const aclTensor *t);
+
 /** malloc of @p count elements of @p size bytes (at least one byte): NULL when out of memory
  *  or when the size overflows. */
 void *dense_alloc(int64_t count, size_t size);

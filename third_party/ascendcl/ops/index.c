@@ -31,29 +31,6 @@ static bool index_wrap(int64_t *value, int64_t bound) {
   return *value >= 0 && *value < bound;
 }
 
-/* out [outer, count, inner] = self [outer, size, inner] at index[0..count) along the middle
- * axis.  Returns false (with *error) when an index is out of [-size, size). */
-static bool index_select_bytes(const char *self, char *out, size_t item, int64_t outer,
-                               int64_t size, int64_t inner, const int64_t *index, int64_t count,
-                               index_error *error) {
-  const size_t row = (size_t)inner * item;
-  for (int64_t k = 0; k < count; k++) {
-    int64_t at = index[k];
-    if (!index_wrap(&at, size)) {
-      *error = (index_error){k, index[k], size};
-      return false;
-    }
-  }
-  for (int64_t o = 0; o < outer; o++) {
-    for (int64_t k = 0; k < count; k++) {
-      int64_t at = index[k];
-      index_wrap(&at, size);
-      memcpy(out + ((size_t)(o * count + k)) * row, self + ((size_t)(o * size + at)) * row, row);
-    }
-  }
-  return true;
-}
-
 /* out[p] = self[p with coordinate `dim` replaced by index[p]] for every position p of index's
  * shape (`rank` dims, each at most self's); self has `self_shape`. */
 static bool gather_bytes(const char *self, const int64_t *self_shape, char *out,
@@ -249,25 +226,44 @@ static void fail_index(const index_error *e, int64_t dim) {
                     (long long)e->value, (long long)dim, (long long)e->bound);
 }
 
-/* aclnnIndexSelect.  Slots: 0 out, 1 self, 2 index; i[0..2] outer, size, inner; i[3] dim. */
+/* aclnnIndexSelect.  Slots: 0 out, 1 self, 2 index; i[0..2] outer, size, inner; i[3] dim.
+ * Reads only the selected slices of self (an embedding table need not be copied whole). */
 static void run_index_select(aclOpExecutor *ex) {
-  const int64_t outer = ex->i[0], size = ex->i[1], inner = ex->i[2];
+  const aclTensor *self = &ex->t[1];
+  const int64_t outer = ex->i[0], size = ex->i[1], inner = ex->i[2], dim = ex->i[3];
   const int64_t count = sop_numel(&ex->t[2]);
-  const aclDataType dtype = ex->t[1].dtype;
+  const size_t item = sop_size(self->dtype);
   int64_t *index = dense_load_i(ex, 2);
-  char *self = dense_load_as(ex, 1, dtype, -1, NULL);
-  char *out = dense_alloc(outer * count * inner, sop_size(dtype));
-  index_error error;
-  if (index == NULL || self == NULL || out == NULL) {
+  char *out = dense_alloc(outer * count * inner, item);
+  if (index == NULL || out == NULL) {
     dense_fail_memory();
-  } else if (!index_select_bytes(self, out, sop_size(dtype), outer, size, inner, index, count,
-                                 &error)) {
-    fail_index(&error, ex->i[3]);
-  } else {
-    dense_store_as(ex, 0, out, dtype);
+    goto done;
   }
+  for (int64_t k = 0; k < count; k++) {
+    int64_t at = index[k];
+    if (!index_wrap(&at, size)) {
+      fail_index(&(index_error){k, index[k], size}, dim);
+      goto done;
+    }
+    index[k] = at;
+  }
+  if (outer * count * inner > 0) {
+    aclTensor slice = *self; /* self with dimension `dim` narrowed to one index */
+    slice.dims[dim] = 1;
+    const aclTensor *slices[1] = {&slice};
+    for (int64_t k = 0; k < count; k++) {
+      void *base = (char *)sop_host(ex, 1) + index[k] * self->strides[dim] * (int64_t)item;
+      sop_iter it;
+      sop_iter_init(&it, slice.ndim, slice.dims, 1, slices, &base);
+      for (int64_t e = 0; e < outer * inner; e++, sop_iter_next(&it)) {
+        const int64_t o = e / inner, i = e % inner;
+        memcpy(out + (size_t)((o * count + k) * inner + i) * item, it.ptr[0], item);
+      }
+    }
+    dense_store_as(ex, 0, out, self->dtype);
+  }
+done:
   free(index);
-  free(self);
   free(out);
 }
 

@@ -60,18 +60,37 @@ static int64_t reduce_walk_next(const reduce_walk *w, int64_t *index, int64_t ou
   return out;
 }
 
-/* acc[o] = the reduction of every x[e] whose output index is o; acc has w->out_numel
- * elements.  `p` is the norm's order. */
-static void reduce_double(const reduce_walk *w, const double *x, double *acc, reduce_kind kind,
-                          double p) {
+/* acc[o] = the reduction of every element e of `data` (float when `single`, else double) whose
+ * output index is o; acc has w->out_numel elements.  `p` is the norm's order. */
+static void reduce_double(const reduce_walk *w, const void *data, bool single, double *acc,
+                          reduce_kind kind, double p) {
+  const double *xd = data;
+  const float *xf = data;
   double init = kind == REDUCE_ALL                           ? 1.0
                 : (kind == REDUCE_NORM && isinf(p) && p < 0) ? INFINITY
                                                              : 0;
   for (int64_t o = 0; o < w->out_numel; o++) acc[o] = init;
+  /* The output index of element e: e / inner_block when the reduced axes are the trailing
+   * ones, e % out_numel when they are the leading ones, else the odometer's. */
+  bool suffix = true, prefix = true, seen_reduced = false, seen_kept = false;
+  for (int d = 0; d < w->rank; d++) {
+    if (w->shape[d] == 1) continue; /* a size-1 axis moves no index */
+    const bool reduced = w->out_stride[d] == 0;
+    if (!reduced && seen_reduced) suffix = false;
+    if (reduced && seen_kept) prefix = false;
+    seen_reduced = seen_reduced || reduced;
+    seen_kept = seen_kept || !reduced;
+  }
+  const int64_t block = w->out_numel > 0 ? w->numel / w->out_numel : 0;
   int64_t index[REDUCE_MAX_DIMS] = {0};
   int64_t o = 0;
   for (int64_t e = 0; e < w->numel; e++) {
-    const double v = x[e];
+    if (suffix) {
+      o = e / block;
+    } else if (prefix) {
+      o = e % w->out_numel;
+    }
+    const double v = single ? (double)xf[e] : xd[e];
     switch (kind) {
       case REDUCE_SUM:
       case REDUCE_MEAN:
@@ -96,7 +115,7 @@ static void reduce_double(const reduce_walk *w, const double *x, double *acc, re
         break;
       }
     }
-    o = reduce_walk_next(w, index, o);
+    if (!suffix && !prefix) o = reduce_walk_next(w, index, o);
   }
   const int64_t reduced = w->out_numel > 0 ? w->numel / w->out_numel : 0;
   for (int64_t i = 0; i < w->out_numel; i++) {
@@ -129,15 +148,17 @@ static void run_reduce(aclOpExecutor *ex) {
   reduce_walk_init(&w, self->dims, self->ndim, mask);
   if (w.out_numel == 0) return;
   const bool integer = ex->i[1] != 0;
-  void *x = dense_load_as(ex, 1, integer ? ACL_INT64 : ACL_DOUBLE, -1, NULL);
+  /* a contiguous float32 input is read where it is; others are converted first */
+  const bool direct = !integer && self->dtype == ACL_FLOAT && dense_is_contiguous(self);
+  void *x = direct ? NULL : dense_load_as(ex, 1, integer ? ACL_INT64 : ACL_DOUBLE, -1, NULL);
   void *acc = dense_alloc(w.out_numel, 8);
-  if (x == NULL || acc == NULL) {
+  if ((!direct && x == NULL) || acc == NULL) {
     dense_fail_memory();
   } else if (integer) {
     reduce_int64_sum(&w, x, acc);
     dense_store_as(ex, 0, acc, ACL_INT64);
   } else {
-    reduce_double(&w, x, acc, (reduce_kind)ex->i[0], ex->f[0]);
+    reduce_double(&w, direct ? sop_host(ex, 1) : x, direct, acc, (reduce_kind)ex->i[0], ex->f[0]);
     dense_store(ex, 0, acc);
   }
   free(x);
