@@ -213,6 +213,7 @@ void npu_expect_fault(int32_t device, const char *message) {
 
 /* ---- npu_check ---- */
 
+/* sdk guide: errors */
 tb_status npu_check(tb_context ctx, int32_t device, int err, const char *call) {
   if (err == ACL_SUCCESS) return TB_OK;
   code_info info = lookup(err);
@@ -247,3 +248,4 @@ tb_status npu_check(tb_context ctx, int32_t device, int err, const char *call) {
   pthread_mutex_unlock(&g_fault_mutex);
   return status;
 }
+/* sdk guide: end */

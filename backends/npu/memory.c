@@ -97,6 +97,7 @@ static tb_status check_range(npu_context *ctx, int32_t device, const void *ptr, 
 
 /* ---- device memory ---- */
 
+/* sdk guide: malloc */
 tb_status npu_memory_device_malloc(tb_context ctx, int32_t device, size_t size, void **ptr) {
   tb_status status = npu_check_device(ctx, device, "device_malloc");
   if (status != TB_OK) return status;
@@ -124,6 +125,7 @@ tb_status npu_memory_device_malloc(tb_context ctx, int32_t device, size_t size, 
   *ptr = memory;
   return TB_OK;
 }
+/* sdk guide: end */
 
 tb_status npu_memory_device_free(tb_context ctx, int32_t device, void *ptr) {
   tb_status status = npu_check_device(ctx, device, "device_free");

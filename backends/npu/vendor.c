@@ -123,6 +123,7 @@ static struct {
   bool owned;   /* our aclInit did it: the last finalize calls aclFinalize */
 } g_acl = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
+/* sdk guide: init */
 tb_status npu_acl_ready(npu_context *ctx, const char *call) {
   pthread_mutex_lock(&g_acl.mutex);
   tb_status status = TB_OK;
@@ -145,6 +146,7 @@ tb_status npu_acl_ready(npu_context *ctx, const char *call) {
   pthread_mutex_unlock(&g_acl.mutex);
   return status;
 }
+/* sdk guide: end */
 
 /* ---- the context ---- */
 
@@ -274,6 +276,7 @@ tb_status npu_check_device(npu_context *ctx, int32_t device, const char *call) {
   return TB_OK;
 }
 
+/* sdk guide: current device */
 tb_status npu_activate(tb_context ctx, int32_t device, const char *call) {
   tb_status status = npu_check_device(ctx, device, call);
   if (status == TB_OK) status = npu_acl_ready(ctx, call);
@@ -291,3 +294,4 @@ tb_status npu_enter(tb_context ctx, int32_t device) {
   if (status == TB_OK) status = npu_activate(ctx, device, "npu_enter");
   return status;
 }
+/* sdk guide: end */

@@ -327,6 +327,7 @@ static void drop_executor(aclOpExecutor *executor) {
   }
 }
 
+/* sdk guide: two phases */
 tb_status npu_aclnn_launch(npu_call *c, const char *name, aclnnStatus status,
                            npu_aclnn_run_fn run) {
   uint64_t size = c->workspace_size;
@@ -364,3 +365,4 @@ tb_status npu_aclnn_launch(npu_call *c, const char *name, aclnnStatus status,
   }
   return st;
 }
+/* sdk guide: end */

@@ -247,6 +247,7 @@ NPU_KERNEL_DATA(k_silu_backward, "silu_backward.grad_input", binary, NPU_FLOATS,
 
 /* ---- with alpha: [self, other, alpha, out] -> aclnn<Name> / aclnn<Name>s ---- */
 
+/* sdk guide: kernel */
 /* ATen takes an integer alpha for bool tensors, which aclnn's conversion rules do not cast to
  * bool: it goes as the bool it stands for */
 static tb_status add_out(npu_call *c) {
@@ -265,6 +266,7 @@ static tb_status add_out(npu_call *c) {
 }
 NPU_KERNEL(k_add, "add.out", add_out, NPU_ALL,
            "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
+/* sdk guide: end */
 
 static tb_status sub_out(npu_call *c) {
   if (!npu_is_tensor(&c->args[0])) return npu_decline(c, "self is a number");
