@@ -135,11 +135,14 @@
  * of threads, with one exception: a handle must not be destroyed while another thread is
  * using that same handle.  Vendors keep no hidden "current device": every call that concerns a
  * device takes its index explicitly, and streams and events remember the device they were
- * created on.  Every call receives the ::tb_context init returned; calls on several threads
- * share it, so the vendor guards what it mutates in it.  tb_vendor::init and
- * tb_vendor::finalize are the exception: torch_backend never runs them concurrently with each
- * other or with any other call of the same context.  torch_backend never uses a vendor in a child
- * process created by `fork()` after the parent used it, so a vendor need not survive `fork()`.
+ * created on.  A vendor over a runtime that keeps a current device per thread (AscendCL, the CUDA
+ * runtime) makes the call's device current itself, on whichever thread calls: torch_backend
+ * never sets a vendor runtime's current device (the npu adapter's npu_enter is the pattern).  Every
+ * call receives the ::tb_context init returned; calls on several threads share it, so the vendor
+ * guards what it mutates in it.  tb_vendor::init and tb_vendor::finalize are the exception:
+ * torch_backend never runs them concurrently with each other or with any other call of the same
+ * context.  torch_backend never uses a vendor in a child process created by `fork()` after the
+ * parent used it, so a vendor need not survive `fork()`.
  *
  * @section tb_blocking Blocking
  *

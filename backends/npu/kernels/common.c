@@ -50,26 +50,31 @@ tb_status npu_kernel_entry(tb_context ctx, const tb_kernel_call *call, npu_body_
   return status;
 }
 
+/* Destroys an aclnn argument object of kind `kind` (OBJ_*). */
+static void destroy_object(int kind, const void *p) {
+  switch (kind) {
+    case OBJ_TENSOR:
+      aclDestroyTensor(p);
+      break;
+    case OBJ_SCALAR:
+      aclDestroyScalar(p);
+      break;
+    case OBJ_INT_ARRAY:
+      aclDestroyIntArray(p);
+      break;
+    case OBJ_BOOL_ARRAY:
+      aclDestroyBoolArray(p);
+      break;
+    default:
+      aclDestroyTensorList(p);
+      break;
+  }
+}
+
 void npu_release_objects(npu_call *c, int32_t mark) {
   for (int32_t k = c->num_objects - 1; k >= mark; k--) {
     const void *p = c->objects[k].p;
-    switch (c->objects[k].kind) {
-      case OBJ_TENSOR:
-        aclDestroyTensor(p);
-        break;
-      case OBJ_SCALAR:
-        aclDestroyScalar(p);
-        break;
-      case OBJ_INT_ARRAY:
-        aclDestroyIntArray(p);
-        break;
-      case OBJ_BOOL_ARRAY:
-        aclDestroyBoolArray(p);
-        break;
-      default:
-        aclDestroyTensorList(p);
-        break;
-    }
+    destroy_object(c->objects[k].kind, p);
   }
   if (mark < c->num_objects) c->num_objects = mark;
 }
@@ -132,23 +137,7 @@ static void *own(npu_call *c, int kind, const void *p, const char *creator) {
     return failure(c, TB_ERROR_INTERNAL, "%s failed: %s", creator, aclGetRecentErrMsg());
   }
   if (c->num_objects == NPU_MAX_OBJECTS) {
-    switch (kind) {
-      case OBJ_TENSOR:
-        aclDestroyTensor(p);
-        break;
-      case OBJ_SCALAR:
-        aclDestroyScalar(p);
-        break;
-      case OBJ_INT_ARRAY:
-        aclDestroyIntArray(p);
-        break;
-      case OBJ_BOOL_ARRAY:
-        aclDestroyBoolArray(p);
-        break;
-      default:
-        aclDestroyTensorList(p);
-        break;
-    }
+    destroy_object(kind, p);
     return failure(c, TB_ERROR_NOT_SUPPORTED, "more than %d aclnn argument objects",
                    NPU_MAX_OBJECTS);
   }
