@@ -79,22 +79,24 @@ PW_ELEM(floor_elem, floor(x[0].f), 0)
 PW_ELEM(ceil_elem, ceil(x[0].f), 0)
 PW_ELEM(trunc_elem, trunc(x[0].f), 0)
 PW_ELEM(abs_elem, fabs(x[0].f), x[0].i < 0 ? (int64_t)(0 - (uint64_t)x[0].i) : x[0].i)
-static sop_value logical_not_elem(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
+static sop_value logical_not_one(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
   (void)ex;
   sop_value v;
   v.i = is_float ? x[0].f == 0 : x[0].i == 0;
   return v;
 }
+PW_ELEM_OF(logical_not_elem, logical_not_one)
 PW_ELEM(neg_elem, -x[0].f, (int64_t)(0 - (uint64_t)x[0].i))
 PW_ELEM(relu_elem, x[0].f != x[0].f ? x[0].f : x[0].f > 0 ? x[0].f : 0, x[0].i > 0 ? x[0].i : 0)
 PW_ELEM(silu_elem, x[0].f *sigmoid(x[0].f), 0)
 PW_ELEM(gelu_elem, gelu(x[0].f, ex->i[0] != 0), 0)
-static sop_value isneginf_elem(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
+static sop_value isneginf_one(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
   (void)ex;
   sop_value v;
   v.i = is_float && x[0].f == -INFINITY;
   return v;
 }
+PW_ELEM_OF(isneginf_elem, isneginf_one)
 
 #define UNARY_OP(Name, elem, inputs, computes, flags)                                            \
   static const sop_pointwise_spec k_##Name = {"aclnn" #Name, elem, inputs, computes, flags};     \
@@ -163,8 +165,8 @@ PW_ELEM(tanh_backward_elem, x[0].f *(1 - x[1].f * x[1].f), 0)
 PW_ELEM(sigmoid_backward_elem, x[0].f *(1 - x[1].f) * x[1].f, 0)
 PW_ELEM(silu_backward_elem, x[0].f *sigmoid(x[1].f) * (1 + x[1].f * (1 - sigmoid(x[1].f))), 0)
 PW_ELEM(gelu_backward_elem, x[0].f *gelu_grad(x[1].f, ex->i[0] != 0), 0)
-static sop_value threshold_backward_elem(const sop_value *x, bool is_float,
-                                         const aclOpExecutor *ex) {
+static sop_value threshold_backward_one(const sop_value *x, bool is_float,
+                                        const aclOpExecutor *ex) {
   sop_value v = x[0];
   if (is_float ? x[1].f <= ex->f[0] : x[1].i <= ex->i[0]) {
     if (is_float) {
@@ -175,6 +177,7 @@ static sop_value threshold_backward_elem(const sop_value *x, bool is_float,
   }
   return v;
 }
+PW_ELEM_OF(threshold_backward_elem, threshold_backward_one)
 
 #define BACKWARD_OP(Name, elem, saved, inputs)                                                   \
   static const sop_pointwise_spec k_##Name = {"aclnn" #Name, elem, inputs, inputs, 0};           \

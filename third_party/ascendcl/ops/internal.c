@@ -712,22 +712,145 @@ aclnnStatus sop_pointwise_prepare(const char *op, sop_elem_fn elem, const char *
   return ACLNN_SUCCESS;
 }
 
+/* n elements of `dtype` at p, p + step, ... (bytes; 0: one element repeated) into dst[0],
+ * dst[stride], ... in the representation of `compute`: the common cases in typed loops, the
+ * rest through sop_load (which the typed loops match value for value). */
+static void load_run(sop_value *dst, int32_t stride, const char *p, int64_t step, aclDataType dtype,
+                     aclDataType compute, int64_t n) {
+  const bool is_float = sop_is_float(compute);
+  if (step == 0) {
+    const sop_value v = sop_load(p, dtype, compute);
+    for (int64_t e = 0; e < n; e++) dst[e * stride] = v;
+    return;
+  }
+#define LOAD_RUN(T, field)                \
+  for (int64_t e = 0; e < n; e++) {       \
+    T v_;                                 \
+    memcpy(&v_, p + e * step, sizeof v_); \
+    dst[e * stride].field = v_;           \
+  }                                       \
+  return
+  if (is_float && dtype == ACL_FLOAT) {
+    LOAD_RUN(float, f);
+  } else if (is_float && dtype == ACL_DOUBLE) {
+    LOAD_RUN(double, f);
+  } else if (!is_float && dtype == ACL_INT64) {
+    LOAD_RUN(int64_t, i);
+  } else if (!is_float && dtype == ACL_INT32) {
+    LOAD_RUN(int32_t, i);
+  } else if (!is_float && (dtype == ACL_BOOL || dtype == ACL_UINT8)) {
+    for (int64_t e = 0; e < n; e++) {
+      const uint8_t v = *(const uint8_t *)(p + e * step);
+      dst[e * stride].i = dtype == ACL_BOOL ? v != 0 : v;
+    }
+    return;
+  }
+#undef LOAD_RUN
+  for (int64_t e = 0; e < n; e++) dst[e * stride] = sop_load(p + e * step, dtype, compute);
+}
+
+/* n results (in `result`'s representation) rounded to `result` and stored converted into
+ * `dtype` at p, p + step, ...: sop_round then sop_store, in typed loops where the store's
+ * conversion is the rounding itself. */
+static void store_run(char *p, int64_t step, aclDataType dtype, const sop_value *v,
+                      aclDataType result, int64_t n) {
+#define STORE_RUN(T, expr)                \
+  for (int64_t e = 0; e < n; e++) {       \
+    const T v_ = (T)(expr);               \
+    memcpy(p + e * step, &v_, sizeof v_); \
+  }                                       \
+  return
+  if (dtype == result) {
+    switch (dtype) {
+      case ACL_FLOAT:
+        STORE_RUN(float, v[e].f);
+      case ACL_DOUBLE:
+        STORE_RUN(double, v[e].f);
+      case ACL_INT64:
+        STORE_RUN(int64_t, v[e].i);
+      case ACL_INT32:
+        STORE_RUN(int32_t, (uint32_t)v[e].i);
+      case ACL_BOOL:
+        STORE_RUN(uint8_t, v[e].i != 0);
+      default:
+        break;
+    }
+  }
+#undef STORE_RUN
+  for (int64_t e = 0; e < n; e++) sop_store(p + e * step, dtype, sop_round(v[e], result), result);
+}
+
+/* Drops sop_iter's dimensions of size 1 and merges adjacent dimensions every operand steps
+ * through as one, so that the innermost dimension is as long as the layouts allow. */
+static void iter_coalesce(sop_iter *it) {
+  int32_t nd = 0;
+  for (int32_t d = 0; d < it->ndim; d++) {
+    if (it->dims[d] == 1) continue;
+    bool merge = nd > 0;
+    for (int32_t k = 0; merge && k < it->count; k++) {
+      merge = it->step[k][nd - 1] == it->step[k][d] * it->dims[d];
+    }
+    if (merge) {
+      it->dims[nd - 1] *= it->dims[d];
+    } else {
+      it->dims[nd++] = it->dims[d];
+    }
+    for (int32_t k = 0; k < it->count; k++) it->step[k][nd - 1] = it->step[k][d];
+  }
+  it->ndim = nd;
+}
+
+/* Whether out's elements (spanning `out_bytes` from out's first) are written before an input
+ * reads them when runs are loaded whole: out overlaps an input that is not exactly out (same
+ * first element, same steps), or out writes some element twice. */
+static bool out_overlaps(const sop_iter *it, const int64_t *bytes) {
+  for (int32_t d = 0; d < it->ndim; d++) {
+    if (it->step[0][d] == 0) return true;
+  }
+  const char *o = it->ptr[0];
+  for (int32_t k = 1; k < it->count; k++) {
+    const char *p = it->ptr[k];
+    if (p + bytes[k] <= o || o + bytes[0] <= p) continue;
+    bool same = p == o;
+    for (int32_t d = 0; same && d < it->ndim; d++) same = it->step[k][d] == it->step[0][d];
+    if (!same) return true;
+  }
+  return false;
+}
+
 void sop_pointwise_run(aclOpExecutor *ex) {
   const aclTensor *t[SOP_ITER_MAX];
   void *base[SOP_ITER_MAX];
+  int64_t bytes[SOP_ITER_MAX];
   for (int32_t k = 0; k < ex->count; k++) {
     t[k] = &ex->t[k];
     base[k] = sop_host(ex, k);
+    bytes[k] = t[k]->host != NULL ? 0 : sop_extent(t[k]) * (int64_t)sop_size(t[k]->dtype);
   }
   sop_iter it;
-  int64_t n = sop_iter_init(&it, t[0]->ndim, t[0]->dims, ex->count, t, base);
-  bool is_float = sop_is_float(ex->compute);
-  sop_value in[SOP_ITER_MAX];
-  for (int64_t e = 0; e < n; e++, sop_iter_next(&it)) {
-    for (int32_t k = 1; k < ex->count; k++)
-      in[k - 1] = sop_load(it.ptr[k], t[k]->dtype, ex->compute);
-    sop_value v = sop_round(ex->elem(in, is_float, ex), ex->result);
-    sop_store(it.ptr[0], t[0]->dtype, v, ex->result);
+  const int64_t numel = sop_iter_init(&it, t[0]->ndim, t[0]->dims, ex->count, t, base);
+  if (numel == 0) return;
+  iter_coalesce(&it);
+  /* Runs along the innermost dimension, SOP_RUN elements at a time (one at a time where out
+   * overlaps an input otherwise than exactly, where element order matters). */
+  const int32_t inner_dim = it.ndim - 1;
+  const int64_t inner = it.ndim > 0 ? it.dims[inner_dim] : 1;
+  const int64_t chunk = out_overlaps(&it, bytes) ? 1 : SOP_RUN;
+  int64_t step[SOP_ITER_MAX];
+  for (int32_t k = 0; k < ex->count; k++) step[k] = it.ndim > 0 ? it.step[k][inner_dim] : 0;
+  if (it.ndim > 0) it.ndim--; /* sop_iter walks the outer dimensions */
+  const int32_t nin = ex->count - 1;
+  const bool is_float = sop_is_float(ex->compute);
+  sop_value in[SOP_RUN * (SOP_ITER_MAX - 1)], out[SOP_RUN];
+  for (int64_t row = 0; row < numel / inner; row++, sop_iter_next(&it)) {
+    for (int64_t at = 0; at < inner; at += chunk) {
+      const int64_t n = inner - at < chunk ? inner - at : chunk;
+      for (int32_t k = 1; k < ex->count; k++) {
+        load_run(in + k - 1, nin, it.ptr[k] + at * step[k], step[k], t[k]->dtype, ex->compute, n);
+      }
+      ex->elem(out, in, nin, n, is_float, ex);
+      store_run(it.ptr[0] + at * step[0], step[0], t[0]->dtype, out, ex->result, n);
+    }
   }
 }
 

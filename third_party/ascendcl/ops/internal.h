@@ -177,8 +177,14 @@ SOP_API aclnnStatus sop_check_cast(const char *op, aclDataType from, const char 
 
 typedef void (*sop_run_fn)(aclOpExecutor *ex);
 
-/** One pointwise element: out from in[0..n-1], all in the representation of ex->compute. */
-typedef sop_value (*sop_elem_fn)(const sop_value *in, bool is_float, const aclOpExecutor *ex);
+/** A run of pointwise elements: out[e] for e < n from in[e * stride .. e * stride + stride - 1]
+ *  (element e's inputs, in the operator's order), all in the representation of ex->compute.
+ *  The engine hands runs of up to SOP_RUN elements, so that the per-element computation is
+ *  one compiled loop rather than a call per element. */
+typedef void (*sop_elem_fn)(sop_value *out, const sop_value *in, int32_t stride, int64_t n,
+                            bool is_float, const aclOpExecutor *ex);
+/** The most elements one call of an element function computes. */
+#define SOP_RUN 256
 
 struct aclOpExecutor {
   const char *name; /* the aclnn function, "aclnnAdd"; a static string */

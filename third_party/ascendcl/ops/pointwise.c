@@ -266,21 +266,24 @@ static sop_value minimum(sop_value a, sop_value b, bool is_float) {
   return a.f != a.f ? a : b.f != b.f ? b : a.f <= b.f ? a : b;
 }
 /* i[0], i[1]: whether min, max are given; they are the operands after self, in order */
-static sop_value clamp_elem(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
+static sop_value clamp_one(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
   sop_value v = x[0];
   int k = 1;
   if (ex->i[0]) v = maximum(v, x[k++], is_float);
   if (ex->i[1]) v = minimum(v, x[k], is_float);
   return v;
 }
-static sop_value max_elem(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
+PW_ELEM_OF(clamp_elem, clamp_one)
+static sop_value max_one(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
   (void)ex;
   return maximum(x[0], x[1], is_float);
 }
-static sop_value min_elem(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
+PW_ELEM_OF(max_elem, max_one)
+static sop_value min_one(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
   (void)ex;
   return minimum(x[0], x[1], is_float);
 }
+PW_ELEM_OF(min_elem, min_one)
 static const sop_pointwise_spec k_clamp = {"aclnnClamp", clamp_elem, SOP_NUMBERS, SOP_NUMBERS, 0};
 static const sop_pointwise_spec k_clamp_min = {"aclnnClampMin", max_elem, SOP_NUMBERS, SOP_NUMBERS,
                                                0};
@@ -353,13 +356,14 @@ TENSOR_PAIR_OP(Minimum, k_minimum, other)
 
 /* ---- comparisons: bool results of self op other (a tensor or a scalar) ---- */
 
-#define COMPARE_ELEM(name, op)                                                        \
-  static sop_value name(const sop_value *x, bool is_float, const aclOpExecutor *ex) { \
-    (void)ex;                                                                         \
-    sop_value v;                                                                      \
-    v.i = is_float ? (x[0].f op x[1].f) : (x[0].i op x[1].i);                         \
-    return v;                                                                         \
-  }
+#define COMPARE_ELEM(name, op)                                                              \
+  static sop_value name##_one(const sop_value *x, bool is_float, const aclOpExecutor *ex) { \
+    (void)ex;                                                                               \
+    sop_value v;                                                                            \
+    v.i = is_float ? (x[0].f op x[1].f) : (x[0].i op x[1].i);                               \
+    return v;                                                                               \
+  }                                                                                         \
+  PW_ELEM_OF(name, name##_one)
 #define COMPARE_OPS(Name, op)                                                                    \
   COMPARE_ELEM(Name##_elem, op)                                                                  \
   static const sop_pointwise_spec k_##Name##_t = {"aclnn" #Name "Tensor", Name##_elem, SOP_ALL,  \
@@ -420,10 +424,11 @@ SOP_PHASE_TWO(BitwiseAndScalar)
 
 /* ---- where: condition ? self : other ---- */
 
-static sop_value where_elem(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
+static sop_value where_one(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
   (void)ex;
   return (is_float ? x[0].f != 0 : x[0].i != 0) ? x[1] : x[2];
 }
+PW_ELEM_OF(where_elem, where_one)
 static const sop_pointwise_spec k_where = {"aclnnSWhere", where_elem, SOP_ALL, SOP_ALL, 0};
 
 aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor *condition, const aclTensor *self,
@@ -437,7 +442,7 @@ SOP_PHASE_TWO(SWhere)
 
 /* ---- masked fill: selfRef[mask] = value (converted to selfRef's type) ---- */
 
-static sop_value masked_fill_elem(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
+static sop_value masked_fill_one(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
   sop_value value;
   if (is_float) {
     value.f = ex->f[0];
@@ -446,6 +451,7 @@ static sop_value masked_fill_elem(const sop_value *x, bool is_float, const aclOp
   }
   return (is_float ? x[1].f != 0 : x[1].i != 0) ? value : x[0];
 }
+PW_ELEM_OF(masked_fill_elem, masked_fill_one)
 static const sop_pointwise_spec k_masked_fill = {"aclnnInplaceMaskedFillScalar", masked_fill_elem,
                                                  SOP_ALL, SOP_ALL, SOP_PW_FIRST_TYPE};
 
@@ -463,11 +469,12 @@ SOP_PHASE_TWO(InplaceMaskedFillScalar)
 
 /* ---- copy (any dtype conversion) and fill ---- */
 
-static sop_value identity_elem(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
+static sop_value identity_one(const sop_value *x, bool is_float, const aclOpExecutor *ex) {
   (void)is_float;
   (void)ex;
   return x[0];
 }
+PW_ELEM_OF(identity_elem, identity_one)
 
 aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor *selfRef, const aclTensor *src,
                                              uint64_t *workspaceSize, aclOpExecutor **executor) {

@@ -8,18 +8,34 @@
 
 #include "internal.h"
 
-/* An element function computing `expr_f` on floating compute types and `expr_i` on the others,
- * from the inputs x[] and the executor's parameters ex->f[] / ex->i[]. */
-#define PW_ELEM(name, expr_f, expr_i)                                                 \
-  static sop_value name(const sop_value *x, bool is_float, const aclOpExecutor *ex) { \
-    (void)ex;                                                                         \
-    sop_value v;                                                                      \
-    if (is_float) {                                                                   \
-      v.f = (expr_f);                                                                 \
-    } else {                                                                          \
-      v.i = (expr_i);                                                                 \
-    }                                                                                 \
-    return v;                                                                         \
+/* An element function (sop_elem_fn) computing `expr_f` on floating compute types and `expr_i`
+ * on the others, from element e's inputs x[] and the executor's parameters ex->f[] / ex->i[]:
+ * one loop per representation, which the compiler specialises for the expressions. */
+#define PW_ELEM(name, expr_f, expr_i)                                                             \
+  static void name(sop_value *out, const sop_value *in, int32_t stride, int64_t n, bool is_float, \
+                   const aclOpExecutor *ex) {                                                     \
+    (void)ex;                                                                                     \
+    if (is_float) {                                                                               \
+      for (int64_t e = 0; e < n; e++) {                                                           \
+        const sop_value *x = in + e * stride;                                                     \
+        (void)x;                                                                                  \
+        out[e].f = (expr_f);                                                                      \
+      }                                                                                           \
+    } else {                                                                                      \
+      for (int64_t e = 0; e < n; e++) {                                                           \
+        const sop_value *x = in + e * stride;                                                     \
+        (void)x;                                                                                  \
+        out[e].i = (expr_i);                                                                      \
+      }                                                                                           \
+    }                                                                                             \
+  }
+
+/* An element function (sop_elem_fn) from `one`, a static function computing one element:
+ * sop_value one(const sop_value *x, bool is_float, const aclOpExecutor *ex). */
+#define PW_ELEM_OF(name, one)                                                                     \
+  static void name(sop_value *out, const sop_value *in, int32_t stride, int64_t n, bool is_float, \
+                   const aclOpExecutor *ex) {                                                     \
+    for (int64_t e = 0; e < n; e++) out[e] = one(in + e * stride, is_float, ex);                  \
   }
 
 /* Phase one of a pointwise operator (sop_pointwise_op) with its scalar parameters stored into

@@ -254,6 +254,49 @@ static void test_add(void) {
   aclDestroyScalar(half);
 }
 
+/* ---- the pointwise engine's runs: long ones cross its blocks, overlapping ones keep order ---- */
+
+static void test_pointwise_runs(void) {
+  enum { N = 1000 }; /* several of the engine's runs of SOP_RUN elements */
+  double a[N], b[N], r[N + 1];
+  for (int k = 0; k < N; k++) {
+    a[k] = k * 0.25 - 7;
+    b[k] = 3 - k;
+  }
+  aclScalar *one = tu_scalar_i(ACL_INT64, 1);
+  aclScalar *two = tu_scalar_i(ACL_INT64, 2);
+  /* contiguous [4, 250] (one run of 1000 after merging) plus a broadcast row [250] */
+  tu_tensor x = tu_make(ACL_FLOAT, 2, (int64_t[]){4, 250}, a);
+  tu_tensor y = tu_make(ACL_FLOAT, 2, (int64_t[]){4, 250}, b);
+  tu_tensor row = tu_view(&y, 1, (int64_t[]){250}, (int64_t[]){1}, 0);
+  tu_tensor o = tu_make(ACL_FLOAT, 2, (int64_t[]){4, 250}, NULL);
+  TU_RUN(Add, x.t, y.t, two, o.t);
+  tu_read(&o, r);
+  for (int k = 0; k < N; k++) CHECK_NEAR(r[k], (float)(a[k] + 2 * b[k]), 0);
+  TU_RUN(Add, x.t, row.t, one, o.t);
+  tu_read(&o, r);
+  for (int k = 0; k < N; k++) CHECK_NEAR(r[k], (float)(a[k] + b[k % 250]), 0);
+  /* in place on exactly the same elements: each reads its own value */
+  TU_RUN(InplaceAdd, x.t, x.t, one);
+  tu_read(&x, r);
+  for (int k = 0; k < N; k++) CHECK_NEAR(r[k], 2 * a[k], 0);
+
+  /* out is the input shifted by one element: element k reads what element k - 1 wrote, as
+   * one element at a time in row-major order computes it (the engine keeps that order when
+   * out overlaps an input otherwise than exactly) */
+  tu_tensor buf = tu_make(ACL_INT64, 1, (int64_t[]){N + 1}, NULL);
+  tu_tensor head = tu_view(&buf, 1, (int64_t[]){N}, (int64_t[]){1}, 0);
+  tu_tensor tail = tu_view(&buf, 1, (int64_t[]){N}, (int64_t[]){1}, 1);
+  TU_RUN(Adds, head.t, one, one, tail.t); /* buf[k + 1] = buf[k] + 1, buf zeros */
+  tu_read(&buf, r);
+  for (int k = 0; k <= N; k++) CHECK_NEAR(r[k], k, 0);
+
+  tu_tensor *all_t[] = {&row, &x, &y, &o, &head, &tail, &buf};
+  for (size_t k = 0; k < sizeof all_t / sizeof all_t[0]; k++) tu_free(all_t[k]);
+  aclDestroyScalar(one);
+  aclDestroyScalar(two);
+}
+
 /* ---- a task that faults its device; last, since the device then needs a reset ---- */
 
 static void test_fault(void) {
@@ -285,6 +328,7 @@ int main(void) {
   if (tu_setup() != 0) return 1;
   test_meta();
   test_add();
+  test_pointwise_runs();
   test_pointwise();
   test_fault();
   return tu_teardown();
