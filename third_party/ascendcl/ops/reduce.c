@@ -60,6 +60,30 @@ static int64_t reduce_walk_next(const reduce_walk *w, int64_t *index, int64_t ou
   return out;
 }
 
+/* acc[r] += the elements of row r of x[rows][cols] (float when `single`, else double) when
+ * `by_row`; else acc[c] += column c's.  Each sum adds its elements in order. */
+static void sum_rows(const void *x, bool single, double *acc, int64_t rows, int64_t cols,
+                     bool by_row) {
+  const double *xd = x;
+  const float *xf = x;
+  for (int64_t r = 0; r < rows; r++) {
+    const int64_t at = r * cols;
+    if (by_row) {
+      double sum = acc[r];
+      if (single) {
+        for (int64_t c = 0; c < cols; c++) sum += (double)xf[at + c];
+      } else {
+        for (int64_t c = 0; c < cols; c++) sum += xd[at + c];
+      }
+      acc[r] = sum;
+    } else if (single) {
+      for (int64_t c = 0; c < cols; c++) acc[c] += (double)xf[at + c];
+    } else {
+      for (int64_t c = 0; c < cols; c++) acc[c] += xd[at + c];
+    }
+  }
+}
+
 /* acc[o] = the reduction of every element e of `data` (float when `single`, else double) whose
  * output index is o; acc has w->out_numel elements.  `p` is the norm's order. */
 static void reduce_double(const reduce_walk *w, const void *data, bool single, double *acc,
@@ -82,40 +106,45 @@ static void reduce_double(const reduce_walk *w, const void *data, bool single, d
     seen_kept = seen_kept || !reduced;
   }
   const int64_t block = w->out_numel > 0 ? w->numel / w->out_numel : 0;
-  int64_t index[REDUCE_MAX_DIMS] = {0};
-  int64_t o = 0;
-  for (int64_t e = 0; e < w->numel; e++) {
-    if (suffix) {
-      o = e / block;
-    } else if (prefix) {
-      o = e % w->out_numel;
-    }
-    const double v = single ? (double)xf[e] : xd[e];
-    switch (kind) {
-      case REDUCE_SUM:
-      case REDUCE_MEAN:
-        acc[o] += v;
-        break;
-      case REDUCE_ALL:
-        if (v == 0) acc[o] = 0;
-        break;
-      case REDUCE_NORM: {
-        const double a = fabs(v);
-        if (isinf(p)) {
-          if (p > 0 ? (a > acc[o] || isnan(a)) : (a < acc[o] || isnan(a))) acc[o] = a;
-        } else if (p == 0) {
-          acc[o] += v != 0;
-        } else if (p == 1) {
-          acc[o] += a;
-        } else if (p == 2) {
-          acc[o] += a * a;
-        } else {
-          acc[o] += pow(a, p);
-        }
-        break;
+  if ((kind == REDUCE_SUM || kind == REDUCE_MEAN) && (suffix || prefix)) {
+    sum_rows(data, single, acc, suffix ? w->out_numel : block, suffix ? block : w->out_numel,
+             suffix);
+  } else {
+    int64_t index[REDUCE_MAX_DIMS] = {0};
+    int64_t o = 0;
+    for (int64_t e = 0; e < w->numel; e++) {
+      if (suffix) {
+        o = e / block;
+      } else if (prefix) {
+        o = e % w->out_numel;
       }
+      const double v = single ? (double)xf[e] : xd[e];
+      switch (kind) {
+        case REDUCE_SUM:
+        case REDUCE_MEAN:
+          acc[o] += v;
+          break;
+        case REDUCE_ALL:
+          if (v == 0) acc[o] = 0;
+          break;
+        case REDUCE_NORM: {
+          const double a = fabs(v);
+          if (isinf(p)) {
+            if (p > 0 ? (a > acc[o] || isnan(a)) : (a < acc[o] || isnan(a))) acc[o] = a;
+          } else if (p == 0) {
+            acc[o] += v != 0;
+          } else if (p == 1) {
+            acc[o] += a;
+          } else if (p == 2) {
+            acc[o] += a * a;
+          } else {
+            acc[o] += pow(a, p);
+          }
+          break;
+        }
+      }
+      if (!suffix && !prefix) o = reduce_walk_next(w, index, o);
     }
-    if (!suffix && !prefix) o = reduce_walk_next(w, index, o);
   }
   const int64_t reduced = w->out_numel > 0 ? w->numel / w->out_numel : 0;
   for (int64_t i = 0; i < w->out_numel; i++) {

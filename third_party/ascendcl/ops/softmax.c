@@ -31,11 +31,14 @@ static void softmax_forward(const double *x, double *y, int64_t outer, int64_t n
       }
       if (isinf(max) && max < 0) max = 0; /* every element -inf: exp(-inf - 0) = 0 */
       double sum = 0;
-      for (int64_t k = 0; k < n; k++) sum += exp(xp[k * inner] - max);
+      for (int64_t k = 0; k < n; k++) { /* y keeps each exp for softmax's division */
+        const double e = exp(xp[k * inner] - max);
+        sum += e;
+        yp[k * inner] = e;
+      }
       const double log_sum = log(sum);
       for (int64_t k = 0; k < n; k++) {
-        double shifted = xp[k * inner] - max;
-        yp[k * inner] = log_softmax ? shifted - log_sum : exp(shifted) / sum;
+        yp[k * inner] = log_softmax ? (xp[k * inner] - max) - log_sum : yp[k * inner] / sum;
       }
     }
   }
