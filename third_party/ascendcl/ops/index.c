@@ -247,7 +247,21 @@ static void run_index_select(aclOpExecutor *ex) {
     }
     index[k] = at;
   }
-  if (outer * count * inner > 0) {
+  if (outer * count * inner > 0 && dense_is_contiguous(self)) {
+    /* each selected slice is `inner` contiguous elements: one copy per slice, straight into
+     * out when it is contiguous too */
+    const aclTensor *o_t = &ex->t[0];
+    char *dst = o_t->dtype == self->dtype && dense_is_contiguous(o_t) ? sop_host(ex, 0) : out;
+    const char *src = sop_host(ex, 1);
+    const size_t bytes = (size_t)inner * item;
+    for (int64_t o = 0; o < outer; o++) {
+      for (int64_t k = 0; k < count; k++) {
+        memcpy(dst + (size_t)(o * count + k) * bytes, src + (size_t)(o * size + index[k]) * bytes,
+               bytes);
+      }
+    }
+    if (dst == out) dense_store_as(ex, 0, out, self->dtype);
+  } else if (outer * count * inner > 0) {
     aclTensor slice = *self; /* self with dimension `dim` narrowed to one index */
     slice.dims[dim] = 1;
     const aclTensor *slices[1] = {&slice};

@@ -279,6 +279,18 @@ static void test_indexing(void) {
   TU_RUN(IndexSelect, x.t, -1, idx32.t, o33.t);
   double cols[9] = {3, 0, 1, 7, 4, 5, 11, 8, 9};
   expect_values(&o33, cols, 9, 0, "aclnnIndexSelect (dim -1, INT32)");
+  /* a strided self (x transposed) and, the other way round, a strided out (transposed) */
+  tu_tensor xt = tu_view(&x, 2, (int64_t[]){4, 3}, (int64_t[]){1, 4}, 0);
+  TU_RUN(IndexSelect, xt.t, 0, idx32.t, o33.t);
+  double cols_t[9] = {3, 7, 11, 0, 4, 8, 1, 5, 9};
+  expect_values(&o33, cols_t, 9, 0, "aclnnIndexSelect (strided self)");
+  tu_tensor o33b = tu_make(ACL_FLOAT, 2, (int64_t[]){3, 3}, NULL);
+  tu_tensor o33t = tu_view(&o33b, 2, (int64_t[]){3, 3}, (int64_t[]){1, 3}, 0);
+  TU_RUN(IndexSelect, x.t, -1, idx32.t, o33t.t);
+  expect_values(&o33b, cols_t, 9, 0, "aclnnIndexSelect (strided out)");
+  tu_free(&xt);
+  tu_free(&o33t);
+  tu_free(&o33b);
   /* gather along dim 1 of x with a [3, 2] index */
   tu_tensor gi = tu_make(ACL_INT64, 2, (int64_t[]){3, 2}, (double[]){0, 3, 1, 1, -1, 2});
   tu_tensor go = tu_make(ACL_FLOAT, 2, (int64_t[]){3, 2}, NULL);
