@@ -86,6 +86,58 @@ done:
 }
 
 /* Host -> device -> host through synchronous copies at odd sizes and odd offsets on both sides. */
+/* A device that reports TB_DEVICE_HOST_ACCESS (ABI 2.1) lets the host read and write its memory
+ * through the device pointers once the stream work on them is done: torch.compile then runs
+ * generated C++ kernels on device tensors, and a claim that is not true corrupts their results
+ * or crashes them.  Checked in both directions on every device, through an odd offset. */
+static tb_check_outcome check_host_access(tb_check_context *ctx) {
+  tb_check_outcome outcome = TB_CHECK_FAIL;
+  const tb_vendor_handle *v = ctx->vendor;
+  const size_t size = 64 * 1024 + 3;
+  unsigned char *in = malloc(size), *out = malloc(size);
+  void *dev = NULL;
+  int32_t device = 0, claimed = 0;
+  int32_t count = tbc_device_count(ctx);
+  if (count < 0) goto done;
+  if (count == 0) SKIP("no devices");
+  EXPECT_TRUE(in != NULL && out != NULL, "host allocation failed");
+  for (device = 0; device < count; device++) {
+    tb_device_properties props;
+    memset(&props, 0, sizeof props);
+    props.struct_size = sizeof props;
+    EXPECT_OK(v->device.get_properties(v->context, device, &props));
+    if (!(props.capabilities & TB_DEVICE_HOST_ACCESS)) continue;
+    claimed++;
+    EXPECT_OK(v->memory.device_malloc(v->context, device, size + 1, &dev));
+    unsigned char *host_view = (unsigned char *)dev + 1;
+    tbc_fill(in, size, 7u + (uint32_t)device);
+    EXPECT_OK(v->memory.copy_h2d(v->context, device, host_view, in, size));
+    long diff = tbc_first_difference(in, host_view, size);
+    EXPECT_TRUE(diff < 0,
+                "device %d reports TB_DEVICE_HOST_ACCESS, but the host reads byte %ld of what "
+                "copy_h2d wrote differently through the device pointer",
+                (int)device, diff);
+    for (size_t i = 0; i < size; i++) host_view[i] = (unsigned char)(in[i] ^ 0x5Au);
+    EXPECT_OK(v->memory.copy_d2h(v->context, device, out, host_view, size));
+    for (size_t i = 0; i < size; i++) {
+      EXPECT_TRUE(out[i] == (unsigned char)(in[i] ^ 0x5Au),
+                  "device %d reports TB_DEVICE_HOST_ACCESS, but copy_d2h returns byte %zu "
+                  "other than what the host wrote through the device pointer",
+                  (int)device, i);
+    }
+    void *p = dev;
+    dev = NULL;
+    EXPECT_OK(v->memory.device_free(v->context, device, p));
+  }
+  if (claimed == 0) SKIP("no device reports TB_DEVICE_HOST_ACCESS");
+  outcome = TB_CHECK_PASS;
+done:
+  if (dev != NULL) v->memory.device_free(v->context, device, dev);
+  free(in);
+  free(out);
+  return outcome;
+}
+
 static tb_check_outcome check_copy_roundtrip(tb_check_context *ctx) {
   tb_check_outcome outcome = TB_CHECK_FAIL;
   const tb_vendor_handle *v = ctx->vendor;
@@ -379,6 +431,10 @@ const tb_check tbc_memory_checks[] = {
     {"memory", "zero_size", "allocating 0 bytes succeeds and gives NULL; a NULL out is rejected",
      check_zero_size},
     {"memory", "free_null", "freeing NULL succeeds (device and pinned)", check_free_null},
+    {"memory", "host_access",
+     "a device reporting TB_DEVICE_HOST_ACCESS reads and writes through device pointers on the "
+     "host what the copies see",
+     check_host_access},
     {"memory", "copy_roundtrip",
      "host->device->host copies of odd sizes at odd offsets return the same bytes and write "
      "nothing outside their range",

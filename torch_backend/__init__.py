@@ -123,6 +123,10 @@ from torch_backend import custom_ops as _custom_ops  # noqa: E402
 
 _custom_ops._register_autograd()
 
+from torch_backend import compile as _compile  # noqa: E402
+
+_compile._register()
+
 
 def _let_autograd_threads_finish() -> None:
     """At exit, give PyTorch's autograd device threads the GIL for a moment.

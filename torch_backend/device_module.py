@@ -146,12 +146,19 @@ class DeviceProperties:
     multi_processor_count: int
     major: int
     minor: int
+    #: The host may read and write the device's memory through its device pointers
+    #: (vendor.h, ``TB_DEVICE_HOST_ACCESS``): torch.compile then generates C++ kernels for it.
+    host_access: bool = False
+
+
+_HOST_ACCESS = 1  # tb_device_properties::capabilities bit TB_DEVICE_HOST_ACCESS
 
 
 def get_device_properties(device: DeviceLike = None) -> DeviceProperties:
-    """Name, total memory, compute units and architecture version of ``device``."""
-    name, total, units, major, minor = _ops._device_properties(_index(device))
-    return DeviceProperties(name, total, units, major, minor)
+    """Name, total memory, compute units, architecture version and capabilities of
+    ``device``."""
+    name, total, units, major, minor, caps = _ops._device_properties(_index(device))
+    return DeviceProperties(name, total, units, major, minor, bool(caps & _HOST_ACCESS))
 
 
 def get_device_name(device: DeviceLike = None) -> str:
@@ -236,6 +243,8 @@ def stream_priority_range(device: DeviceLike = None) -> tuple[int, int]:
 
 def current_stream(device: DeviceLike = None) -> Stream:
     """The calling thread's current stream on ``device``."""
+    if torch.compiler.is_compiling():  # dynamo traces torch.accelerator's, as a plain torch.Stream
+        return torch.accelerator.current_stream(torch.device(_device_type, _index(device)))
     return _wrap(torch.accelerator.current_stream(_index(device)))
 
 
@@ -516,7 +525,16 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
     return True
 
 
+# What Inductor asks the PrivateUse1 device's module for (torch.utils.backend_registration's
+# _get_custom_mod_func), answered lazily so that import torch does not import Inductor.
+_INDUCTOR_HOOKS = ("Scheduling", "PythonWrapperCodegen", "CppWrapperCodegen")
+
+
 def __getattr__(name: str) -> Any:
     if name == "default_generators":
         return tuple(_ops._default_generator(i) for i in range(device_count()))
+    if name in _INDUCTOR_HOOKS:
+        from torch_backend import compile as _compile
+
+        return _compile._inductor_hook(name)
     raise AttributeError(f"module 'torch.{_device_type}' has no attribute '{name}'")

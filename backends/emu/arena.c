@@ -2,9 +2,11 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * emu's device memory.  Each device owns one memfd of `capacity` bytes, mapped twice:
- *   - the device view, whose addresses device_malloc hands out; with TORCH_BACKEND_EMU_GUARD=1
- *     (the default) it is PROT_NONE, so host code that reads or writes device memory faults at
- *     once instead of silently working;
+ *   - the device view, whose addresses device_malloc hands out: read-write by default, so the
+ *     device reports TB_DEVICE_HOST_ACCESS (torch.compile runs Inductor's C++ kernels on device
+ *     tensors); with TORCH_BACKEND_EMU_GUARD=1 it is PROT_NONE instead, so host code that
+ *     reads or writes device memory faults at once instead of silently working (the sanitizer
+ *     runs and the tests of csrc's own host paths use this);
  *   - the shadow view, read-write, used only by emu's copies and kernels (emu_host()).
  * Allocation is best-fit over a sorted, coalesced list of free ranges; freeing large ranges
  * punches holes in the memfd so the pages go back to the system.

@@ -57,7 +57,7 @@ static tb_status read_config(emu_config *config) {
   if (cpus < 1) cpus = 1;
   tb_status status = TB_OK;
   if ((status = env_int("TORCH_BACKEND_EMU_DEVICE_COUNT", 0, EMU_MAX_DEVICES, 2, &count)) ||
-      (status = env_int("TORCH_BACKEND_EMU_GUARD", 0, 1, 1, &guard)) ||
+      (status = env_int("TORCH_BACKEND_EMU_GUARD", 0, 1, 0, &guard)) ||
       (status = env_int("TORCH_BACKEND_EMU_THREADS", 1, 256, cpus, &threads)) ||
       (status = env_int("TORCH_BACKEND_EMU_SPIN_US", 0, 1000000, 50, &spin)) ||
       (status = env_int("TORCH_BACKEND_EMU_PROFILE", 0, 1, 0, &profile))) {

@@ -50,7 +50,7 @@ const char *emu_last_error(tb_context ctx);
 typedef struct emu_config {
   int32_t device_count; /* TORCH_BACKEND_EMU_DEVICE_COUNT, default 2 */
   uint64_t capacity;    /* TORCH_BACKEND_EMU_MEMORY per device, default 8 GiB */
-  bool guard;           /* TORCH_BACKEND_EMU_GUARD, default on */
+  bool guard;           /* TORCH_BACKEND_EMU_GUARD, default off: host access allowed */
   int threads;          /* TORCH_BACKEND_EMU_THREADS, default: online CPUs */
   int spin_us;          /* TORCH_BACKEND_EMU_SPIN_US: busy-wait before sleeping, default 50 */
   bool profile;         /* TORCH_BACKEND_EMU_PROFILE: print time per kernel at finalize */

@@ -37,6 +37,9 @@ tb_status emu_device_get_properties(tb_context ctx, int32_t device,
   mine.arch_major = 1;
   mine.arch_minor = 0;
   mine.dtypes = ((uint64_t)1 << TB_DTYPE_COUNT) - 1; /* every element type: memory is bytes */
+  /* Unguarded, the device view is the host's own read-write mapping of the arena: device
+   * pointers are host addresses (torch.compile runs Inductor's C++ kernels on them). */
+  mine.capabilities = ctx->config.guard ? 0 : TB_DEVICE_HOST_ACCESS;
   size_t size = properties->struct_size < sizeof mine ? properties->struct_size : sizeof mine;
   memcpy((char *)properties + sizeof(size_t), (const char *)&mine + sizeof(size_t),
          size - sizeof(size_t));

@@ -45,13 +45,15 @@ bool is_in_bad_fork() { return Vendor::IsInBadFork(); }
 
 bool is_initialized() { return Vendor::IsInUse(); }
 
-std::tuple<std::string, int64_t, int64_t, int64_t, int64_t> device_properties(int64_t device) {
+std::tuple<std::string, int64_t, int64_t, int64_t, int64_t, int64_t> device_properties(
+    int64_t device) {
   c10::DeviceIndex index = resolve_device(static_cast<c10::DeviceIndex>(device));
   tb_device_properties props{};
   props.struct_size = sizeof props;
   TB_VENDOR_CALL(device, get_properties, index, &props);
-  return {props.name, static_cast<int64_t>(props.total_memory), props.compute_units,
-          props.arch_major, props.arch_minor};
+  return {props.name,          static_cast<int64_t>(props.total_memory),
+          props.compute_units, props.arch_major,
+          props.arch_minor,    static_cast<int64_t>(props.capabilities)};
 }
 
 // Clears a fault of `device` (vendor.h, "Device faults") through the vendor's reset.
@@ -179,7 +181,7 @@ TORCH_LIBRARY(torch_backend, m) {
   m.def("_lazy_init() -> ()", &lazy_init);
   m.def("_is_in_bad_fork() -> bool", &is_in_bad_fork);
   m.def("_is_initialized() -> bool", &is_initialized);
-  m.def("_device_properties(int device) -> (str, int, int, int, int)", &device_properties);
+  m.def("_device_properties(int device) -> (str, int, int, int, int, int)", &device_properties);
   m.def("_reset_device(int device) -> ()", &reset_device);
   m.def("_inject_fault(int device, str message) -> ()", &inject_fault);
   m.def("_stream_priority_range(int device) -> (int, int)", &stream_priorities);

@@ -21,7 +21,7 @@
  * @section tb_versioning Versioning rules
  *
  * - The ABI has a major and a minor version (::TB_ABI_VERSION_MAJOR, ::TB_ABI_VERSION_MINOR).
- *   This header is ABI 2.0.
+ *   This header is ABI 2.1.
  * - Every struct that crosses the boundary starts with a `size_t struct_size` holding
  *   `sizeof` the struct as its producer compiled it.  Either side may therefore be older than
  *   the other: a reader only touches fields that lie wholly inside `struct_size`
@@ -52,6 +52,9 @@
  *   a kernel names the ATen schema it was written for (tb_kernel::schema) and carries a vendor
  *   pointer (tb_kernel::data); tensor lists are arrays of pointers to size-prefixed
  *   ::tb_tensor, NULL standing for an absent optional element.
+ * - 2.1: tb_device_properties::capabilities, with ::TB_DEVICE_HOST_ACCESS: a device whose
+ *   memory the host may read and write through the device pointers themselves (torch.compile
+ *   then generates C++ kernels for it; see @ref tb_memory_model).
  *
  * torch_backend 2.x still loads vendors built against any 1.x header, unchanged and without a
  * rebuild: when a library returns no table for major 2, the loader asks it for major 1 and
@@ -155,6 +158,12 @@
  * Device memory is addressed by `void*` values returned by tb_memory_api::device_malloc.
  * Host code must not dereference them (a vendor may place them in another address space, or
  * make them inaccessible to the host); only the vendor's own calls read or write through them.
+ * The one exception is a device that reports ::TB_DEVICE_HOST_ACCESS in
+ * tb_device_properties::capabilities: its device pointers are host addresses of the same bytes,
+ * and host code may read and write through them once the stream work that uses those bytes has
+ * completed (torch_backend synchronizes the stream first).  torch.compile uses this to run the
+ * C++ kernels Inductor generates directly on device tensors; without the capability it runs a
+ * graph of the vendor's own kernels instead.
  * Pointer arithmetic inside an allocation is allowed: `(char*)p + k` for `k` within the
  * allocation addresses byte `k` of it, in every call that takes a device pointer.
  */
@@ -174,7 +183,7 @@ extern "C" {
 /** Major version of this ABI.  Bumped only for incompatible changes (see @ref tb_versioning). */
 #define TB_ABI_VERSION_MAJOR 2
 /** Minor version of this ABI.  Bumped when fields are appended to a struct. */
-#define TB_ABI_VERSION_MINOR 0
+#define TB_ABI_VERSION_MINOR 1
 
 /** Marks a symbol as exported from the vendor's shared library. */
 #if defined(_WIN32)
@@ -326,7 +335,17 @@ typedef struct tb_device_properties {
    *  converts between: what `torch.accelerator.get_device_capability()` reports as
    *  `supported_dtypes`.  0 means every ::tb_dtype. */
   uint64_t dtypes;
+  /** Bit set of ::TB_DEVICE_HOST_ACCESS and future capabilities (ABI 2.1); 0, or a vendor
+   *  older than 2.1: none. */
+  uint64_t capabilities;
 } tb_device_properties;
+
+/** tb_device_properties::capabilities bit: the host may read and write the device's memory
+ *  through its device pointers, which are host addresses of the same bytes, once the stream
+ *  work that uses those bytes has completed (see @ref tb_memory_model).  A device whose memory
+ *  lives in another address space, or that the host reaches only through copies, leaves it
+ *  clear. */
+#define TB_DEVICE_HOST_ACCESS ((uint64_t)1 << 0)
 
 /**
  * Device discovery and device-wide synchronisation.

@@ -131,7 +131,7 @@ def test_trains_like_the_reference_math():
 
 
 @needs_emu_ops
-@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
 def test_torch_compile(backend):
     def f(a, b, w):
         return torch.ops.emu.rms_norm(torch.ops.emu.mymuladd(a, b, 1.0), w).sum()

@@ -1,0 +1,209 @@
+"""torch.compile on the device (torch_backend.compile): dynamo traces device tensors, streams
+and events; the default Inductor backend compiles on every vendor -- C++ kernels on a device
+with host access (emu), a graph of the vendor's own kernels on any other (fake, npu) -- and
+compiled results equal eager ones."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from conftest import DEV, MODULE
+from torch._dynamo.testing import CompileCounterWithBackend
+from torch._inductor.utils import run_and_get_code
+
+import torch_backend
+from torch_backend import compile as tb_compile
+
+HOST = tb_compile.host_access()
+TOL = {"atol": 1e-5, "rtol": 1e-4}
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def mlp() -> torch.nn.Module:
+    return torch.nn.Sequential(
+        torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.LayerNorm(32), torch.nn.Linear(32, 8)
+    )
+
+
+def encoder() -> torch.nn.Module:
+    return torch.nn.TransformerEncoderLayer(
+        d_model=32, nhead=4, dim_feedforward=64, dropout=0.0, batch_first=True
+    )
+
+
+def train_step(model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    loss = model(x).square().mean()
+    loss.backward()
+    return loss
+
+
+def compare_step(make, shape: tuple[int, ...]) -> list[str]:
+    """One forward+backward, compiled on the device and eager on the CPU: loss and every
+    gradient equal.  Returns Inductor's generated code."""
+    torch.manual_seed(0)
+    reference = make()
+    model = copy.deepcopy(reference).to(DEV)
+    x = torch.randn(*shape)
+    expected = train_step(reference, x)
+    loss, code = run_and_get_code(torch.compile(train_step), model, x.to(DEV))
+    torch.testing.assert_close(loss.cpu(), expected, **TOL)
+    for (name, p), q in zip(reference.named_parameters(), model.parameters(), strict=True):
+        assert q.grad is not None and q.grad.device.type == DEV, name
+        torch.testing.assert_close(q.grad.cpu(), p.grad, **TOL, msg=name)
+    return code
+
+
+def test_mlp_forward_backward_matches_eager():
+    code = compare_step(mlp, (8, 16))
+    assert len(code) == 2  # forward and backward graphs, compiled by Inductor
+    if HOST:
+        # generated kernels run on the host after a wait for the stream; products stay vendor
+        assert all("cpp_fused" in c and "tb_host_barrier(0)" in c for c in code)
+    else:
+        assert not any("cpp_fused" in c or "async_compile.cpp" in c for c in code)
+
+
+def test_encoder_block_forward_backward_matches_eager():
+    compare_step(encoder, (4, 10, 32))
+
+
+def test_graph_without_host_access_runs_vendor_kernels_only():
+    """On a device the host cannot address, every operator of a compiled graph is the one eager
+    mode would run (the vendor's kernel or the CPU fallback), and nothing is generated."""
+    if HOST:
+        pytest.skip(f"{DEV} has host access: Inductor generates C++ kernels for it")
+    x = torch.randn(64, device=DEV)
+    torch_backend.reset_kernel_counts()
+    torch_backend.reset_fallback_counts()
+    eager = torch.relu(x * 2 + 1)
+    eager_ops = {**torch_backend.kernel_counts(), **torch_backend.fallback_counts()}
+    torch_backend.reset_kernel_counts()
+    torch_backend.reset_fallback_counts()
+    result, code = run_and_get_code(torch.compile(lambda t: torch.relu(t * 2 + 1)), x)
+    compiled_ops = {**torch_backend.kernel_counts(), **torch_backend.fallback_counts()}
+    torch.testing.assert_close(result, eager)
+    assert "async_compile.cpp" not in code[0]
+    assert compiled_ops and set(compiled_ops) <= set(eager_ops) | {"aten::add.out", "add.out"}
+
+
+def test_generated_kernel_waits_for_the_stream():
+    """A generated kernel reading a vendor kernel's result sees it complete: the product is
+    queued on the stream, and the kernel after it must not run before it (the host barrier)."""
+    if not HOST:
+        pytest.skip(f"{DEV} has no host access: nothing is generated")
+    a = torch.randn(384, 384, device=DEV)
+    b = torch.randn(384, 384, device=DEV)
+
+    def f(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.relu(a @ b + 1.0) * 0.5
+
+    expected = f(a.cpu(), b.cpu())
+    compiled = torch.compile(f)
+    for _ in range(5):
+        torch.testing.assert_close(compiled(a, b).cpu(), expected, **TOL)
+
+
+def test_generated_kernel_is_ordered_before_later_vendor_work():
+    """Vendor work queued after a generated kernel sees its result, also on a side stream."""
+    if not HOST:
+        pytest.skip(f"{DEV} has no host access: nothing is generated")
+    x = torch.randn(256, 256, device=DEV)
+    compiled = torch.compile(lambda t: torch.sigmoid(t) * 3.0)
+    side = MODULE.Stream()
+    side.wait_stream(MODULE.current_stream())
+    with MODULE.stream(side):
+        y = compiled(x)
+        z = y @ y
+    MODULE.current_stream().wait_stream(side)
+    ref = torch.sigmoid(x.cpu()) * 3.0
+    torch.testing.assert_close(z.cpu(), ref @ ref, atol=1e-3, rtol=1e-4)
+
+
+def test_dynamic_shapes_compile_once():
+    counter = CompileCounterWithBackend("inductor")
+    model = mlp().to(DEV)
+    compiled = torch.compile(model, backend=counter, dynamic=True)
+    counts = []
+    with torch.no_grad():
+        for batch in (3, 5, 9):
+            x = torch.randn(batch, 16, device=DEV)
+            torch.testing.assert_close(compiled(x).cpu(), model(x).cpu(), **TOL)
+            counts.append(counter.frame_count)
+    assert counts[0] > 0 and counts == [counts[0]] * 3  # new batch sizes reuse the first graphs
+
+
+def test_new_dtype_recompiles():
+    counter = CompileCounterWithBackend("inductor")
+    compiled = torch.compile(lambda t: torch.tanh(t) * t + 1, backend=counter)
+    counts = []
+    for dtype in (torch.float32, torch.float64, torch.float32):
+        x = torch.randn(32, dtype=dtype, device=DEV)
+        result = compiled(x)
+        assert result.dtype == dtype and result.device.type == DEV
+        torch.testing.assert_close(result.cpu(), torch.tanh(x.cpu()) * x.cpu() + 1)
+        counts.append(counter.frame_count)
+    assert counts == [1, 2, 2]  # float64 recompiles; float32 again reuses the first graph
+
+
+def test_device_queries_streams_and_events_trace_without_breaks():
+    def f(x: torch.Tensor) -> torch.Tensor:
+        if not MODULE.is_available() or MODULE.device_count() < 1:
+            return x
+        stream = MODULE.current_stream()
+        event = torch.Event(device=DEV)
+        y = x @ x
+        event.record(stream)
+        event.wait(stream)
+        return y + 1
+
+    x = torch.randn(16, 16, device=DEV)
+    compiled = torch.compile(f, fullgraph=True)
+    torch.testing.assert_close(compiled(x).cpu(), x.cpu() @ x.cpu() + 1, **TOL)
+
+
+def test_stream_context_traces():
+    side = MODULE.Stream()
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        with MODULE.stream(side):
+            y = x.sin()
+        MODULE.current_stream().wait_stream(side)
+        return y.cos()
+
+    x = torch.randn(16, device=DEV)
+    side.wait_stream(MODULE.current_stream())
+    result = torch.compile(f)(x)
+    torch.testing.assert_close(result.cpu(), x.cpu().sin().cos())
+
+
+def test_dynamo_knows_the_device():
+    from torch._dynamo.device_interface import get_interface_for_device
+
+    interface = get_interface_for_device(DEV)
+    assert interface.device_count() == MODULE.device_count()
+    assert interface.is_available() and interface.current_device() == MODULE.current_device()
+    assert isinstance(interface.current_stream(), torch.Stream)
+    assert interface.get_raw_stream(0) == MODULE.current_stream(0).stream_id
+    assert interface.Worker.get_device_properties(0).name == MODULE.get_device_name(0)
+    assert get_interface_for_device(f"{DEV}:0") is interface
+
+
+def test_cpu_graphs_in_the_same_process_are_unchanged():
+    """The device's policy is per graph: a CPU graph still gets Inductor's C++ kernels."""
+    _, code = run_and_get_code(torch.compile(lambda t: torch.relu(t) + 1), torch.randn(8))
+    assert "cpp_fused" in code[0] and "tb_host_barrier" not in code[0]
+
+
+def test_cpp_wrapper_is_refused_by_name():
+    compiled = torch.compile(lambda t: t + 1, options={"cpp_wrapper": True})
+    refused = rf"(?i)device {DEV} not supported|not supported on '{DEV}'"
+    with pytest.raises(Exception, match=refused):
+        compiled(torch.randn(4, device=DEV))

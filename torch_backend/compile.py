@@ -1,0 +1,438 @@
+"""torch.compile on the device: dynamo's device interface and Inductor's code generation.
+
+Importing :mod:`torch_backend` calls :func:`_register`, which makes the vendor's device known to
+the two halves of ``torch.compile`` the way PyTorch's own accelerators are:
+
+- **Dynamo** gets a ``DeviceInterface`` (``torch._dynamo.device_interface``): device count and
+  availability, the current device, streams, events and synchronize, so that graphs holding
+  device tensors, ``torch.<device>.Stream``/``Event`` objects and ``with torch.<device>.stream``
+  blocks trace without breaks.
+- **Inductor** gets a backend for the device type, chosen by what the vendor reports
+  (``tb_device_properties::capabilities``, vendor.h):
+
+  - ``TB_DEVICE_HOST_ACCESS`` (emu): device pointers are host addresses, so Inductor's C++
+    code generation (its CPU backend) writes fused kernels that run on the host directly on
+    device tensors.  The wrapper waits for the current stream before each generated kernel, so
+    the kernel sees the results of the vendor work queued before it, and the vendor work queued
+    after it is queued only once the kernel has returned: the stream order users rely on holds
+    across generated and vendor kernels.  Matrix products, convolutions and the operators
+    Inductor does not generate stay calls of the vendor's kernels on its streams.
+  - anything else (fake, npu, a real accelerator without host access): the compiled graph is a
+    graph of the vendor's own ATen kernels -- Inductor lowers every operator to its fallback
+    (``fallback_by_default``), keeps its graph passes, buffer planning and Python wrapper, and
+    generates no kernel.  Such a device never receives code it cannot run.
+
+The Inductor side is registered lazily, the first time Inductor looks for the device's backend,
+so ``import torch`` does not pay for importing Inductor.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.util
+import sys
+from typing import Any
+
+import torch
+
+from torch_backend import device_module as _dm
+
+__all__ = ["get_raw_stream", "host_access", "host_barrier"]
+
+_ops = torch.ops.torch_backend
+
+
+@functools.cache
+def host_access() -> bool:
+    """True when the host may address the device's memory directly (vendor.h,
+    ``TB_DEVICE_HOST_ACCESS``), so Inductor generates C++ kernels for it; False when compiled
+    graphs run the vendor's own kernels only.  Decided by device 0 (every device of a vendor
+    is the same kind); False when the vendor has no device."""
+    if _dm.device_count() == 0:
+        return False
+    return _dm.get_device_properties(0).host_access
+
+
+def host_barrier(device: int) -> None:
+    """Wait until the current stream of ``device`` has run everything queued on it: called by
+    Inductor's wrapper before each generated kernel, which then runs on the host."""
+    torch.accelerator.current_stream(device).synchronize()
+
+
+def get_raw_stream(device: int) -> int:
+    """The id of the current stream of ``device`` (Inductor's ``get_raw_stream``)."""
+    return torch.accelerator.current_stream(device).stream_id
+
+
+# ----------------------------------------------------------------------------------------------
+# Dynamo
+
+
+def _exchange_device(device: int) -> int:
+    previous = _dm.current_device()
+    if device >= 0 and device != previous:
+        _dm.set_device(device)
+    return previous
+
+
+def _make_interface() -> type:
+    from torch._dynamo.device_interface import DeviceInterface
+
+    class _Worker:
+        """Device queries that work in Inductor's compile workers (which must not use the device)
+        from values read in the parent."""
+
+        _current: int | None = None
+        _properties: list[Any] | None = None
+
+        @staticmethod
+        def set_device(device: int) -> None:
+            _Worker._current = device
+
+        @staticmethod
+        def current_device() -> int:
+            return _Worker._current if _Worker._current is not None else _dm.current_device()
+
+        @staticmethod
+        def get_device_properties(device: torch.types.Device = None) -> Any:
+            if _Worker._properties is None:
+                _Worker._properties = [
+                    _dm.get_device_properties(i) for i in range(_dm.device_count())
+                ]
+            index = _Worker.current_device() if device is None else _dm._index(device)
+            return _Worker._properties[index]
+
+    class Interface(DeviceInterface):
+        device = _dm.device  # type: ignore[assignment]
+        Event = torch.Event  # type: ignore[assignment]
+        Stream = _dm.Stream  # type: ignore[assignment]
+        Worker = _Worker  # type: ignore[assignment]
+
+        current_device = staticmethod(_dm.current_device)
+        set_device = staticmethod(_dm.set_device)  # type: ignore[assignment]
+        device_count = staticmethod(_dm.device_count)
+        stream = staticmethod(_dm.stream)  # type: ignore[assignment]
+        current_stream = staticmethod(_dm.current_stream)  # type: ignore[assignment]
+        set_stream = staticmethod(_dm.set_stream)  # type: ignore[assignment]
+        synchronize = staticmethod(_dm.synchronize)  # type: ignore[assignment]
+        get_device_properties = staticmethod(_dm.get_device_properties)  # type: ignore[assignment]
+        get_raw_stream = staticmethod(get_raw_stream)  # type: ignore[assignment]
+        exchange_device = staticmethod(_exchange_device)  # type: ignore[assignment]
+        maybe_exchange_device = staticmethod(_exchange_device)  # type: ignore[assignment]
+        memory_allocated = staticmethod(_dm.memory_allocated)  # type: ignore[assignment]
+        is_bf16_supported = staticmethod(_dm.is_bf16_supported)  # type: ignore[assignment]
+
+        @staticmethod
+        def is_available() -> bool:
+            return _dm.is_available()
+
+        @staticmethod
+        def _set_stream_by_id(stream_id: int, device_index: int, device_type: int) -> None:
+            stream = torch.Stream(
+                stream_id=stream_id, device_index=device_index, device_type=device_type
+            )
+            torch.accelerator.set_stream(stream)
+
+        @staticmethod
+        def get_compute_capability(device: torch.types.Device = None) -> int:
+            major, minor = _dm.get_device_capability(device)
+            return major * 10 + minor
+
+    Interface.__name__ = Interface.__qualname__ = f"{_dm._device_type.capitalize()}Interface"
+    return Interface
+
+
+# ----------------------------------------------------------------------------------------------
+# Inductor
+
+
+def _make_op_overrides() -> Any:
+    from torch._inductor.codegen.common import DeviceOpOverrides
+
+    module = f"torch.{_dm._device_type}"
+
+    class OpOverrides(DeviceOpOverrides):
+        """What Inductor's Python wrapper writes for device guards, streams and synchronize."""
+
+        def import_get_raw_stream_as(self, name: str) -> str:
+            return f"from torch_backend.compile import get_raw_stream as {name}"
+
+        def set_device(self, device_idx: int) -> str:
+            return f"{module}.set_device({device_idx})"
+
+        def synchronize(self) -> str:
+            return f"{module}.synchronize()"
+
+        def device_guard(self, device_idx: int) -> str:
+            return f"{module}.device({device_idx})"
+
+        def current_stream(self) -> str:
+            return f"{module}.current_stream()"
+
+        def cpp_kernel_type(self) -> str:
+            return "void*"
+
+    return OpOverrides()
+
+
+def _make_wrapper() -> type:
+    """Inductor's Python wrapper for the device.  Inductor's own wrapper refuses non-Triton
+    kernels on any device but the CPU and MPS, and declares stream variables only inside the
+    device guard it writes for GPUs; this one calls generated C++ kernels on device tensors after
+    a wait for the current stream, and declares each stream where its block begins."""
+    from torch._inductor.codegen.wrapper import (
+        PythonWrapperCodegen,
+        SubgraphPythonWrapperCodegen,
+    )
+    from torch._inductor.virtualized import V
+
+    device_type = _dm._device_type
+
+    class DeviceWrapper:
+        def _generate_kernel_call_helper(
+            self,
+            kernel_name: str,
+            call_args: Any,
+            *,
+            device: Any = None,
+            triton: bool = True,
+            **kwargs: Any,
+        ) -> None:
+            device = device or V.graph.get_current_device_or_throw()
+            if triton or device.type != device_type:
+                super()._generate_kernel_call_helper(  # type: ignore[misc]
+                    kernel_name, call_args, device=device, triton=triton, **kwargs
+                )
+                return
+            if not self.imports.contains(_BARRIER_IMPORT):  # type: ignore[attr-defined]
+                self.imports.writeline(_BARRIER_IMPORT)  # type: ignore[attr-defined]
+            self.writeline(f"tb_host_barrier({device.index or 0})")  # type: ignore[attr-defined]
+            self.writeline(self.wrap_kernel_call(kernel_name, call_args))  # type: ignore[attr-defined]
+
+        def codegen_cuda_stream_enter(self, stream_idx: int) -> Any:
+            from torch._inductor.stream_utils import get_stream_name
+
+            name = get_stream_name(stream_idx)
+            if stream_idx == 0:  # entered outside any other stream block: the caller's stream
+                self.writeline(f"{name} = torch.{device_type}.current_stream()")  # type: ignore[attr-defined]
+            else:
+                index = V.graph.scheduler.stream_idx_to_user_obj_idx[stream_idx]
+                line = _EXTERNAL_OBJECT_IMPORT
+                if not self.imports.contains(line):  # type: ignore[attr-defined]
+                    self.imports.writeline(line)  # type: ignore[attr-defined]
+                self.writeline(f"{name} = get_external_object_by_index({index})")  # type: ignore[attr-defined]
+            return super().codegen_cuda_stream_enter(stream_idx)  # type: ignore[misc]
+
+    class Wrapper(DeviceWrapper, PythonWrapperCodegen):
+        @staticmethod
+        def create(
+            is_subgraph: bool,
+            subgraph_name: str | None,
+            parent_wrapper: Any,
+            partition_signatures: Any = None,
+        ) -> Any:
+            if is_subgraph:
+                return SubgraphWrapper(subgraph_name, parent_wrapper, partition_signatures)
+            return Wrapper()
+
+    class SubgraphWrapper(DeviceWrapper, SubgraphPythonWrapperCodegen):
+        pass
+
+    return Wrapper
+
+
+_BARRIER_IMPORT = "from torch_backend.compile import host_barrier as tb_host_barrier"
+_EXTERNAL_OBJECT_IMPORT = (
+    "from torch._dynamo.graph_bytecode_inputs import get_external_object_by_index"
+)
+
+
+def _make_no_kernel_scheduling() -> type:
+    """The scheduling of a device without host access: Inductor's fallback lowering leaves it
+    nothing to generate, and anything it would be asked for is refused by name."""
+    from torch._inductor.codegen.cpp import CppScheduling
+
+    device_type = _dm._device_type
+
+    class NoKernelScheduling(CppScheduling):
+        def codegen_node(self, node: Any) -> None:
+            raise RuntimeError(
+                f"torch_backend: Inductor asked for a generated kernel on '{device_type}' "
+                f"({[n.get_name() for n in node.get_nodes()]}), but the host cannot address "
+                f"this device's memory (the vendor does not report TB_DEVICE_HOST_ACCESS): "
+                "compiled graphs on it run the vendor's own kernels only; please report the "
+                "model, or use torch.compile(backend='aot_eager')"
+            )
+
+    return NoKernelScheduling
+
+
+def _register_inductor() -> None:
+    """Registers the device's Inductor backend (once; Inductor calls this lazily)."""
+    from torch._inductor.codegen import common
+    from torch._inductor.codegen.cpp import CppScheduling
+
+    device_type = _dm._device_type
+    if common.get_scheduling_for_device(device_type) is not None:
+        return
+    scheduling = CppScheduling if host_access() else _make_no_kernel_scheduling()
+    common.register_backend_for_device(device_type, scheduling, _make_wrapper())
+    common.register_device_op_overrides(device_type, _make_op_overrides())
+
+
+def _inductor_hook(name: str) -> Any:
+    """``torch.<device>.Scheduling`` / ``PythonWrapperCodegen`` / ``CppWrapperCodegen``: what
+    Inductor's ``init_backend_registration`` asks a PrivateUse1 device for.  There is no C++
+    wrapper for the device: ``cpp_wrapper=True`` gets Inductor's CPU one, which calls the
+    generated kernels without the stream barrier, so it is refused (``None`` is not accepted
+    there, hence the stand-in class that raises)."""
+    _register_inductor()
+    from torch._inductor.codegen import common
+
+    codegen = common.device_codegens[_dm._device_type]
+    if name == "Scheduling":
+        return codegen.scheduling
+    if name == "PythonWrapperCodegen":
+        return codegen.wrapper_codegen
+    return _NoCppWrapper
+
+
+class _NoCppWrapper:
+    """Inductor's ``cpp_wrapper`` mode is not supported on the device."""
+
+    @staticmethod
+    def create(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            f"torch_backend: Inductor's cpp_wrapper mode is not supported on "
+            f"'{_dm._device_type}': compile with the default (Python) wrapper"
+        )
+
+
+def _graph_on_device(gm: Any, example_inputs: Any) -> bool:
+    """True when the FX graph (or its example inputs) holds a tensor of the vendor's device."""
+    device_type = _dm._device_type
+    for value in example_inputs or ():
+        if isinstance(value, torch.Tensor) and value.device.type == device_type:
+            return True
+    for node in getattr(getattr(gm, "graph", None), "nodes", ()):
+        for value in torch.utils._pytree.tree_leaves(node.meta.get("val")):
+            if isinstance(value, torch.Tensor) and value.device.type == device_type:
+                return True
+    return False
+
+
+# Inductor options for graphs on the device.  Without host access: lower every operator to the
+# vendor's kernel.  With it: C++ kernels as for the CPU.  Inductor takes any device type it does
+# not know for a GPU in two places, fixed per graph: the backend it names for dtype propagation
+# (get_current_backend() answers config.cuda_backend, "triton", for every other device: "cpp"
+# here, which is what generates the graph's kernels), and a fusion step validated for GPUs only
+# (it mis-reads the C++ loop groups).
+_FALLBACK_PATCHES: dict[str, Any] = {"fallback_by_default": True}
+_HOST_PATCHES: dict[str, Any] = {"cuda_backend": "cpp", "loop_reindexing_after_fusion": False}
+
+
+def _device_patches() -> dict[str, Any]:
+    """The config patches of the device's graphs (those not in force already)."""
+    from torch._inductor import config
+
+    patches = _HOST_PATCHES if host_access() else _FALLBACK_PATCHES
+    return {key: value for key, value in patches.items() if getattr(config, key) != value}
+
+
+def _patch_compile_fx() -> None:
+    """Makes Inductor compile graphs on the device with the device's options.
+
+    Inductor has one global configuration; the device's options are chosen per graph here, at
+    ``torch._inductor.compile_fx.compile_fx``, which every way into Inductor imports when it is
+    called (``torch.compile``'s default backend, ``backend="inductor"``, dynamo's registry), by
+    adding them to that graph's config patches (which Inductor also applies to the backward
+    graph it compiles later).  CPU graphs in the same process are compiled as before.
+    """
+    from torch._inductor import compile_fx as module
+
+    original = module.compile_fx
+    if getattr(original, "_torch_backend", False):
+        return
+
+    @functools.wraps(original)
+    def compile_fx(model_: Any, example_inputs_: Any, *args: Any, **kwargs: Any) -> Any:
+        _register_inductor()
+        if _graph_on_device(model_, example_inputs_):
+            patches = _device_patches()
+            if patches:
+                kwargs["config_patches"] = {**patches, **(kwargs.get("config_patches") or {})}
+        return original(model_, example_inputs_, *args, **kwargs)
+
+    compile_fx._torch_backend = True  # type: ignore[attr-defined]
+    module.compile_fx = compile_fx
+
+
+def _register_dynamo() -> None:
+    from torch._dynamo.device_interface import register_interface_for_device
+
+    interface = _make_interface()
+    register_interface_for_device(_dm._device_type, interface)
+    for index in range(_dm.device_count()):
+        register_interface_for_device(f"{_dm._device_type}:{index}", interface)
+
+
+def _register_trace_rules() -> None:
+    """Dynamo traces ``torch.<device>.stream(s)`` blocks the way it traces ``torch.cuda.stream``:
+    as a stream context in the graph (its handler covers every registered device interface's
+    ``stream``), once the function is on its list of in-graph torch functions."""
+    from torch._dynamo import trace_rules
+    from torch._dynamo.variables import TorchInGraphFunctionVariable
+
+    for name in _IN_GRAPH:
+        trace_rules.torch_non_c_binding_in_graph_functions[f"torch.{_dm._device_type}.{name}"] = (
+            TorchInGraphFunctionVariable
+        )
+    trace_rules.get_torch_obj_rule_map.cache_clear()
+
+
+_IN_GRAPH = ("stream",)
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs a callback right after each named module is first imported (once)."""
+
+    def __init__(self, callbacks: dict[str, Any]) -> None:
+        self.callbacks = dict(callbacks)
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        callback = self.callbacks.pop(fullname, None)
+        if callback is None:
+            return None
+        if not self.callbacks:
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        execute = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            execute(module)
+            callback()
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _register() -> None:
+    """Called once by ``import torch_backend``.  Importing dynamo costs about a second, so its
+    device interface and trace rules are registered when dynamo's modules are first imported
+    (or now, if they already are), and Inductor's backend and per-graph options when Inductor
+    is."""
+    pending = {}
+    for module, callback in (
+        ("torch._dynamo.device_interface", _register_dynamo),
+        ("torch._dynamo.trace_rules", _register_trace_rules),
+        ("torch._inductor.compile_fx", _patch_compile_fx),
+    ):
+        if module in sys.modules:
+            callback()
+        else:
+            pending[module] = callback
+    if pending:
+        sys.meta_path.insert(0, _AfterImport(pending))
