@@ -127,6 +127,10 @@ from torch_backend import compile as _compile  # noqa: E402
 
 _compile._register()
 
+from torch_backend import distributed as _distributed  # noqa: E402
+
+_distributed._register()
+
 
 def _let_autograd_threads_finish() -> None:
     """At exit, give PyTorch's autograd device threads the GIL for a moment.

@@ -1,0 +1,501 @@
+"""torch.distributed on the device: the c10d backend ``tbccl``.
+
+Importing :mod:`torch_backend` registers the backend for the vendor's device type, so that::
+
+    torch.distributed.init_process_group()          # no backend named: picks tbccl
+    torch.distributed.all_reduce(torch.ones(4, device="emu"))
+
+works the way ``nccl`` does for CUDA, and ``DistributedDataParallel`` and ``torchrun`` work on
+the device.  The same process group also serves CPU tensors, through Gloo.
+
+Engine.  A vendor without a collectives library of its own (every bundled vendor today) gets
+collectives over Gloo with the device tensors staged through pinned host memory:
+
+1. at the call, each tensor the collective reads is copied to a pinned host buffer on the
+   caller's current stream (``non_blocking``), after the work already queued there, and an
+   event is recorded behind the copies; the call returns a :class:`Work` at once;
+2. the group's engine thread, which runs the group's collectives one at a time in the order they
+   were issued (Gloo requires every rank to issue the same collectives in the same order), waits
+   for that event, runs Gloo's collective on the host buffers, and copies the results back to
+   the device tensors on the device's communication stream;
+3. ``Work.wait()`` returns once those copies are complete (raising the collective's error, or a
+   timeout), so work the caller queues after it reads the results -- the ordering contract of
+   ``nccl``'s work objects, with the host waiting where ``nccl`` would make the stream wait.
+
+Errors name the collective and the group: a peer that died or a collective that does not
+complete within the group's timeout raises ``torch.distributed.DistBackendError``; mismatched
+shapes or dtypes across ranks are Gloo's errors, surfaced the same way.
+"""
+
+from __future__ import annotations
+
+import datetime
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from torch_backend import device_module as _dm
+
+__all__ = ["BACKEND", "ProcessGroupTB", "Work"]
+
+#: The backend's name in ``init_process_group(backend=...)`` and ``get_backend()``.
+BACKEND = "tbccl"
+
+_c10d = torch._C._distributed_c10d
+
+
+class Work(dist.Work):
+    """The handle of one collective: ``wait()`` blocks until the results are in the output
+    tensors (raising the collective's error), ``get_future()`` completes with the outputs."""
+
+    def __init__(
+        self, future: torch.futures.Future, what: str, timeout: datetime.timedelta
+    ) -> None:
+        super().__init__()
+        self._future = future
+        self._what = what
+        self._timeout = timeout
+
+    def is_completed(self) -> bool:
+        return self._future.done()
+
+    def is_success(self) -> bool:
+        if not self._future.done():
+            return False
+        try:
+            self._future.value()
+        except Exception:
+            return False
+        return True
+
+    def exception(self) -> Any:
+        try:
+            self._future.value()
+        except Exception as error:
+            return error
+        return None
+
+    def wait(self, timeout: datetime.timedelta = datetime.timedelta(0)) -> bool:
+        limit = timeout if timeout > datetime.timedelta(0) else self._timeout
+        deadline = time.monotonic() + limit.total_seconds()
+        while not self._future.done():
+            if time.monotonic() > deadline:
+                raise dist.DistBackendError(
+                    f"{BACKEND}: {self._what} did not complete within {limit} (a peer that "
+                    "stopped, or ranks that issued different collectives)"
+                )
+            time.sleep(0.0002)
+        self._future.wait()
+        return True
+
+    def get_future(self) -> torch.futures.Future:
+        return self._future
+
+    def result(self) -> list[torch.Tensor]:
+        self.wait()
+        return self._future.value()
+
+
+class _Engine:
+    """One thread per process group running its collectives in issue order."""
+
+    def __init__(self, name: str) -> None:
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, job: Callable[[], Any]) -> torch.futures.Future:
+        future: torch.futures.Future = torch.futures.Future()
+        self._queue.put((job, future))
+        return future
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            job, future = item
+            try:
+                result = job()
+            except Exception as error:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+
+def _device_of(tensors: Sequence[torch.Tensor]) -> torch.device | None:
+    device = None
+    for tensor in tensors:
+        if tensor.device.type == "cpu":
+            continue
+        if tensor.device.type != _dm._device_type:
+            raise ValueError(
+                f"{BACKEND}: tensors on '{tensor.device}' are not supported (only "
+                f"'{_dm._device_type}' and CPU tensors)"
+            )
+        if device is not None and tensor.device != device:
+            raise ValueError(
+                f"{BACKEND}: one collective's tensors are on {device} and {tensor.device}: "
+                "use one device per collective"
+            )
+        device = tensor.device
+    return device
+
+
+_DTYPES = [
+    getattr(torch, name)
+    for name in (
+        "float32",
+        "float64",
+        "float16",
+        "bfloat16",
+        "int64",
+        "int32",
+        "int16",
+        "int8",
+        "uint8",
+        "bool",
+        "complex64",
+        "complex128",
+    )
+]
+
+
+def _signature(what: str, tensors: Sequence[torch.Tensor], sizes: bool) -> torch.Tensor:
+    """[collective, dtype, elements] of a collective's tensors, as the ranks compare them."""
+    dtypes = {tensor.dtype for tensor in tensors}
+    dtype = _DTYPES.index(next(iter(dtypes))) if len(dtypes) == 1 else -2
+    if len(dtypes) == 1 and next(iter(dtypes)) not in _DTYPES:
+        dtype = -3
+    count = sum(tensor.numel() for tensor in tensors) if sizes else -1
+    return torch.tensor([_COLLECTIVES.index(what), dtype, count], dtype=torch.int64)
+
+
+def _describe(row: list[int]) -> str:
+    what, dtype, count = row
+    name = _DTYPES[dtype] if 0 <= dtype < len(_DTYPES) else "mixed or other dtypes"
+    sized = f", {count} elements" if count >= 0 else ""
+    return f"{_COLLECTIVES[what]} of {name}{sized}"
+
+
+_COLLECTIVES = [
+    "all_reduce",
+    "all_reduce_coalesced",
+    "broadcast",
+    "all_gather",
+    "all_gather_into_tensor",
+    "reduce_scatter_tensor",
+    "reduce_scatter",
+    "all_to_all_single",
+    "barrier",
+    "send",
+    "recv",
+]
+
+
+class ProcessGroupTB(dist.ProcessGroup):
+    """The ``tbccl`` process group: device and CPU tensors, collectives over Gloo."""
+
+    def __init__(
+        self, store: dist.Store, rank: int, size: int, timeout: datetime.timedelta
+    ) -> None:
+        super().__init__(rank, size)
+        self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
+        self._timeout = timeout
+        self._engine = _Engine(f"{BACKEND}-rank{rank}")
+        self._streams: dict[int, torch.Stream] = {}
+
+    def getBackendName(self) -> str:
+        return BACKEND
+
+    def __repr__(self) -> str:
+        return f"ProcessGroupTB(rank={self.rank()}, size={self.size()})"
+
+    # --- the staging engine ---------------------------------------------------------------
+
+    def _comm_stream(self, index: int) -> torch.Stream:
+        if index not in self._streams:
+            self._streams[index] = _dm.Stream(index)
+        return self._streams[index]
+
+    def _launch(
+        self,
+        what: str,
+        reads: Sequence[torch.Tensor],
+        writes: Sequence[torch.Tensor],
+        collective: Callable[[Callable[[torch.Tensor], torch.Tensor]], Any],
+        finish: Callable[[Callable[[torch.Tensor], torch.Tensor]], None] | None = None,
+        agree: Sequence[torch.Tensor] | None = None,
+        sizes: bool = True,
+    ) -> Work:
+        """Runs ``collective(host)`` on the engine, where ``host(t)`` is the tensor Gloo sees in
+        place of ``t`` (``t`` itself on the CPU, a pinned copy of a device tensor), then
+        ``finish(host)``, then copies every device tensor of ``writes`` back from its buffer.
+        First, unless ``agree`` is None, the ranks compare the dtype (and, with ``sizes``, the
+        element count) of ``agree``: a mismatch is an error on every rank, where Gloo would
+        abort the process."""
+        device = _device_of([*reads, *writes])
+        signature = None if agree is None else _signature(what, agree, sizes)
+        buffers: dict[int, torch.Tensor] = {}
+
+        def host(tensor: torch.Tensor) -> torch.Tensor:
+            if tensor.device.type == "cpu":
+                return tensor
+            buffer = buffers.get(id(tensor))
+            if buffer is None:
+                buffer = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+                buffers[id(tensor)] = buffer
+            return buffer
+
+        for tensor in [*reads, *writes]:
+            host(tensor)
+        ready = None
+        if device is not None:
+            index = device.index or 0
+            stream = torch.accelerator.current_stream(index)
+            with _dm.device(index), _dm.stream(stream):
+                for tensor in reads:
+                    if tensor.device.type != "cpu":
+                        host(tensor).copy_(tensor, non_blocking=True)
+                ready = torch.Event(device=device)
+                ready.record(stream)
+            comm = self._comm_stream(index)
+        outputs = list(writes)
+
+        def job() -> list[torch.Tensor]:
+            if ready is not None:
+                ready.synchronize()
+            if signature is not None:
+                self._agree(what, signature)
+            try:
+                collective(host).wait(self._timeout)
+            except Exception as error:
+                raise dist.DistBackendError(
+                    f"{BACKEND}: {what} failed on rank {self.rank()} of {self.size()}: {error}"
+                ) from error
+            if finish is not None:
+                finish(host)
+            if device is not None:
+                with _dm.device(index), _dm.stream(comm):
+                    for tensor in writes:
+                        if tensor.device.type != "cpu":
+                            tensor.copy_(host(tensor), non_blocking=True)
+                    done = torch.Event(device=device)
+                    done.record(comm)
+                done.synchronize()
+            return outputs
+
+        return Work(self._engine.submit(job), what, self._timeout)
+
+    def _agree(self, what: str, signature: torch.Tensor) -> None:
+        gathered = torch.empty(self.size() * signature.numel(), dtype=torch.int64)
+        try:
+            self._gloo._allgather_base(gathered, signature).wait(self._timeout)
+        except Exception as error:
+            raise dist.DistBackendError(
+                f"{BACKEND}: {what} failed on rank {self.rank()} of {self.size()}: {error}"
+            ) from error
+        rows = gathered.view(self.size(), -1).tolist()
+        if any(row != rows[0] for row in rows):
+            described = ", ".join(f"rank {r}: {_describe(row)}" for r, row in enumerate(rows))
+            raise dist.DistBackendError(
+                f"{BACKEND}: the ranks called {what} with tensors that do not match ({described})"
+            )
+
+    # --- collectives ------------------------------------------------------------------------
+
+    def _reduce_options(self, op: Any, options: Any) -> tuple[Any, bool]:
+        """Gloo's options for ``op``; AVG becomes SUM and a division by the group size."""
+        average = op == dist.ReduceOp.AVG
+        if average:
+            options.reduceOp = dist.ReduceOp.SUM
+        return options, average
+
+    def _averaged(self, tensors: Sequence[torch.Tensor], average: bool) -> Any:
+        if not average:
+            return None
+        for tensor in tensors:
+            if not (tensor.is_floating_point() or tensor.is_complex()):
+                raise ValueError(
+                    f"{BACKEND}: ReduceOp.AVG needs floating-point tensors, got {tensor.dtype}"
+                )
+
+        def finish(host: Callable[[torch.Tensor], torch.Tensor]) -> None:
+            for tensor in tensors:
+                host(tensor).div_(self.size())
+
+        return finish
+
+    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Work:
+        opts = opts if opts is not None else dist.AllreduceOptions()
+        options = dist.AllreduceOptions()
+        options.reduceOp = opts.reduceOp
+        options.timeout = opts.timeout
+        options, average = self._reduce_options(opts.reduceOp, options)
+        return self._launch(
+            "all_reduce",
+            tensors,
+            tensors,
+            lambda host: self._gloo.allreduce([host(t) for t in tensors], options),
+            self._averaged(tensors, average),
+            agree=tensors,
+        )
+
+    def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> Work:
+        opts = opts if opts is not None else dist.AllreduceCoalescedOptions()
+        options = dist.AllreduceCoalescedOptions()
+        options.reduceOp = opts.reduceOp
+        options, average = self._reduce_options(opts.reduceOp, options)
+        return self._launch(
+            "all_reduce_coalesced",
+            tensors,
+            tensors,
+            lambda host: self._gloo.allreduce_coalesced([host(t) for t in tensors], options),
+            self._averaged(tensors, average),
+            agree=tensors,
+        )
+
+    def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> Work:
+        opts = opts if opts is not None else dist.BroadcastOptions()
+        root = self.rank() == opts.rootRank
+        return self._launch(
+            "broadcast",
+            tensors if root else [],
+            [] if root else tensors,
+            lambda host: self._gloo.broadcast([host(t) for t in tensors], opts),
+            agree=tensors,
+        )
+
+    def allgather(
+        self,
+        output_tensors: list[list[torch.Tensor]],
+        input_tensors: list[torch.Tensor],
+        opts: Any = None,
+    ) -> Work:
+        opts = opts if opts is not None else dist.AllgatherOptions()
+        outputs = [t for group in output_tensors for t in group]
+        return self._launch(
+            "all_gather",
+            input_tensors,
+            outputs,
+            lambda host: self._gloo.allgather(
+                [[host(t) for t in group] for group in output_tensors],
+                [host(t) for t in input_tensors],
+                opts,
+            ),
+            agree=input_tensors,
+        )
+
+    def all_gather_single(
+        self, output: torch.Tensor, input: torch.Tensor, opts: Any = None
+    ) -> Work:
+        opts = opts if opts is not None else dist.AllgatherOptions()
+        return self._launch(
+            "all_gather_into_tensor",
+            [input],
+            [output],
+            lambda host: self._gloo._allgather_base(host(output), host(input), opts),
+            agree=[input, output],
+        )
+
+    def reduce_scatter_single(
+        self, output: torch.Tensor, input: torch.Tensor, opts: Any = None
+    ) -> Work:
+        opts = opts if opts is not None else dist.ReduceScatterOptions()
+        options = dist.ReduceScatterOptions()
+        options.reduceOp = opts.reduceOp
+        options, average = self._reduce_options(opts.reduceOp, options)
+        return self._launch(
+            "reduce_scatter_tensor",
+            [input],
+            [output],
+            lambda host: self._gloo._reduce_scatter_base(host(output), host(input), options),
+            self._averaged([output], average),
+            agree=[input, output],
+        )
+
+    def reduce_scatter(
+        self,
+        output_tensors: list[torch.Tensor],
+        input_tensors: list[list[torch.Tensor]],
+        opts: Any = None,
+    ) -> Work:
+        opts = opts if opts is not None else dist.ReduceScatterOptions()
+        options = dist.ReduceScatterOptions()
+        options.reduceOp = opts.reduceOp
+        options, average = self._reduce_options(opts.reduceOp, options)
+        inputs = [t for group in input_tensors for t in group]
+        return self._launch(
+            "reduce_scatter",
+            inputs,
+            output_tensors,
+            lambda host: self._gloo.reduce_scatter(
+                [host(t) for t in output_tensors],
+                [[host(t) for t in group] for group in input_tensors],
+                options,
+            ),
+            self._averaged(output_tensors, average),
+            agree=[*inputs, *output_tensors],
+        )
+
+    def all_to_all_single(
+        self,
+        output: torch.Tensor,
+        input: torch.Tensor,
+        output_split_sizes: list[int] | None,
+        input_split_sizes: list[int] | None,
+        opts: Any = None,
+    ) -> Work:
+        opts = opts if opts is not None else dist.AllToAllOptions()
+        return self._launch(
+            "all_to_all_single",
+            [input],
+            [output],
+            lambda host: self._gloo.alltoall_base(
+                host(output), host(input), output_split_sizes or [], input_split_sizes or [], opts
+            ),
+            agree=[input, output],
+            sizes=False,
+        )
+
+    def barrier(self, opts: Any = None) -> Work:
+        """Waits for every rank, after the collectives issued before it (and, for the devices
+        this process used, the work queued on their current streams)."""
+        opts = opts if opts is not None else dist.BarrierOptions()
+        if _dm.is_initialized():
+            _dm.synchronize()
+        return self._launch("barrier", [], [], lambda host: self._gloo.barrier(opts))
+
+    def send(self, tensors: list[torch.Tensor], dst: int, tag: int = 0) -> Work:
+        return self._launch(
+            "send", tensors, [], lambda host: self._gloo.send([host(t) for t in tensors], dst, tag)
+        )
+
+    def recv(self, tensors: list[torch.Tensor], src: int, tag: int = 0) -> Work:
+        return self._launch(
+            "recv", [], tensors, lambda host: self._gloo.recv([host(t) for t in tensors], src, tag)
+        )
+
+    def shutdown(self) -> None:
+        self._engine.close()
+
+
+def _create(store: dist.Store, rank: int, size: int, timeout: datetime.timedelta) -> ProcessGroupTB:
+    return ProcessGroupTB(store, rank, size, timeout)
+
+
+def _register() -> None:
+    """Called once by ``import torch_backend``: the backend for the device type (the default
+    of ``init_process_group()`` when the device is the accelerator) and for CPU tensors."""
+    if not dist.is_available() or BACKEND in dist.Backend.backend_list:
+        return
+    dist.Backend.register_backend(BACKEND, _create, devices=[_dm._device_type, "cpu"])
