@@ -11,13 +11,16 @@ Figures (each the median of several timed trials after a warm-up):
   ``memcpy`` of the same bytes (ctypes.memmove), in GB/s of bytes read and written;
 - ``mm`` at 1024x1024, device vs CPU, in GFLOP/s;
 - one training step of each demo model (examples/models.py), device vs CPU;
+- the encoder block's training step compiled by ``torch.compile`` against eager, on the device;
 - one training step of two model-zoo models (examples/zoo.py): torchvision's resnet18 and a
   Hugging Face GPT-2, device vs CPU;
 - the caching allocator: allocate and free a small tensor, device vs CPU; and its
   fragmentation after a mixed workload (transformer-like training steps of varying sequence
   length beside tensors of random sizes and lifetimes, from five fixed seeds): peak reserved
   bytes over peak allocated bytes, 1 being no memory held beyond what tensors needed at the
-  peak.
+  peak;
+- all_reduce bus bandwidth of the device's process group (tbccl) against Gloo on CPU tensors,
+  two ranks on this machine, 1 MiB and 64 MiB (benchmarks/allreduce.py).
 
 Ratios are device over reference, so below 1 is faster for times and above 1 is faster for
 rates.  The targets are the project's aims, not assertions: this is a measurement, not a test.
@@ -42,6 +45,7 @@ import torch
 import torch_backend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import models
 import zoo
 
@@ -202,6 +206,57 @@ def bench_training(quick: bool) -> list[dict]:
         )
         rows.append(row("training step", name, d * 1e3, c * 1e3, "ms", "<= 1.3x"))
     return rows
+
+
+def bench_compile(quick: bool) -> list[dict]:
+    """The encoder block's training step (dropout 0.1, AdamW fused) with the model compiled by
+    torch.compile's default backend, against the same step in eager mode, both on the device."""
+    eager = training_step("encoder", DEVICE)
+    network = models.build("encoder", DEVICE)
+    compiled_network = torch.compile(network)
+    optimizer = torch.optim.AdamW(network.parameters(), lr=3e-3, fused=True)
+    data = [(x.to(DEVICE), y.to(DEVICE)) for x, y in models.batches("encoder", 4)]
+    steps = [0]
+
+    def compiled() -> None:
+        x, y = data[steps[0] % len(data)]
+        steps[0] += 1
+        models.train_step(compiled_network, optimizer, x, y)
+
+    for _ in range(3):  # compile (forward and backward) before timing
+        compiled()
+    d, e = side_by_side(compiled, eager, 10 if quick else 30, 3 if quick else 9, DEVICE)
+    return [
+        row(
+            "training step",
+            "encoder block, torch.compile vs eager (aim: 1.3x faster)",
+            d * 1e3,
+            e * 1e3,
+            "ms",
+            "<= 0.77x",
+            f"eager {DEVICE}",
+        )
+    ]
+
+
+def bench_allreduce(quick: bool) -> list[dict]:
+    """all_reduce bus bandwidth of the device's process group against Gloo's on CPU tensors,
+    two ranks (benchmarks/allreduce.py)."""
+    import allreduce
+
+    figures = allreduce.measure(quick)
+    return [
+        row(
+            "all_reduce",
+            f"{label}, 2 ranks, tbccl vs Gloo",
+            f["device"],
+            f["cpu"],
+            "GB/s",
+            ">= 0.9x",
+            "gloo cpu",
+        )
+        for label, f in figures.items()
+    ]
 
 
 def zoo_step(name: str, device: str) -> Callable[[], None]:
@@ -390,9 +445,11 @@ def main() -> int:
         bench_elementwise,
         bench_mm,
         bench_training,
+        bench_compile,
         bench_zoo,
         bench_allocator,
         bench_fragmentation,
+        bench_allreduce,
     ):
         rows += bench(arguments.quick)
 

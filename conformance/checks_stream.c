@@ -3,8 +3,13 @@
  *
  * Checks of tb_stream_api: lifetime, priorities, queries, cross-stream and cross-device order.
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "support.h"
 
@@ -327,7 +332,86 @@ done:
   return outcome;
 }
 
+/* launch_host_func (ABI 2.1): host functions run in stream order, after the work before them and
+ * before the work after them, and a failing one faults the device with its message. */
+typedef struct {
+  _Atomic int order[4];
+  _Atomic int next;
+  int sleep_ms;
+  int fail;
+} host_func_log;
+
+typedef struct {
+  host_func_log *log;
+  int id;
+} host_func_arg;
+
+static tb_status host_func(void *user_data, char *message, size_t message_size) {
+  host_func_arg *arg = user_data;
+  if (arg->log->sleep_ms > 0) {
+    struct timespec pause = {0, (long)arg->log->sleep_ms * 1000000L};
+    nanosleep(&pause, NULL);
+  }
+  if (arg->log->fail) {
+    snprintf(message, message_size, "conformance: host function 4712 failed");
+    return TB_ERROR_INTERNAL;
+  }
+  int slot = atomic_fetch_add(&arg->log->next, 1);
+  if (slot < 4) atomic_store(&arg->log->order[slot], arg->id);
+  return TB_OK;
+}
+
+static tb_check_outcome check_host_func(tb_check_context *ctx) {
+  tb_check_outcome outcome = TB_CHECK_FAIL;
+  const tb_vendor_handle *v = ctx->vendor;
+  tb_stream stream = NULL;
+  tb_event event = NULL;
+  host_func_log log = {.sleep_ms = 20};
+  host_func_arg first = {&log, 1}, second = {&log, 2};
+  int32_t count = tbc_device_count(ctx);
+  if (count < 0) goto done;
+  if (count == 0) SKIP("no devices");
+  if (v->stream.launch_host_func == NULL) SKIP("the vendor has no stream.launch_host_func (2.1)");
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  EXPECT_OK(v->event.create(v->context, 0, 0, &event));
+  /* The first sleeps: the second and the event behind them must still come after it. */
+  EXPECT_OK(v->stream.launch_host_func(v->context, stream, host_func, &first));
+  log.sleep_ms = 20;
+  EXPECT_OK(v->stream.launch_host_func(v->context, stream, host_func, &second));
+  EXPECT_OK(v->event.record(v->context, event, stream));
+  EXPECT_OK(v->event.synchronize(v->context, event));
+  EXPECT_TRUE(atomic_load(&log.next) == 2 && atomic_load(&log.order[0]) == 1 &&
+                  atomic_load(&log.order[1]) == 2,
+              "two host functions and an event behind them: the event completed with %d "
+              "function(s) run, in the order %d, %d (expected 1, 2)",
+              atomic_load(&log.next), atomic_load(&log.order[0]), atomic_load(&log.order[1]));
+  EXPECT_STATUS(v->stream.launch_host_func(v->context, stream, NULL, NULL),
+                TB_ERROR_INVALID_ARGUMENT);
+  if (v->device.reset != NULL) {
+    log.fail = 1;
+    log.sleep_ms = 0;
+    EXPECT_OK(v->stream.launch_host_func(v->context, stream, host_func, &first));
+    tb_status status = v->stream.synchronize(v->context, stream);
+    const char *message = v->last_error(v->context);
+    EXPECT_TRUE(status == TB_ERROR_DEVICE_FAULT && message != NULL &&
+                    strstr(message, "conformance: host function 4712 failed") != NULL,
+                "a failing host function: synchronize returned %s with \"%s\" (expected "
+                "TB_ERROR_DEVICE_FAULT with the function's message)",
+                tb_status_name(status), message != NULL ? message : "(null)");
+    EXPECT_OK(v->device.reset(v->context, 0));
+  }
+  outcome = TB_CHECK_PASS;
+done:
+  if (event != NULL) v->event.destroy(v->context, event);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
+  return outcome;
+}
+
 const tb_check tbc_stream_checks[] = {
+    {"stream", "host_func",
+     "launch_host_func runs host functions in stream order, before the work enqueued after "
+     "them, and a failing one faults the device with its message",
+     check_host_func},
     {"stream", "create_destroy",
      "streams are created at any priority (out-of-range values clamped) and destroyed; "
      "priority_range has greatest <= 0 <= least",

@@ -71,10 +71,11 @@ static const char *adapt_last_error(tb_context ctx) {
 /* ---- the group slots: drop the context, call the 1.x function ---- */
 
 #define ADAPT(gt, gf, slot, req, since, ret, params, names) \
-  static ret adapt_##gf##_##slot params {                   \
-    const tb1_adapter *a = (const tb1_adapter *)ctx;        \
-    return pass(a->gf.slot(TB_SLOT_AFTER_CTX names));       \
-  }
+  TB1_IF_V1(                                                \
+      since, static ret adapt_##gf##_##slot params {        \
+        const tb1_adapter *a = (const tb1_adapter *)ctx;    \
+        return pass(a->gf.slot(TB_SLOT_AFTER_CTX names));   \
+      })
 TB_VENDOR_SLOTS(ADAPT)
 #undef ADAPT
 
@@ -245,7 +246,7 @@ tb_status tb1_adapter_create(const tb1_vendor *v1, const char *path, tb1_adapter
   /* A slot the 1.x vendor leaves NULL stays NULL: the 2.0 validation names missing required
    * ones and callers see absent optional ones. */
 #define SET(gt, gf, slot, req, since, ret, params, names) \
-  a->v2.gf.slot = a->gf.slot != NULL ? adapt_##gf##_##slot : NULL;
+  TB1_IF_V1(since, a->v2.gf.slot = a->gf.slot != NULL ? adapt_##gf##_##slot : NULL;)
   TB_VENDOR_SLOTS(SET)
 #undef SET
   a->v2.kernels = (tb_kernel_api){sizeof(tb_kernel_api), count, pointers};

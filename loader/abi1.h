@@ -17,8 +17,14 @@
 #include <torch_backend/loader.h>
 #include <torch_backend/vendor_slots.h>
 
+/* Expands to its argument for the slots ABI 1.x had (those 2.0 brought along: since_minor 0),
+ * to nothing for the slots added in 2.1 and later. */
+#define TB1_IF_V1(since, ...) TB1_IF_V1_##since(__VA_ARGS__)
+#define TB1_IF_V1_0(...) __VA_ARGS__
+#define TB1_IF_V1_1(...)
+
 #define TB1_MEMBER(gt, gf, slot, req, since, ret, params, names) \
-  ret (*slot)(TB_SLOT_AFTER_CTX params);
+  TB1_IF_V1(since, ret (*slot)(TB_SLOT_AFTER_CTX params);)
 
 typedef struct tb1_device_api {
   size_t struct_size;

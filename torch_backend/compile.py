@@ -31,14 +31,25 @@ from __future__ import annotations
 import functools
 import importlib.abc
 import importlib.util
+import json
+import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from torch_backend import device_module as _dm
+from torch_backend._paths import library_dir as torch_backend_library_dir
 
-__all__ = ["get_raw_stream", "host_access", "host_barrier"]
+
+def torch_backend_version() -> str:
+    import torch_backend
+
+    return torch_backend.__version__
+
+
+__all__ = ["get_raw_stream", "host_access", "host_barrier", "host_funcs"]
 
 _ops = torch.ops.torch_backend
 
@@ -190,6 +201,15 @@ def _make_wrapper() -> type:
     device_type = _dm._device_type
 
     class DeviceWrapper:
+        def define_kernel(self, kernel_name: str, kernel_body: str, *args: Any, **kw: Any) -> Any:
+            if host_funcs() and "async_compile.cpp_pybinding(" in kernel_body:
+                enqueued = _enqueue_kernel_source(kernel_body)
+                if enqueued is not None:
+                    kernel_body = enqueued
+                    self._tb_enqueued = getattr(self, "_tb_enqueued", set())  # type: ignore[attr-defined]
+                    self._tb_enqueued.add(kernel_name)  # type: ignore[attr-defined]
+            return super().define_kernel(kernel_name, kernel_body, *args, **kw)  # type: ignore[misc]
+
         def _generate_kernel_call_helper(
             self,
             kernel_name: str,
@@ -205,10 +225,17 @@ def _make_wrapper() -> type:
                     kernel_name, call_args, device=device, triton=triton, **kwargs
                 )
                 return
+            call = self.wrap_kernel_call(kernel_name, call_args)  # type: ignore[attr-defined]
+            enqueued = kernel_name in getattr(self, "_tb_enqueued", ())
+            if enqueued and _device_args_only(call_args, device_type):
+                self.writeline(call)  # type: ignore[attr-defined]  # queued on the stream
+                return
             if not self.imports.contains(_BARRIER_IMPORT):  # type: ignore[attr-defined]
                 self.imports.writeline(_BARRIER_IMPORT)  # type: ignore[attr-defined]
             self.writeline(f"tb_host_barrier({device.index or 0})")  # type: ignore[attr-defined]
-            self.writeline(self.wrap_kernel_call(kernel_name, call_args))  # type: ignore[attr-defined]
+            self.writeline(call)  # type: ignore[attr-defined]
+            if enqueued:  # it reads CPU tensors: wait for it before the caller reuses them
+                self.writeline(f"tb_host_barrier({device.index or 0})")  # type: ignore[attr-defined]
 
         def codegen_cuda_stream_enter(self, stream_idx: int) -> Any:
             from torch._inductor.stream_utils import get_stream_name
@@ -242,6 +269,110 @@ def _make_wrapper() -> type:
     return Wrapper
 
 
+def _device_args_only(call_args: Any, device_type: str) -> bool:
+    """Whether every tensor argument of a generated kernel's call lives on the device (a CPU
+    tensor could change or be freed before a kernel queued on the stream reads it)."""
+    from torch._inductor.virtualized import V
+
+    for arg in call_args:
+        if not isinstance(arg, str):
+            continue
+        buffer = V.graph.try_get_buffer(arg) if hasattr(V.graph, "try_get_buffer") else None
+        if buffer is None:
+            buffer = V.graph.graph_inputs.get(arg)
+        if buffer is None:
+            continue
+        get_device = getattr(buffer, "get_device", None)
+        device = get_device() if get_device is not None else None
+        if device is not None and device.type != device_type:
+            return False
+    return True
+
+
+@functools.cache
+def host_funcs() -> bool:
+    """True when the vendor runs host functions in stream order (vendor.h,
+    ``tb_stream_api::launch_host_func``): generated kernels are then queued on the stream
+    instead of run by the host after a wait for it."""
+    return host_access() and bool(_ops._has_host_funcs())
+
+
+# The status numbers of vendor.h the generated kernels return (TB_OK, TB_ERROR_INTERNAL).
+_TB_OK, _TB_ERROR_INTERNAL = 0, 6
+
+_KERNEL_SIGNATURE = re.compile(r'extern "C"\s+void\s+kernel\(([^)]*)\)')
+
+
+def _enqueue_kernel_source(kernel_body: str) -> str | None:
+    """Rewrites the source of an Inductor C++ kernel so that calling it queues it on the current
+    stream: ``kernel`` (the function Inductor's Python binding calls, same parameters) packs
+    its arguments and hands ``tb_kernel_run`` to torch_backend_launch_host_func (csrc), which
+    the stream's vendor thread then calls in stream order; the original body becomes
+    ``tb_kernel_body``.  None when the source is not in the expected shape."""
+    match = _KERNEL_SIGNATURE.search(kernel_body)
+    if match is None:
+        return None
+    params = [p.strip() for p in match.group(1).split(",") if p.strip()]
+    names = []
+    for param in params:
+        name = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*$", param)
+        if name is None:
+            return None
+        names.append(name.group(1))
+    end = kernel_body.rfind("''')")
+    if end < 0:
+        return None
+    library = str(Path(torch_backend_library_dir()) / "libtorch_backend.so")
+    fields = "\n".join(f"    {param};" for param in params) or "    char unused;"
+    values = ", ".join(names)
+    launcher = f"""
+#include <dlfcn.h>
+#include <cstdio>
+#include <stdexcept>
+namespace {{
+struct tb_kernel_args {{
+{fields}
+}};
+int tb_kernel_run(void* data, char* message, size_t size) {{
+    auto* a = static_cast<tb_kernel_args*>(data);
+    int status = {_TB_OK};
+    try {{
+        tb_kernel_body({", ".join(f"a->{n}" for n in names)});
+    }} catch (const std::exception& e) {{
+        std::snprintf(message, size, "generated kernel: %s", e.what());
+        status = {_TB_ERROR_INTERNAL};
+    }}
+    delete a;
+    return status;
+}}
+using tb_launch_fn = int (*)(int (*)(void*, char*, size_t), void*, char*, size_t);
+tb_launch_fn tb_launcher() {{
+    static tb_launch_fn launch = [] {{
+        void* library = dlopen({json.dumps(library)}, RTLD_LAZY | RTLD_NOLOAD);
+        return library == nullptr ? nullptr
+            : reinterpret_cast<tb_launch_fn>(dlsym(library, "torch_backend_launch_host_func"));
+    }}();
+    return launch;
+}}
+}}  // namespace
+extern "C" void kernel({", ".join(params)}) {{
+    tb_launch_fn launch = tb_launcher();
+    if (launch == nullptr) {{
+        throw std::runtime_error("torch_backend: libtorch_backend.so is not loaded");
+    }}
+    auto* a = new tb_kernel_args{{{values}}};
+    char error[512] = "";
+    if (launch(&tb_kernel_run, a, error, sizeof error) != 0) {{
+        delete a;
+        throw std::runtime_error(error);
+    }}
+}}
+"""
+    body = kernel_body[: match.start()] + f"static void tb_kernel_body({match.group(1)})"
+    body += kernel_body[match.end() : end] + launcher + kernel_body[end:]
+    return body
+
+
 _BARRIER_IMPORT = "from torch_backend.compile import host_barrier as tb_host_barrier"
 _EXTERNAL_OBJECT_IMPORT = (
     "from torch._dynamo.graph_bytecode_inputs import get_external_object_by_index"
@@ -273,11 +404,23 @@ def _register_inductor() -> None:
     from torch._inductor.codegen import common
     from torch._inductor.codegen.cpp import CppScheduling
 
+    from torch_backend import _inductor_config
+
     device_type = _dm._device_type
     if common.get_scheduling_for_device(device_type) is not None:
         return
     scheduling = CppScheduling if host_access() else _make_no_kernel_scheduling()
-    common.register_backend_for_device(device_type, scheduling, _make_wrapper())
+    _inductor_config.kernels = (
+        ("queued" if host_funcs() else "barrier") if host_access() else "none"
+    )
+    _inductor_config.version = torch_backend_version()
+    common.register_backend_for_device(
+        device_type,
+        scheduling,
+        _make_wrapper(),
+        None,  # cpp_wrapper=True: Inductor refuses the device by name
+        device_custom_config=_inductor_config,  # type: ignore[arg-type]
+    )
     common.register_device_op_overrides(device_type, _make_op_overrides())
 
 
@@ -351,6 +494,7 @@ def _patch_compile_fx() -> None:
     """
     from torch._inductor import compile_fx as module
 
+    _register_inductor()  # before Inductor's own registration, which would drop the config
     original = module.compile_fx
     if getattr(original, "_torch_backend", False):
         return

@@ -9,7 +9,9 @@ works the way ``nccl`` does for CUDA, and ``DistributedDataParallel`` and ``torc
 the device.  The same process group also serves CPU tensors, through Gloo.
 
 Engine.  A vendor without a collectives library of its own (every bundled vendor today) gets
-collectives over Gloo with the device tensors staged through pinned host memory:
+collectives over Gloo.  On a device the host may address (``TB_DEVICE_HOST_ACCESS``, emu), Gloo
+works on contiguous device tensors in place; otherwise device tensors are staged through pinned
+host memory:
 
 1. at the call, each tensor the collective reads is copied to a pinned host buffer on the
    caller's current stream (``non_blocking``), after the work already queued there, and an
@@ -29,10 +31,11 @@ shapes or dtypes across ranks are Gloo's errors, surfaced the same way.
 
 from __future__ import annotations
 
+import ctypes
 import datetime
+import os
 import queue
 import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,6 +48,10 @@ __all__ = ["BACKEND", "ProcessGroupTB", "Work"]
 
 #: The backend's name in ``init_process_group(backend=...)`` and ``get_backend()``.
 BACKEND = "tbccl"
+
+# TORCH_BACKEND_DIST_CHECK=0 skips the comparison of the ranks' tensors before each collective
+# (one small Gloo all_gather): faster small collectives, and Gloo's abort on a mismatch.
+_CHECK = os.environ.get("TORCH_BACKEND_DIST_CHECK", "1") != "0"
 
 _c10d = torch._C._distributed_c10d
 
@@ -60,6 +67,8 @@ class Work(dist.Work):
         self._future = future
         self._what = what
         self._timeout = timeout
+        self._done = threading.Event()
+        future.add_done_callback(lambda _: self._done.set())
 
     def is_completed(self) -> bool:
         return self._future.done()
@@ -82,14 +91,11 @@ class Work(dist.Work):
 
     def wait(self, timeout: datetime.timedelta = datetime.timedelta(0)) -> bool:
         limit = timeout if timeout > datetime.timedelta(0) else self._timeout
-        deadline = time.monotonic() + limit.total_seconds()
-        while not self._future.done():
-            if time.monotonic() > deadline:
-                raise dist.DistBackendError(
-                    f"{BACKEND}: {self._what} did not complete within {limit} (a peer that "
-                    "stopped, or ranks that issued different collectives)"
-                )
-            time.sleep(0.0002)
+        if not self._done.wait(limit.total_seconds()):
+            raise dist.DistBackendError(
+                f"{BACKEND}: {self._what} did not complete within {limit} (a peer that "
+                "stopped, or ranks that issued different collectives)"
+            )
         self._future.wait()
         return True
 
@@ -130,6 +136,21 @@ class _Engine:
                 future.set_exception(error)
             else:
                 future.set_result(result)
+
+
+def _host_alias(tensor: torch.Tensor) -> torch.Tensor | None:
+    """A CPU tensor over the same bytes as the contiguous device tensor ``tensor``, when the host
+    may address the device's memory (vendor.h, TB_DEVICE_HOST_ACCESS): Gloo then reads and
+    writes the device tensor in place, with no staging copies.  None otherwise."""
+    from torch_backend import compile as _compile
+
+    if not _compile.host_access() or not tensor.is_contiguous() or tensor.numel() == 0:
+        return None
+    if tensor.is_complex() or tensor.dtype not in _DTYPES:
+        return None
+    size = tensor.numel() * tensor.element_size()
+    raw = (ctypes.c_char * size).from_address(tensor.data_ptr())
+    return torch.frombuffer(raw, dtype=tensor.dtype, count=tensor.numel()).view(tensor.shape)
 
 
 def _device_of(tensors: Sequence[torch.Tensor]) -> torch.device | None:
@@ -244,15 +265,21 @@ class ProcessGroupTB(dist.ProcessGroup):
         element count) of ``agree``: a mismatch is an error on every rank, where Gloo would
         abort the process."""
         device = _device_of([*reads, *writes])
-        signature = None if agree is None else _signature(what, agree, sizes)
+        signature = None if agree is None or not _CHECK else _signature(what, agree, sizes)
         buffers: dict[int, torch.Tensor] = {}
+
+        aliased: set[int] = set()
 
         def host(tensor: torch.Tensor) -> torch.Tensor:
             if tensor.device.type == "cpu":
                 return tensor
             buffer = buffers.get(id(tensor))
             if buffer is None:
-                buffer = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+                buffer = _host_alias(tensor)
+                if buffer is None:
+                    buffer = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+                else:
+                    aliased.add(id(tensor))
                 buffers[id(tensor)] = buffer
             return buffer
 
@@ -264,7 +291,7 @@ class ProcessGroupTB(dist.ProcessGroup):
             stream = torch.accelerator.current_stream(index)
             with _dm.device(index), _dm.stream(stream):
                 for tensor in reads:
-                    if tensor.device.type != "cpu":
+                    if tensor.device.type != "cpu" and id(tensor) not in aliased:
                         host(tensor).copy_(tensor, non_blocking=True)
                 ready = torch.Event(device=device)
                 ready.record(stream)
@@ -287,7 +314,7 @@ class ProcessGroupTB(dist.ProcessGroup):
             if device is not None:
                 with _dm.device(index), _dm.stream(comm):
                     for tensor in writes:
-                        if tensor.device.type != "cpu":
+                        if tensor.device.type != "cpu" and id(tensor) not in aliased:
                             tensor.copy_(host(tensor), non_blocking=True)
                     done = torch.Event(device=device)
                     done.record(comm)

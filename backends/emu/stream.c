@@ -507,6 +507,42 @@ tb_status emu_stream_inject_fault(tb_context ctx, tb_stream s, const char *messa
   return emu_stream_enqueue(s, task);
 }
 
+/* launch_host_func: the caller's function, called on the stream's worker in stream order.  It
+ * is skipped on a faulted device (whatever it would compute from is garbage). */
+typedef struct {
+  tb_host_func fn;
+  void *user_data;
+} host_func_payload;
+
+static void run_host_func(emu_task *task) {
+  const host_func_payload *call = (const host_func_payload *)task->payload;
+  emu_stream *stream = task->stream;
+  if (emu_is_faulted(emu_stream_context(stream), emu_stream_device(stream))) return;
+  char message[512] = "";
+  tb_status status = call->fn(call->user_data, message, sizeof message);
+  if (status != TB_OK) {
+    message[sizeof message - 1] = '\0';
+    emu_task_fail(task, "host function failed with %s: %s", tb_status_name(status),
+                  message[0] != '\0' ? message : "(no message)");
+  }
+}
+
+tb_status emu_stream_launch_host_func(tb_context ctx, tb_stream s, tb_host_func fn,
+                                      void *user_data) {
+  tb_status status = emu_check_stream(ctx, s, "stream launch_host_func");
+  if (status != TB_OK) return status;
+  if (fn == NULL) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: stream launch_host_func: fn is NULL");
+  }
+  emu_task *task = emu_task_new(run_host_func, sizeof(host_func_payload));
+  if (task == NULL) {
+    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: launch_host_func: out of memory");
+  }
+  task->name = "host_func";
+  *(host_func_payload *)task->payload = (host_func_payload){fn, user_data};
+  return emu_stream_enqueue(s, task);
+}
+
 /* ---- events ---- */
 
 static tb_status check_event(const emu_context *ctx, tb_event e, const char *call) {

@@ -493,6 +493,29 @@ TB_WEAK tb_status tbv_stream_inject_fault(tb_context ctx, tb_stream stream, cons
   return TB_OK;
 }
 
+TB_WEAK tb_status tbv_stream_launch_host_func(tb_context ctx, tb_stream stream, tb_host_func fn,
+                                              void *user_data) {
+  (void)ctx;
+  tb_status status = check_stream(stream, "stream launch_host_func");
+  if (status != TB_OK) return status;
+  if (fn == NULL) {
+    return tb_fake_set_error(TB_ERROR_INVALID_ARGUMENT, "fake: launch_host_func: fn is NULL");
+  }
+  status = check_fault(stream->device, "stream launch_host_func");
+  if (status != TB_OK) return status;
+  /* Streams are synchronous: everything enqueued before has run, so the function runs now. */
+  char message[400] = "";
+  status = fn(user_data, message, sizeof message);
+  if (status != TB_OK) {
+    char full[512];
+    message[sizeof message - 1] = '\0';
+    snprintf(full, sizeof full, "host function failed with %s: %s", tb_status_name(status),
+             message[0] != '\0' ? message : "(no message)");
+    fault_device(stream->device, full);
+  }
+  return TB_OK;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Events: recording happens after all earlier work has run, so it completes at once.       */
 

@@ -183,6 +183,7 @@ TORCH_LIBRARY(torch_backend, m) {
   m.def("_is_initialized() -> bool", &is_initialized);
   m.def("_device_properties(int device) -> (str, int, int, int, int, int)", &device_properties);
   m.def("_reset_device(int device) -> ()", &reset_device);
+  m.def("_has_host_funcs() -> bool", &has_host_funcs);
   m.def("_inject_fault(int device, str message) -> ()", &inject_fault);
   m.def("_stream_priority_range(int device) -> (int, int)", &stream_priorities);
   m.def("_stream_priority(int stream_id, int device) -> int", &stream_priority_of);

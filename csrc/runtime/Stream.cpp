@@ -2,6 +2,7 @@
 #include "runtime/Stream.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <array>
 #include <atomic>
 #include <limits>
@@ -160,4 +161,33 @@ bool query_stream(c10::Stream stream) {
   return TB_VENDOR_QUERY(stream, query, vendor_stream(stream));
 }
 
+void launch_host_func(c10::DeviceIndex device, tb_host_func fn, void* user_data) {
+  c10::Stream stream = current_stream(device);
+  const Vendor& vendor = Vendor::Use("stream.launch_host_func");
+  TORCH_CHECK_NOT_IMPLEMENTED(vendor.table().stream.launch_host_func != nullptr,
+                              vendor.device_type(),
+                              ": the vendor cannot run host functions in stream order "
+                              "(tb_stream_api::launch_host_func is NULL)");
+  TB_VENDOR_CALL(stream, launch_host_func, vendor_stream(stream), fn, user_data);
+}
+
+bool has_host_funcs() {
+  return Vendor::Get().table().stream.launch_host_func != nullptr;
+}
+
 }  // namespace torch_backend
+
+// The entry point of the C++ kernels torch.compile generates for a device with host access
+// (torch_backend/compile.py): they find it with dlsym in this library and enqueue themselves on
+// the current stream of the current device.  Returns 0, or -1 with a message in `error`: then
+// `fn` was not called and never will be.
+extern "C" __attribute__((visibility("default"))) int torch_backend_launch_host_func(
+    tb_host_func fn, void* user_data, char* error, size_t error_size) {
+  try {
+    torch_backend::launch_host_func(torch_backend::current_device(), fn, user_data);
+    return 0;
+  } catch (const std::exception& e) {
+    if (error != nullptr && error_size > 0) std::snprintf(error, error_size, "%s", e.what());
+    return -1;
+  }
+}

@@ -52,6 +52,13 @@ int stream_priority(c10::Stream stream);
 // {least, greatest} priorities `device` supports, CUDA convention (greatest <= least).
 std::pair<int, int> stream_priority_range(c10::DeviceIndex device);
 
+// Enqueues fn(user_data) on the calling thread's current stream of `device`
+// (tb_stream_api::launch_host_func; throws for a vendor without it).
+void launch_host_func(c10::DeviceIndex device, tb_host_func fn, void* user_data);
+
+// Whether the vendor runs host functions in stream order itself (tb_stream_api::launch_host_func).
+bool has_host_funcs();
+
 // Blocks until `stream` is idle / reports whether it is.
 void synchronize_stream(c10::Stream stream);
 bool query_stream(c10::Stream stream);

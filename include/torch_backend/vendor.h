@@ -54,7 +54,8 @@
  *   ::tb_tensor, NULL standing for an absent optional element.
  * - 2.1: tb_device_properties::capabilities, with ::TB_DEVICE_HOST_ACCESS: a device whose
  *   memory the host may read and write through the device pointers themselves (torch.compile
- *   then generates C++ kernels for it; see @ref tb_memory_model).
+ *   then generates C++ kernels for it; see @ref tb_memory_model); tb_stream_api::launch_host_func,
+ *   host functions in stream order.
  *
  * torch_backend 2.x still loads vendors built against any 1.x header, unchanged and without a
  * rebuild: when a library returns no table for major 2, the loader asks it for major 1 and
@@ -521,6 +522,13 @@ typedef struct tb_memory_api {
  *  @{ */
 
 /**
+ * A host function enqueued by tb_stream_api::launch_host_func: returns ::TB_OK, or another
+ * status after writing a NUL-terminated message of at most @p message_size bytes (including the
+ * NUL) into @p message.
+ */
+typedef tb_status (*tb_host_func)(void *user_data, char *message, size_t message_size);
+
+/**
  * Creation, ordering and completion of streams.
  *
  * Priorities follow CUDA's convention: a lower number is a higher priority, and
@@ -589,6 +597,22 @@ typedef struct tb_stream_api {
    * depending on any particular kernel; vendors without it are not checked.  Asynchronous.
    */
   tb_status (*inject_fault)(tb_context ctx, tb_stream stream, const char *message);
+
+  /**
+   * Optional (ABI 2.1).  Enqueues a call of @p fn with @p user_data on @p stream: the vendor
+   * calls it on a thread of its own once all work enqueued on the stream before it has completed,
+   * and work enqueued after it starts only once it has returned -- CUDA's `cudaLaunchHostFunc`,
+   * AscendCL's `aclrtLaunchCallback`.  torch.compile enqueues the C++ kernels Inductor generates
+   * for a device with ::TB_DEVICE_HOST_ACCESS this way, so they keep stream order without the
+   * host waiting for the stream; when NULL it waits for the stream and runs them itself.
+   *
+   * @p fn must not call the vendor.  When it returns a status other than ::TB_OK, having written
+   * a NUL-terminated message into its @p message buffer of @p message_size bytes, its work has
+   * failed: the stream's device is faulted with that message, as by a failing kernel (see
+   * @ref tb_faults).  Enqueueing on a faulted device returns ::TB_ERROR_DEVICE_FAULT and never
+   * calls @p fn.  Asynchronous.
+   */
+  tb_status (*launch_host_func)(tb_context ctx, tb_stream stream, tb_host_func fn, void *user_data);
 } tb_stream_api;
 
 /** @} */

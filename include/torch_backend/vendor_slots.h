@@ -106,7 +106,10 @@
     (tb_context ctx, int32_t device, int32_t *least, int32_t *greatest),                   \
     (ctx, device, least, greatest))                                                          \
   X(tb_stream_api, stream, inject_fault, 0, 0, tb_status,                                    \
-    (tb_context ctx, tb_stream stream, const char *message), (ctx, stream, message))
+    (tb_context ctx, tb_stream stream, const char *message), (ctx, stream, message))         \
+  X(tb_stream_api, stream, launch_host_func, 0, 1, tb_status,                                \
+    (tb_context ctx, tb_stream stream, tb_host_func fn, void *user_data),                    \
+    (ctx, stream, fn, user_data))
 
 /** The slots of ::tb_event_api, in member order. */
 #define TB_EVENT_SLOTS(X)                                                                        \
