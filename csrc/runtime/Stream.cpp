@@ -2,9 +2,9 @@
 #include "runtime/Stream.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <array>
 #include <atomic>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -171,9 +171,7 @@ void launch_host_func(c10::DeviceIndex device, tb_host_func fn, void* user_data)
   TB_VENDOR_CALL(stream, launch_host_func, vendor_stream(stream), fn, user_data);
 }
 
-bool has_host_funcs() {
-  return Vendor::Get().table().stream.launch_host_func != nullptr;
-}
+bool has_host_funcs() { return Vendor::Get().table().stream.launch_host_func != nullptr; }
 
 }  // namespace torch_backend
 
