@@ -234,9 +234,15 @@ class ProcessGroupTB(dist.ProcessGroup):
         self._timeout = timeout
         self._engine = _Engine(f"{BACKEND}-rank{rank}")
         self._streams: dict[int, torch.Stream] = {}
+        self._name = ""
 
     def getBackendName(self) -> str:
         return BACKEND
+
+    @property
+    def group_name(self) -> str:
+        """The group's name in c10d's registry (functional collectives find the group by it)."""
+        return self._name
 
     def __repr__(self) -> str:
         return f"ProcessGroupTB(rank={self.rank()}, size={self.size()})"
@@ -516,8 +522,13 @@ class ProcessGroupTB(dist.ProcessGroup):
         self._engine.close()
 
 
-def _create(store: dist.Store, rank: int, size: int, timeout: datetime.timedelta) -> ProcessGroupTB:
-    return ProcessGroupTB(store, rank, size, timeout)
+def _create(options: Any, backend_options: Any) -> ProcessGroupTB:
+    """c10d's extended creator: the group's name is known here, and functional collectives
+    (DeviceMesh, FSDP2, compiled collectives) find the group by it."""
+    group = ProcessGroupTB(options.store, options.group_rank, options.group_size, options.timeout)
+    group._name = options.group_id
+    group._set_group_name(options.group_id)
+    return group
 
 
 def _register() -> None:
@@ -525,4 +536,6 @@ def _register() -> None:
     of ``init_process_group()`` when the device is the accelerator) and for CPU tensors."""
     if not dist.is_available() or BACKEND in dist.Backend.backend_list:
         return
-    dist.Backend.register_backend(BACKEND, _create, devices=[_dm._device_type, "cpu"])
+    dist.Backend.register_backend(
+        BACKEND, _create, extended_api=True, devices=[_dm._device_type, "cpu"]
+    )
