@@ -136,6 +136,7 @@ def test_trains_like_the_reference_math():
 def test_torch_compile(backend):
     if backend == "inductor" and "asan" in os.environ.get("LD_PRELOAD", ""):
         pytest.skip("Inductor's compile workers do not run under the preloaded ASan runtime")
+
     def f(a, b, w):
         return torch.ops.emu.rms_norm(torch.ops.emu.mymuladd(a, b, 1.0), w).sum()
 
