@@ -337,8 +337,8 @@ done:
 typedef struct {
   _Atomic int order[4];
   _Atomic int next;
-  int sleep_ms;
-  int fail;
+  _Atomic int sleep_ms; /* read by the vendor's thread */
+  _Atomic int fail;
 } host_func_log;
 
 typedef struct {
@@ -348,11 +348,12 @@ typedef struct {
 
 static tb_status host_func(void *user_data, char *message, size_t message_size) {
   host_func_arg *arg = user_data;
-  if (arg->log->sleep_ms > 0) {
-    struct timespec pause = {0, (long)arg->log->sleep_ms * 1000000L};
+  int sleep_ms = atomic_load(&arg->log->sleep_ms);
+  if (sleep_ms > 0) {
+    struct timespec pause = {0, (long)sleep_ms * 1000000L};
     nanosleep(&pause, NULL);
   }
-  if (arg->log->fail) {
+  if (atomic_load(&arg->log->fail)) {
     snprintf(message, message_size, "conformance: host function 4712 failed");
     return TB_ERROR_INTERNAL;
   }
@@ -366,7 +367,14 @@ static tb_check_outcome check_host_func(tb_check_context *ctx) {
   const tb_vendor_handle *v = ctx->vendor;
   tb_stream stream = NULL;
   tb_event event = NULL;
-  host_func_log log = {.sleep_ms = 20};
+  host_func_log log;
+  atomic_init(&log.order[0], 0);
+  atomic_init(&log.order[1], 0);
+  atomic_init(&log.order[2], 0);
+  atomic_init(&log.order[3], 0);
+  atomic_init(&log.next, 0);
+  atomic_init(&log.sleep_ms, 20);
+  atomic_init(&log.fail, 0);
   host_func_arg first = {&log, 1}, second = {&log, 2};
   int32_t count = tbc_device_count(ctx);
   if (count < 0) goto done;
@@ -376,7 +384,6 @@ static tb_check_outcome check_host_func(tb_check_context *ctx) {
   EXPECT_OK(v->event.create(v->context, 0, 0, &event));
   /* The first sleeps: the second and the event behind them must still come after it. */
   EXPECT_OK(v->stream.launch_host_func(v->context, stream, host_func, &first));
-  log.sleep_ms = 20;
   EXPECT_OK(v->stream.launch_host_func(v->context, stream, host_func, &second));
   EXPECT_OK(v->event.record(v->context, event, stream));
   EXPECT_OK(v->event.synchronize(v->context, event));
@@ -388,8 +395,8 @@ static tb_check_outcome check_host_func(tb_check_context *ctx) {
   EXPECT_STATUS(v->stream.launch_host_func(v->context, stream, NULL, NULL),
                 TB_ERROR_INVALID_ARGUMENT);
   if (v->device.reset != NULL) {
-    log.fail = 1;
-    log.sleep_ms = 0;
+    atomic_store(&log.fail, 1);
+    atomic_store(&log.sleep_ms, 0);
     EXPECT_OK(v->stream.launch_host_func(v->context, stream, host_func, &first));
     tb_status status = v->stream.synchronize(v->context, stream);
     const char *message = v->last_error(v->context);
