@@ -13,7 +13,7 @@ from torch.utils._config_module import install_config_module
 #: waits for the stream, then runs them) or "none" (no generated kernels: ATen graphs).
 kernels: str = "none"
 
-#: torch_backend's version.
+#: torch_backend's version and a hash of its code generation (compile.py).
 version: str = ""
 
 install_config_module(sys.modules[__name__])

@@ -12,11 +12,13 @@ the two halves of ``torch.compile`` the way PyTorch's own accelerators are:
 
   - ``TB_DEVICE_HOST_ACCESS`` (emu): device pointers are host addresses, so Inductor's C++
     code generation (its CPU backend) writes fused kernels that run on the host directly on
-    device tensors.  The wrapper waits for the current stream before each generated kernel, so
-    the kernel sees the results of the vendor work queued before it, and the vendor work queued
-    after it is queued only once the kernel has returned: the stream order users rely on holds
-    across generated and vendor kernels.  Matrix products, convolutions and the operators
-    Inductor does not generate stay calls of the vendor's kernels on its streams.
+    device tensors, in stream order.  When the vendor runs host functions in stream order
+    (``tb_stream_api::launch_host_func``), each generated kernel's source is rewritten so that
+    calling it queues it on the current stream, like a vendor kernel; otherwise the wrapper waits
+    for the current stream before each generated kernel.  Either way the kernel sees the results
+    of the work queued before it, and the work queued after it sees its results.  Matrix
+    products, convolutions and the operators Inductor does not generate stay calls of the
+    vendor's kernels on its streams.
   - anything else (fake, npu, a real accelerator without host access): the compiled graph is a
     graph of the vendor's own ATen kernels -- Inductor lowers every operator to its fallback
     (``fallback_by_default``), keeps its graph passes, buffer planning and Python wrapper, and
@@ -28,26 +30,19 @@ so ``import torch`` does not pay for importing Inductor.
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import hashlib
 import importlib.abc
 import importlib.util
-import json
+import os
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from torch_backend import device_module as _dm
-from torch_backend._paths import library_dir as torch_backend_library_dir
-
-
-def torch_backend_version() -> str:
-    import torch_backend
-
-    return torch_backend.__version__
-
 
 __all__ = ["get_raw_stream", "host_access", "host_barrier", "host_funcs"]
 
@@ -294,7 +289,35 @@ def host_funcs() -> bool:
     """True when the vendor runs host functions in stream order (vendor.h,
     ``tb_stream_api::launch_host_func``): generated kernels are then queued on the stream
     instead of run by the host after a wait for it."""
-    return host_access() and bool(_ops._has_host_funcs())
+    if not host_access() or not _ops._has_host_funcs():
+        return False
+    address = _launcher_address()
+    if address == 0:
+        return False
+    os.environ[_LAUNCHER_ENV] = hex(address)
+    return True
+
+
+_LAUNCHER_ENV = "TORCH_BACKEND_LAUNCH_HOST_FUNC"
+
+
+def _launcher_address() -> int:
+    """The address of torch_backend_launch_host_func in the libtorch_backend.so this process
+    loaded (found in /proc/self/maps: the extension loads it privately, so it is not in the
+    global symbol scope), or 0."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = [line.split(maxsplit=5)[-1].strip() for line in maps if line.count(" ") >= 5]
+    except OSError:
+        return 0
+    for path in paths:
+        if path.endswith("/libtorch_backend.so"):
+            try:
+                symbol = ctypes.CDLL(path).torch_backend_launch_host_func
+            except (OSError, AttributeError):
+                return 0
+            return ctypes.cast(symbol, ctypes.c_void_p).value or 0
+    return 0
 
 
 # The status numbers of vendor.h the generated kernels return (TB_OK, TB_ERROR_INTERNAL).
@@ -308,7 +331,10 @@ def _enqueue_kernel_source(kernel_body: str) -> str | None:
     stream: ``kernel`` (the function Inductor's Python binding calls, same parameters) packs
     its arguments and hands ``tb_kernel_run`` to torch_backend_launch_host_func (csrc), which
     the stream's vendor thread then calls in stream order; the original body becomes
-    ``tb_kernel_body``.  None when the source is not in the expected shape."""
+    ``tb_kernel_body``.  The kernel finds that function through an environment variable set in
+    this process (as Inductor's own kernels find ``_torchinductor_pyobject_tensor_data_ptr``),
+    so the source names no address or path and Inductor may cache it.  None when the source is
+    not in the expected shape."""
     match = _KERNEL_SIGNATURE.search(kernel_body)
     if match is None:
         return None
@@ -322,12 +348,11 @@ def _enqueue_kernel_source(kernel_body: str) -> str | None:
     end = kernel_body.rfind("''')")
     if end < 0:
         return None
-    library = str(Path(torch_backend_library_dir()) / "libtorch_backend.so")
     fields = "\n".join(f"    {param};" for param in params) or "    char unused;"
     values = ", ".join(names)
     launcher = f"""
-#include <dlfcn.h>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 namespace {{
 struct tb_kernel_args {{
@@ -348,9 +373,9 @@ int tb_kernel_run(void* data, char* message, size_t size) {{
 using tb_launch_fn = int (*)(int (*)(void*, char*, size_t), void*, char*, size_t);
 tb_launch_fn tb_launcher() {{
     static tb_launch_fn launch = [] {{
-        void* library = dlopen({json.dumps(library)}, RTLD_LAZY | RTLD_NOLOAD);
-        return library == nullptr ? nullptr
-            : reinterpret_cast<tb_launch_fn>(dlsym(library, "torch_backend_launch_host_func"));
+        const char* address = std::getenv("{_LAUNCHER_ENV}");
+        return address == nullptr ? nullptr
+            : reinterpret_cast<tb_launch_fn>(std::strtoull(address, nullptr, 0));
     }}();
     return launch;
 }}
@@ -358,7 +383,7 @@ tb_launch_fn tb_launcher() {{
 extern "C" void kernel({", ".join(params)}) {{
     tb_launch_fn launch = tb_launcher();
     if (launch == nullptr) {{
-        throw std::runtime_error("torch_backend: libtorch_backend.so is not loaded");
+        throw std::runtime_error("torch_backend: {_LAUNCHER_ENV} is not set");
     }}
     auto* a = new tb_kernel_args{{{values}}};
     char error[512] = "";
@@ -413,7 +438,9 @@ def _register_inductor() -> None:
     _inductor_config.kernels = (
         ("queued" if host_funcs() else "barrier") if host_access() else "none"
     )
-    _inductor_config.version = torch_backend_version()
+    # the release and this file's code generation: a change to either never reuses a cached graph
+    source = hashlib.sha256(open(__file__, "rb").read()).hexdigest()[:16]
+    _inductor_config.version = f"{sys.modules['torch_backend'].__version__}+{source}"
     common.register_backend_for_device(
         device_type,
         scheduling,
