@@ -346,54 +346,51 @@ class ProcessGroupTB(dist.ProcessGroup):
 
     # --- collectives ------------------------------------------------------------------------
 
-    def _reduce_options(self, op: Any, options: Any) -> tuple[Any, bool]:
-        """Gloo's options for ``op``; AVG becomes SUM and a division by the group size."""
-        average = op == dist.ReduceOp.AVG
-        if average:
-            options.reduceOp = dist.ReduceOp.SUM
-        return options, average
-
-    def _averaged(self, tensors: Sequence[torch.Tensor], average: bool) -> Any:
-        if not average:
-            return None
-        for tensor in tensors:
+    def _reduction(
+        self, options_type: Any, opts: Any, results: Sequence[torch.Tensor]
+    ) -> tuple[Any, Any]:
+        """Gloo's options for the caller's ``opts`` (of ``options_type``, None: defaults), and the
+        ``finish`` step of the collective: Gloo has no AVG, which becomes SUM followed by a
+        division of ``results`` by the group size (floating-point tensors only)."""
+        opts = opts if opts is not None else options_type()
+        options = options_type()
+        options.reduceOp = opts.reduceOp
+        if hasattr(opts, "timeout"):
+            options.timeout = opts.timeout
+        if opts.reduceOp != dist.ReduceOp.AVG:
+            return options, None
+        options.reduceOp = dist.ReduceOp.SUM
+        for tensor in results:
             if not (tensor.is_floating_point() or tensor.is_complex()):
                 raise ValueError(
                     f"{BACKEND}: ReduceOp.AVG needs floating-point tensors, got {tensor.dtype}"
                 )
 
         def finish(host: Callable[[torch.Tensor], torch.Tensor]) -> None:
-            for tensor in tensors:
+            for tensor in results:
                 host(tensor).div_(self.size())
 
-        return finish
+        return options, finish
 
     def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Work:
-        opts = opts if opts is not None else dist.AllreduceOptions()
-        options = dist.AllreduceOptions()
-        options.reduceOp = opts.reduceOp
-        options.timeout = opts.timeout
-        options, average = self._reduce_options(opts.reduceOp, options)
+        options, finish = self._reduction(dist.AllreduceOptions, opts, tensors)
         return self._launch(
             "all_reduce",
             tensors,
             tensors,
             lambda host: self._gloo.allreduce([host(t) for t in tensors], options),
-            self._averaged(tensors, average),
+            finish,
             agree=tensors,
         )
 
     def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> Work:
-        opts = opts if opts is not None else dist.AllreduceCoalescedOptions()
-        options = dist.AllreduceCoalescedOptions()
-        options.reduceOp = opts.reduceOp
-        options, average = self._reduce_options(opts.reduceOp, options)
+        options, finish = self._reduction(dist.AllreduceCoalescedOptions, opts, tensors)
         return self._launch(
             "all_reduce_coalesced",
             tensors,
             tensors,
             lambda host: self._gloo.allreduce_coalesced([host(t) for t in tensors], options),
-            self._averaged(tensors, average),
+            finish,
             agree=tensors,
         )
 
@@ -443,16 +440,13 @@ class ProcessGroupTB(dist.ProcessGroup):
     def reduce_scatter_single(
         self, output: torch.Tensor, input: torch.Tensor, opts: Any = None
     ) -> Work:
-        opts = opts if opts is not None else dist.ReduceScatterOptions()
-        options = dist.ReduceScatterOptions()
-        options.reduceOp = opts.reduceOp
-        options, average = self._reduce_options(opts.reduceOp, options)
+        options, finish = self._reduction(dist.ReduceScatterOptions, opts, [output])
         return self._launch(
             "reduce_scatter_tensor",
             [input],
             [output],
             lambda host: self._gloo._reduce_scatter_base(host(output), host(input), options),
-            self._averaged([output], average),
+            finish,
             agree=[input, output],
         )
 
@@ -462,10 +456,7 @@ class ProcessGroupTB(dist.ProcessGroup):
         input_tensors: list[list[torch.Tensor]],
         opts: Any = None,
     ) -> Work:
-        opts = opts if opts is not None else dist.ReduceScatterOptions()
-        options = dist.ReduceScatterOptions()
-        options.reduceOp = opts.reduceOp
-        options, average = self._reduce_options(opts.reduceOp, options)
+        options, finish = self._reduction(dist.ReduceScatterOptions, opts, output_tensors)
         inputs = [t for group in input_tensors for t in group]
         return self._launch(
             "reduce_scatter",
@@ -476,7 +467,7 @@ class ProcessGroupTB(dist.ProcessGroup):
                 [[host(t) for t in group] for group in input_tensors],
                 options,
             ),
-            self._averaged(output_tensors, average),
+            finish,
             agree=[*inputs, *output_tensors],
         )
 
