@@ -334,7 +334,7 @@ int main(int argc, char **argv) {
   if (opts.list) {
     for (size_t i = 0; i < total; i++) {
       if (selected(&opts, &checks[i])) {
-        printf("%-8s %-24s %s\n", checks[i].group, checks[i].name, checks[i].summary);
+        printf("%-11s %-24s %s\n", checks[i].group, checks[i].name, checks[i].summary);
       }
     }
     return 0;
@@ -370,8 +370,8 @@ int main(int argc, char **argv) {
          vendor->device_type, vendor->vendor_name, vendor->vendor_version, vendor->abi_major,
          vendor->abi_minor, device_text);
   printf("library: %s\n\n", vendor->library_path);
-  printf("%-8s  %-24s  %-6s  %s\n", "group", "check", "result", "detail");
-  printf("%-8s  %-24s  %-6s  %s\n", "--------", "------------------------", "------", "------");
+  printf("%-11s  %-24s  %-6s  %s\n", "group", "check", "result", "detail");
+  printf("%-11s  %-24s  %-6s  %s\n", "-----------", "------------------------", "------", "------");
 
   result *results = calloc(total, sizeof *results);
   if (results == NULL) {
@@ -392,19 +392,19 @@ int main(int argc, char **argv) {
     passed += r->outcome == TB_CHECK_PASS;
     failed += r->outcome == TB_CHECK_FAIL;
     skipped += r->outcome == TB_CHECK_SKIP;
-    printf("%-8s  %-24s  %-6s  %s\n", check->group, check->name, tb_check_outcome_name(r->outcome),
+    printf("%-11s  %-24s  %-6s  %s\n", check->group, check->name, tb_check_outcome_name(r->outcome),
            r->message);
     fflush(stdout);
   }
 
-  printf("\n%-8s  %4s  %4s  %4s\n", "group", "pass", "fail", "skip");
+  printf("\n%-11s  %4s  %4s  %4s\n", "group", "pass", "fail", "skip");
   for (size_t i = 0; i < total;) {
     size_t j = i, counts[3] = {0, 0, 0};
     for (; j < total && strcmp(checks[j].group, checks[i].group) == 0; j++) {
       if (selected(&opts, &checks[j])) counts[results[j].outcome]++;
     }
     if (counts[0] + counts[1] + counts[2] > 0) {
-      printf("%-8s  %4zu  %4zu  %4zu\n", checks[i].group, counts[TB_CHECK_PASS],
+      printf("%-11s  %4zu  %4zu  %4zu\n", checks[i].group, counts[TB_CHECK_PASS],
              counts[TB_CHECK_FAIL], counts[TB_CHECK_SKIP]);
     }
     i = j;

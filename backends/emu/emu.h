@@ -184,7 +184,9 @@ int emu_parallel_threads(void);
 /* Kernels (kernels/).                                                                        */
 
 const tb_kernel_api *emu_kernel_api(void);
-/* ABI 2.0: emu's extension chain: its custom operators (kernels/registry.c). */
+/* emu's extension chain (kernels/registry.c): custom operators (ABI 2.0), collectives. */
 const tb_extension_base *emu_extensions(void);
+/* The collectives library (collectives.c), the second extension of the chain. */
+extern const tb_collectives_extension emu_collectives;
 
 #endif /* TORCH_BACKEND_EMU_H_ */

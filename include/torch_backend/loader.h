@@ -151,6 +151,20 @@ void tb_loader_finalize(tb_vendor_handle *handle);
 void tb_loader_close(tb_vendor_handle *handle);
 
 /**
+ * The vendor's collectives library (vendor.h, ::TB_EXTENSION_COLLECTIVES), validated.
+ *
+ * @param handle      The vendor.
+ * @param[out] error  Receives a NUL-terminated message when the vendor has an extension that
+ *                    cannot be used (`"<device type>: its tb_collectives_extension ..."`: too
+ *                    small a `struct_size`, a required function NULL, the type twice in the
+ *                    chain), and "" otherwise (may be NULL).
+ * @param error_size  Size of @p error in bytes.
+ * @return The extension, or NULL when the vendor has none or an unusable one.
+ */
+const tb_collectives_extension *tb_loader_collectives(const tb_vendor_handle *handle,
+                                                      char *error, size_t error_size);
+
+/**
  * Writes the directory that holds the loader library (where bundled vendors are installed)
  * into @p dir.  Returns ::TB_OK, or ::TB_ERROR_INTERNAL when it cannot be determined.
  */

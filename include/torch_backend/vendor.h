@@ -21,7 +21,7 @@
  * @section tb_versioning Versioning rules
  *
  * - The ABI has a major and a minor version (::TB_ABI_VERSION_MAJOR, ::TB_ABI_VERSION_MINOR).
- *   This header is ABI 2.1.
+ *   This header is ABI 2.2.
  * - Every struct that crosses the boundary starts with a `size_t struct_size` holding
  *   `sizeof` the struct as its producer compiled it.  Either side may therefore be older than
  *   the other: a reader only touches fields that lie wholly inside `struct_size`
@@ -56,6 +56,8 @@
  *   memory the host may read and write through the device pointers themselves (torch.compile
  *   then generates C++ kernels for it; see @ref tb_memory_model); tb_stream_api::launch_host_func,
  *   host functions in stream order.
+ * - 2.2: ::TB_EXTENSION_COLLECTIVES, a vendor's collectives library (@ref tb_collectives), the
+ *   way NCCL sits under CUDA and HCCL under Ascend.
  *
  * torch_backend 2.x still loads vendors built against any 1.x header, unchanged and without a
  * rebuild: when a library returns no table for major 2, the loader asks it for major 1 and
@@ -184,7 +186,7 @@ extern "C" {
 /** Major version of this ABI.  Bumped only for incompatible changes (see @ref tb_versioning). */
 #define TB_ABI_VERSION_MAJOR 2
 /** Minor version of this ABI.  Bumped when fields are appended to a struct. */
-#define TB_ABI_VERSION_MINOR 1
+#define TB_ABI_VERSION_MINOR 2
 
 /** Marks a symbol as exported from the vendor's shared library. */
 #if defined(_WIN32)
@@ -1078,7 +1080,10 @@ typedef struct tb_kernel_api {
  *  integer rather than assuming it holds one of the values below. */
 typedef enum tb_extension_type {
   /** A ::tb_custom_ops_extension: operators the vendor declares (see @ref tb_custom_ops). */
-  TB_EXTENSION_CUSTOM_OPS = 1
+  TB_EXTENSION_CUSTOM_OPS = 1,
+  /** ABI 2.2.  A ::tb_collectives_extension: the vendor's collectives library (see
+   *  @ref tb_collectives). */
+  TB_EXTENSION_COLLECTIVES = 2
 } tb_extension_type;
 
 /**
@@ -1198,6 +1203,126 @@ typedef struct tb_custom_ops_extension {
   /** `count` operators with distinct names, owned by the vendor. */
   const tb_custom_op *const *ops;
 } tb_custom_ops_extension;
+
+/** @} */
+
+/** @defgroup tb_collectives Collectives (ABI 2.2)
+ *
+ * A vendor with a collectives library of its own (NCCL's role for CUDA, HCCL's for Ascend)
+ * offers it through a ::tb_collectives_extension.  torch_backend's process group (`tbccl`,
+ * see the Python package) then runs the collectives of device tensors through it, enqueued on
+ * the device's streams, instead of over Gloo through host memory.  A vendor without the
+ * extension still gets every collective, over Gloo.
+ *
+ * The model is NCCL's:
+ *
+ * - A *communicator* (::tb_comm) is one rank's membership of a group of `nranks` ranks, on one
+ *   device.  Ranks are usually processes, one device each, but two communicators of one
+ *   process on two devices are equally valid (the conformance suite runs two threads).  Rank
+ *   0 calls tb_collectives_extension::get_unique_id, torch_backend sends the ::tb_comm_id to
+ *   the other ranks (through the process group's store) and every rank calls
+ *   tb_collectives_extension::comm_init with it.
+ * - A collective is enqueued on a stream of the communicator's device and returns at once: it
+ *   runs after the work before it on that stream and before the work after it, like a kernel.
+ *   Every rank issues the same collectives, with the same counts, dtype, operation and root,
+ *   in the same order; a rank's collectives on one communicator are issued from one thread at
+ *   a time, on one stream.
+ * - A collective that fails once it runs (a rank that disagrees about the count or dtype, a
+ *   peer that exited, the communicator's timeout) faults the device (see @ref tb_faults) with
+ *   a message naming the collective and the reason: torch_backend raises it from the next
+ *   synchronisation, and the process group reports it as the collective's error.
+ * - Buffers are device memory of the communicator's device, contiguous, `count` elements of
+ *   `dtype` (see each call for how counts relate across ranks).  In-place operation
+ *   (`send == recv`, or for all_gather `send == recv + rank * count`, for reduce_scatter
+ *   `recv == send + rank * count`) is allowed.
+ *
+ * tb-conformance checks an extension it finds: two communicators on two devices, every
+ * collective and reduction against the host's arithmetic, stream order, and that a rank that
+ * disagrees about a count faults the device.
+ *  @{ */
+
+/** Size of ::tb_comm_id. */
+#define TB_COMM_ID_BYTES 128
+
+/** The rendezvous token of one group: opaque bytes made by the vendor on one rank and copied
+ *  unchanged to the others. */
+typedef struct tb_comm_id {
+  /** The vendor's bytes. */
+  unsigned char bytes[TB_COMM_ID_BYTES];
+} tb_comm_id;
+
+/** A communicator, created by tb_collectives_extension::comm_init. */
+typedef struct tb_comm_impl *tb_comm;
+
+/** Reduction of tb_collectives_extension::all_reduce and reduce_scatter.  Values are stable. */
+typedef enum tb_reduce_op {
+  TB_REDUCE_SUM = 0,     /**< sum (for bool: logical or) */
+  TB_REDUCE_PRODUCT = 1, /**< product (for bool: logical and) */
+  TB_REDUCE_MAX = 2,     /**< maximum */
+  TB_REDUCE_MIN = 3,     /**< minimum */
+  TB_REDUCE_AVG = 4      /**< sum divided by the number of ranks; floating-point dtypes only */
+} tb_reduce_op;
+
+/** Options of tb_collectives_extension::comm_init.  Grows by appending fields. */
+typedef struct tb_comm_config {
+  /** Set by torch_backend to `sizeof(tb_comm_config)`. */
+  size_t struct_size;
+  /** How long comm_init, and each collective once it runs, may wait for the other ranks before
+   *  failing, in milliseconds; 0: the vendor's default. */
+  int64_t timeout_ms;
+} tb_comm_config;
+
+/** The ::TB_EXTENSION_COLLECTIVES extension.  Every function but all_to_all is required;
+ *  torch_backend refuses an extension that lacks one, naming it.  (Point-to-point send and
+ *  recv, and what the extension lacks, go over Gloo.) */
+typedef struct tb_collectives_extension {
+  /** `struct_size` is `sizeof(tb_collectives_extension)`, `type` ::TB_EXTENSION_COLLECTIVES. */
+  tb_extension_base base;
+  /** Bit set (::TB_DTYPE_BIT) of the dtypes the collectives handle; the others go over Gloo. */
+  uint64_t dtypes;
+
+  /** Makes a fresh rendezvous token in @p id.  Called on one rank per group.  Does not block. */
+  tb_status (*get_unique_id)(tb_context ctx, tb_comm_id *id);
+
+  /**
+   * Creates this rank's communicator of the group @p id on @p device.  Blocks until every one
+   * of the @p nranks ranks has joined, or fails (::TB_ERROR_INTERNAL with a message) when they
+   * have not within the timeout.
+   *
+   * @param config  Options; NULL: defaults.  Valid during the call only.
+   * @param[out] comm  The communicator; unchanged on failure.
+   */
+  tb_status (*comm_init)(tb_context ctx, int32_t device, int32_t nranks, int32_t rank,
+                         const tb_comm_id *id, const tb_comm_config *config, tb_comm *comm);
+
+  /** Releases @p comm after the work enqueued with it has completed (the call may wait for it).
+   *  The other ranks' communicators stay valid. */
+  tb_status (*comm_destroy)(tb_context ctx, tb_comm comm);
+
+  /** Reduces @p count elements of every rank's @p send with @p op into every rank's @p recv. */
+  tb_status (*all_reduce)(tb_context ctx, tb_comm comm, const void *send, void *recv,
+                          size_t count, tb_dtype dtype, tb_reduce_op op, tb_stream stream);
+
+  /** Copies @p count elements of rank @p root's @p send into every rank's @p recv (@p send is
+   *  read on the root only). */
+  tb_status (*broadcast)(tb_context ctx, tb_comm comm, const void *send, void *recv,
+                         size_t count, tb_dtype dtype, int32_t root, tb_stream stream);
+
+  /** Gathers @p count elements of every rank's @p send into every rank's @p recv, which holds
+   *  `nranks * count` elements: rank r's at `recv + r * count`. */
+  tb_status (*all_gather)(tb_context ctx, tb_comm comm, const void *send, void *recv,
+                          size_t count, tb_dtype dtype, tb_stream stream);
+
+  /** Reduces every rank's @p send (`nranks * count` elements) with @p op and leaves block r
+   *  (`count` elements at `r * count`) of the result in rank r's @p recv. */
+  tb_status (*reduce_scatter)(tb_context ctx, tb_comm comm, const void *send, void *recv,
+                              size_t count, tb_dtype dtype, tb_reduce_op op, tb_stream stream);
+
+  /** Optional.  Every rank's @p send and @p recv hold `nranks * count` elements; block p of
+   *  rank r's send arrives as block r of rank p's recv.  @p send and @p recv do not overlap. */
+  tb_status (*all_to_all)(tb_context ctx, tb_comm comm, const void *send, void *recv,
+                          size_t count, tb_dtype dtype, tb_stream stream);
+} tb_collectives_extension;
 
 /** @} */
 

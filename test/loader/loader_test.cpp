@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -145,7 +146,7 @@ TEST(Loader, WrongMajorNamesBothVersions) {
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, BadLib("wrong_major")));
   EXPECT_TRUE(Contains(bad.error, "implements ABI 3.5"));
-  EXPECT_TRUE(Contains(bad.error, "speaks ABI 2.1 and loads vendors of majors 2 and 1"));
+  EXPECT_TRUE(Contains(bad.error, "speaks ABI 2.2 and loads vendors of majors 2 and 1"));
 }
 
 TEST(Loader, TableTooSmall) {
@@ -174,7 +175,7 @@ TEST(Loader, MissingFunctionsAreEachNamed) {
   Open(BadLib("missing_functions"), &bad);
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, BadLib("missing_functions")));
-  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 2.1) lacks 3 required functions"));
+  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 2.2) lacks 3 required functions"));
   EXPECT_TRUE(Contains(bad.error, "memory.copy_h2d"));
   EXPECT_TRUE(Contains(bad.error, "stream.query"));
   EXPECT_TRUE(Contains(bad.error, "event.synchronize"));
@@ -318,3 +319,54 @@ TEST(Loader, BundledDirHoldsTheLoader) {
 }
 
 }  // namespace
+
+// tb_loader_collectives (ABI 2.2): a vendor's collectives extension is found in the chain
+// behind other extensions, and one that cannot be used is refused with a message naming what
+// is wrong; a vendor without one simply has none.
+TEST(Loader, CollectivesExtensionIsFoundAndValidated) {
+  tb_vendor table{};
+  table.struct_size = sizeof table;
+  tb_vendor_handle handle{};
+  handle.table = &table;
+  handle.abi_major = 2;
+  std::snprintf(handle.device_type, sizeof handle.device_type, "acme");
+  char error[512] = "x";
+  EXPECT_EQ(tb_loader_collectives(&handle, error, sizeof error), nullptr);
+  EXPECT_STREQ(error, "");
+
+  tb_collectives_extension coll{};
+  coll.base = {sizeof coll, TB_EXTENSION_COLLECTIVES, nullptr};
+  coll.get_unique_id = [](tb_context, tb_comm_id*) { return TB_OK; };
+  coll.comm_init = [](tb_context, int32_t, int32_t, int32_t, const tb_comm_id*,
+                      const tb_comm_config*, tb_comm*) { return TB_OK; };
+  coll.comm_destroy = [](tb_context, tb_comm) { return TB_OK; };
+  coll.all_reduce = [](tb_context, tb_comm, const void*, void*, size_t, tb_dtype, tb_reduce_op,
+                       tb_stream) { return TB_OK; };
+  coll.broadcast = [](tb_context, tb_comm, const void*, void*, size_t, tb_dtype, int32_t,
+                      tb_stream) { return TB_OK; };
+  coll.all_gather = [](tb_context, tb_comm, const void*, void*, size_t, tb_dtype, tb_stream) {
+    return TB_OK;
+  };
+  coll.reduce_scatter = [](tb_context, tb_comm, const void*, void*, size_t, tb_dtype,
+                           tb_reduce_op, tb_stream) { return TB_OK; };
+  // Behind an extension of a type this build does not know, which is skipped.
+  tb_extension_base unknown{sizeof unknown, static_cast<tb_extension_type>(99), &coll.base};
+  table.extensions = &unknown;
+  EXPECT_EQ(tb_loader_collectives(&handle, error, sizeof error), &coll);
+  EXPECT_STREQ(error, "");
+
+  coll.broadcast = nullptr;
+  EXPECT_EQ(tb_loader_collectives(&handle, error, sizeof error), nullptr);
+  EXPECT_TRUE(Contains(error, "acme: its tb_collectives_extension lacks the required function "
+                              "broadcast"));
+
+  coll.base.struct_size = sizeof(tb_extension_base);
+  EXPECT_EQ(tb_loader_collectives(&handle, error, sizeof error), nullptr);
+  EXPECT_TRUE(Contains(error, "acme: its tb_collectives_extension has struct_size"));
+
+  tb_collectives_extension again = coll;
+  again.base.struct_size = sizeof again;
+  coll.base.next = &again.base;
+  EXPECT_EQ(tb_loader_collectives(&handle, error, sizeof error), nullptr);
+  EXPECT_TRUE(Contains(error, "acme: its extension chain holds TB_EXTENSION_COLLECTIVES twice"));
+}

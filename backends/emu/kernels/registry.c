@@ -43,13 +43,14 @@ const tb_kernel_api *emu_kernel_api(void) {
   return &g_api;
 }
 
-/* ABI 2.0: emu's custom operators, the one extension of its chain. */
+/* emu's extension chain: its custom operators (ABI 2.0), then its collectives (ABI 2.2,
+ * collectives.c). */
 static const tb_custom_op *const k_custom_ops[] = {&emu_op_mymuladd, &emu_op_mymuladd_backward,
                                                    &emu_op_rms_norm, &emu_op_rms_norm_backward};
 static const tb_custom_ops_extension k_custom_ops_extension = {
     .base = {.struct_size = sizeof(tb_custom_ops_extension),
              .type = TB_EXTENSION_CUSTOM_OPS,
-             .next = NULL},
+             .next = &emu_collectives.base},
     .count = sizeof k_custom_ops / sizeof k_custom_ops[0],
     .ops = k_custom_ops,
 };
