@@ -4,9 +4,10 @@ two ranks on this machine, measured side by side in alternating trials.
     python benchmarks/allreduce.py          # starts its two ranks, prints one JSON line
 
 For two ranks an all_reduce's bus bandwidth is its payload over its time (NCCL's busbw,
-2(n-1)/n times the algorithm bandwidth).  The device's figure includes the staging copies
-through pinned memory; the reference is ``dist.new_group(backend="gloo")`` on CPU tensors of
-the same size.
+2(n-1)/n times the algorithm bandwidth).  Three groups run side by side: tbccl on device
+tensors with the vendor's collectives library when it has one ("device"), tbccl on device
+tensors over Gloo (``TORCH_BACKEND_DIST_ENGINE=gloo``, "device_gloo"), and the reference,
+``dist.new_group(backend="gloo")`` on CPU tensors of the same size ("cpu").
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ def rank_main(rank: int, store: str, quick: bool) -> None:
 
     dist.init_process_group(init_method="file://" + store, rank=rank, world_size=2)
     gloo = dist.new_group(backend="gloo")
+    os.environ["TORCH_BACKEND_DIST_ENGINE"] = "gloo"
+    staged = dist.new_group(backend="tbccl")
+    del os.environ["TORCH_BACKEND_DIST_ENGINE"]
     device_type = torch_backend.vendor_info()["device_type"]
     index = rank % torch.accelerator.device_count()
     torch.accelerator.set_device_index(index)
@@ -45,6 +49,9 @@ def rank_main(rank: int, store: str, quick: bool) -> None:
         def device_run(t: torch.Tensor = on_device) -> None:
             dist.all_reduce(t)
 
+        def staged_run(t: torch.Tensor = on_device) -> None:
+            dist.all_reduce(t, group=staged)
+
         def cpu_run(t: torch.Tensor = on_cpu) -> None:
             dist.all_reduce(t, group=gloo)
 
@@ -56,16 +63,16 @@ def rank_main(rank: int, store: str, quick: bool) -> None:
             torch.accelerator.synchronize(index)
             return (time.perf_counter() - start) / n
 
-        timed(device_run, 2)
-        timed(cpu_run, 2)
-        samples: dict[str, list[float]] = {"device": [], "cpu": []}
+        runs = {"device": device_run, "device_gloo": staged_run, "cpu": cpu_run}
+        for fn in runs.values():
+            timed(fn, 2)
+        samples: dict[str, list[float]] = {side: [] for side in runs}
         for trial in range(trials):
-            order = [("device", device_run), ("cpu", cpu_run)]
+            order = list(runs.items())
             for side, fn in order if trial % 2 == 0 else order[::-1]:
                 samples[side].append(timed(fn, calls))
         results[label] = {
-            "device": size / statistics.median(samples["device"]) / 1e9,
-            "cpu": size / statistics.median(samples["cpu"]) / 1e9,
+            side: size / statistics.median(times) / 1e9 for side, times in samples.items()
         }
     if rank == 0:
         print("RESULT " + json.dumps(results), flush=True)

@@ -8,10 +8,24 @@ Importing :mod:`torch_backend` registers the backend for the vendor's device typ
 works the way ``nccl`` does for CUDA, and ``DistributedDataParallel`` and ``torchrun`` work on
 the device.  The same process group also serves CPU tensors, through Gloo.
 
-Engine.  A vendor without a collectives library of its own (every bundled vendor today) gets
-collectives over Gloo.  On a device the host may address (``TB_DEVICE_HOST_ACCESS``, emu), Gloo
-works on contiguous device tensors in place; otherwise device tensors are staged through pinned
-host memory:
+Engines.  A vendor with a collectives library of its own (vendor.h, ABI 2.2,
+``TB_EXTENSION_COLLECTIVES``: NCCL's place under CUDA; emu has one) runs the collectives of
+contiguous device tensors of the dtypes it takes:
+
+1. at the first collective on a device, rank 0 asks the vendor for a rendezvous id, the group's
+   store carries it to the other ranks, and every rank creates its communicator;
+2. the group's communication stream waits for the caller's current stream (an event), the
+   vendor's collective is enqueued there, and the tensors are recorded on that stream for the
+   caching allocator; the call returns a :class:`Work` at once;
+3. ``Work.wait()`` returns once the collective's event completed, raising the vendor's error
+   (ranks that disagree about a collective, a peer that exited, the timeout) as
+   ``DistBackendError``; such a failure faults the device, as an NCCL error aborts its
+   communicator.
+
+Everything else (CPU tensors, send/recv, dtypes or reductions the vendor lacks, vendors without
+the extension, or ``TORCH_BACKEND_DIST_ENGINE=gloo``) goes over Gloo.  On a device the host may
+address (``TB_DEVICE_HOST_ACCESS``, emu), Gloo works on contiguous device tensors in place;
+otherwise device tensors are staged through pinned host memory:
 
 1. at the call, each tensor the collective reads is copied to a pinned host buffer on the
    caller's current stream (``non_blocking``), after the work already queued there, and an
@@ -52,6 +66,51 @@ BACKEND = "tbccl"
 # TORCH_BACKEND_DIST_CHECK=0 skips the comparison of the ranks' tensors before each collective
 # (one small Gloo all_gather): faster small collectives, and Gloo's abort on a mismatch.
 _CHECK = os.environ.get("TORCH_BACKEND_DIST_CHECK", "1") != "0"
+
+
+def _engine() -> str:
+    """TORCH_BACKEND_DIST_ENGINE, read when a group is created: "gloo" runs every collective
+    over Gloo even when the vendor has a collectives library (comparisons, and a way around a
+    vendor library that misbehaves); "auto" (the default) uses the vendor's library."""
+    engine = os.environ.get("TORCH_BACKEND_DIST_ENGINE", "auto")
+    if engine not in ("auto", "gloo"):
+        raise ValueError(
+            f"TORCH_BACKEND_DIST_ENGINE={engine!r}: expected 'auto' (the vendor's collectives "
+            "when it has them) or 'gloo'"
+        )
+    return engine
+
+
+# tb_reduce_op (vendor.h) of the reductions the vendor's collectives take, by ReduceOp's
+# RedOpType (options hold ReduceOp objects, which do not hash like the enum).
+_VENDOR_OPS = {
+    dist.ReduceOp.SUM: 0,
+    dist.ReduceOp.PRODUCT: 1,
+    dist.ReduceOp.MAX: 2,
+    dist.ReduceOp.MIN: 3,
+    dist.ReduceOp.AVG: 4,
+}
+
+
+def _vendor_op(opts: Any) -> int | None:
+    """The tb_reduce_op of ``opts.reduceOp``; None for reductions the vendor lacks."""
+    op = opts.reduceOp
+    return _VENDOR_OPS.get(getattr(op, "op", op))
+
+
+# tb_dtype (vendor.h) of each torch dtype, for the vendor's dtype bit set.
+_TB_DTYPES = {
+    torch.bool: 0,
+    torch.uint8: 1,
+    torch.int8: 2,
+    torch.int16: 3,
+    torch.int32: 4,
+    torch.int64: 5,
+    torch.float16: 6,
+    torch.bfloat16: 7,
+    torch.float32: 8,
+    torch.float64: 9,
+}
 
 _c10d = torch._C._distributed_c10d
 
@@ -105,6 +164,18 @@ class Work(dist.Work):
     def result(self) -> list[torch.Tensor]:
         self.wait()
         return self._future.value()
+
+
+class _AllWorks:
+    """Several Gloo works as one (the coalesced collectives run Gloo's one by one)."""
+
+    def __init__(self, works: list[Any]) -> None:
+        self._works = works
+
+    def wait(self, timeout: datetime.timedelta) -> bool:
+        for work in self._works:
+            work.wait(timeout)
+        return True
 
 
 class _Engine:
@@ -220,6 +291,11 @@ _COLLECTIVES = [
     "barrier",
     "send",
     "recv",
+    "all_gather_into_tensor_coalesced",
+    "reduce_scatter_tensor_coalesced",
+    "reduce",
+    "gather",
+    "scatter",
 ]
 
 
@@ -235,6 +311,11 @@ class ProcessGroupTB(dist.ProcessGroup):
         self._engine = _Engine(f"{BACKEND}-rank{rank}")
         self._streams: dict[int, torch.Stream] = {}
         self._name = ""
+        self._store = store
+        self._comms: dict[int, int] = {}  # device index -> the vendor communicator's handle
+        self._comms_made = 0  # communicators created: the store key of the next one
+        self._failed: set[int] = set()  # devices whose communicator failed (engine thread)
+        self._vendor_dtypes = 0 if _engine() == "gloo" else torch.ops.torch_backend._coll_dtypes()
 
     def getBackendName(self) -> str:
         return BACKEND
@@ -329,6 +410,112 @@ class ProcessGroupTB(dist.ProcessGroup):
 
         return Work(self._engine.submit(job), what, self._timeout)
 
+    # --- the vendor's collectives library ---------------------------------------------------
+
+    def _vendor_takes(self, tensors: Sequence[torch.Tensor], opts: Any = None) -> bool:
+        """Whether the vendor's collectives run this collective of ``tensors``."""
+        if not self._vendor_dtypes or not tensors:
+            return False
+        if opts is not None and hasattr(opts, "reduceOp") and _vendor_op(opts) is None:
+            return False
+        device = tensors[0].device
+        for tensor in tensors:
+            code = _TB_DTYPES.get(tensor.dtype)
+            if (
+                tensor.device != device
+                or tensor.device.type != _dm._device_type
+                or not tensor.is_contiguous()
+                or code is None
+                or not (self._vendor_dtypes >> code) & 1
+            ):
+                return False
+        return True
+
+    def _comm(self, index: int) -> int:
+        """This rank's communicator on device ``index``, created at its first collective: rank 0
+        makes the rendezvous id, the group's store carries it to the others."""
+        comm = self._comms.get(index)
+        if comm is not None and index in self._failed:
+            # A failed collective aborted the group's communicators on every rank (each rank saw
+            # the failure); the next collective, after the device was reset, gets new ones.
+            self._failed.discard(index)
+            del self._comms[index]
+            torch.ops.torch_backend._coll_destroy(comm)
+        elif comm is not None:
+            return comm
+        key = f"{BACKEND}/comm/{self._comms_made}"
+        self._comms_made += 1
+        if self.rank() == 0:
+            unique = torch.ops.torch_backend._coll_unique_id()
+            self._store.set(key, bytes(unique.tolist()))
+        else:
+            unique = torch.tensor(list(self._store.get(key)), dtype=torch.uint8)
+        timeout_ms = int(self._timeout.total_seconds() * 1000)
+        comm = torch.ops.torch_backend._coll_init(
+            index, self.size(), self.rank(), unique, timeout_ms
+        )
+        self._comms[index] = comm
+        return comm
+
+    def _vendor_launch(
+        self,
+        what: str,
+        tensors: Sequence[torch.Tensor],
+        enqueue: Callable[[int], None],
+        outputs: Sequence[torch.Tensor],
+    ) -> Work:
+        """Enqueues ``enqueue(comm)`` on the communication stream of the tensors' device after
+        the caller's current stream; the Work completes when the collective has run."""
+        device = tensors[0].device
+        index = device.index or 0
+        try:
+            comm = self._comm(index)
+        except RuntimeError as error:
+            raise dist.DistBackendError(
+                f"{BACKEND}: {what} on rank {self.rank()} of {self.size()}: the vendor's "
+                f"communicator could not be created: {error}"
+            ) from error
+        stream = torch.accelerator.current_stream(index)
+        side = self._comm_stream(index)
+        with _dm.device(index):
+            ready = torch.Event(device=device)
+            ready.record(stream)
+            side.wait_event(ready)
+            with _dm.stream(side):
+                enqueue(comm)
+                for tensor in tensors:
+                    tensor.record_stream(side)
+                done = torch.Event(device=device)
+                done.record(side)
+        results = list(outputs)
+
+        def job() -> list[torch.Tensor]:
+            try:
+                done.synchronize()
+            except RuntimeError as error:
+                self._failed.add(index)
+                raise dist.DistBackendError(
+                    f"{BACKEND}: {what} failed on rank {self.rank()} of {self.size()}: {error}"
+                ) from error
+            return results
+
+        return Work(self._engine.submit(job), what, self._timeout)
+
+    def _vendor_reduce(self, what: str, tensors: list[torch.Tensor], opts: Any) -> Work:
+        op = _vendor_op(opts)
+        if op == _VENDOR_OPS[dist.ReduceOp.AVG]:
+            for tensor in tensors:
+                if not (tensor.is_floating_point() or tensor.is_complex()):
+                    raise ValueError(
+                        f"{BACKEND}: ReduceOp.AVG needs floating-point tensors, got {tensor.dtype}"
+                    )
+
+        def enqueue(comm: int) -> None:
+            for tensor in tensors:
+                torch.ops.torch_backend._coll_run(comm, "all_reduce", tensor, tensor, op)
+
+        return self._vendor_launch(what, tensors, enqueue, tensors)
+
     def _agree(self, what: str, signature: torch.Tensor) -> None:
         gathered = torch.empty(self.size() * signature.numel(), dtype=torch.int64)
         try:
@@ -373,6 +560,8 @@ class ProcessGroupTB(dist.ProcessGroup):
         return options, finish
 
     def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Work:
+        if self._vendor_takes(tensors, opts or dist.AllreduceOptions()):
+            return self._vendor_reduce("all_reduce", tensors, opts or dist.AllreduceOptions())
         options, finish = self._reduction(dist.AllreduceOptions, opts, tensors)
         return self._launch(
             "all_reduce",
@@ -384,6 +573,10 @@ class ProcessGroupTB(dist.ProcessGroup):
         )
 
     def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> Work:
+        if self._vendor_takes(tensors, opts or dist.AllreduceCoalescedOptions()):
+            return self._vendor_reduce(
+                "all_reduce_coalesced", tensors, opts or dist.AllreduceCoalescedOptions()
+            )
         options, finish = self._reduction(dist.AllreduceCoalescedOptions, opts, tensors)
         return self._launch(
             "all_reduce_coalesced",
@@ -396,6 +589,13 @@ class ProcessGroupTB(dist.ProcessGroup):
 
     def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> Work:
         opts = opts if opts is not None else dist.BroadcastOptions()
+        if self._vendor_takes(tensors):
+
+            def enqueue(comm: int) -> None:
+                for t in tensors:
+                    torch.ops.torch_backend._coll_run(comm, "broadcast", t, t, opts.rootRank)
+
+            return self._vendor_launch("broadcast", tensors, enqueue, tensors)
         root = self.rank() == opts.rootRank
         return self._launch(
             "broadcast",
@@ -413,6 +613,19 @@ class ProcessGroupTB(dist.ProcessGroup):
     ) -> Work:
         opts = opts if opts is not None else dist.AllgatherOptions()
         outputs = [t for group in output_tensors for t in group]
+        if self._vendor_takes([*input_tensors, *outputs]) and all(
+            len(group) == self.size() and all(o.numel() == t.numel() for o in group)
+            for group, t in zip(output_tensors, input_tensors, strict=True)
+        ):
+
+            def enqueue(comm: int) -> None:
+                for group, t in zip(output_tensors, input_tensors, strict=True):
+                    flat = torch.empty(self.size() * t.numel(), dtype=t.dtype, device=t.device)
+                    torch.ops.torch_backend._coll_run(comm, "all_gather", t, flat, 0)
+                    for r, o in enumerate(group):
+                        o.copy_(flat[r * t.numel() : (r + 1) * t.numel()].view_as(o))
+
+            return self._vendor_launch("all_gather", [*input_tensors, *outputs], enqueue, outputs)
         return self._launch(
             "all_gather",
             input_tensors,
@@ -429,6 +642,15 @@ class ProcessGroupTB(dist.ProcessGroup):
         self, output: torch.Tensor, input: torch.Tensor, opts: Any = None
     ) -> Work:
         opts = opts if opts is not None else dist.AllgatherOptions()
+        if self._vendor_takes([input, output]):
+            return self._vendor_launch(
+                "all_gather_into_tensor",
+                [input, output],
+                lambda comm: torch.ops.torch_backend._coll_run(
+                    comm, "all_gather", input, output, 0
+                ),
+                [output],
+            )
         return self._launch(
             "all_gather_into_tensor",
             [input],
@@ -440,6 +662,17 @@ class ProcessGroupTB(dist.ProcessGroup):
     def reduce_scatter_single(
         self, output: torch.Tensor, input: torch.Tensor, opts: Any = None
     ) -> Work:
+        if self._vendor_takes([input, output], opts or dist.ReduceScatterOptions()):
+            op = _vendor_op(opts or dist.ReduceScatterOptions())
+            self._reduction(dist.ReduceScatterOptions, opts, [output])  # AVG's dtype check
+            return self._vendor_launch(
+                "reduce_scatter_tensor",
+                [input, output],
+                lambda comm: torch.ops.torch_backend._coll_run(
+                    comm, "reduce_scatter", input, output, op
+                ),
+                [output],
+            )
         options, finish = self._reduction(dist.ReduceScatterOptions, opts, [output])
         return self._launch(
             "reduce_scatter_tensor",
@@ -450,6 +683,64 @@ class ProcessGroupTB(dist.ProcessGroup):
             agree=[input, output],
         )
 
+    def all_gather_single_coalesced(
+        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
+    ) -> Work:
+        """``all_gather_into_tensor`` of several tensors (functional collectives, DeviceMesh
+        and compiled graphs call this one)."""
+        opts = opts if opts is not None else dist.AllgatherOptions()
+        if self._vendor_takes([*inputs, *outputs]):
+
+            def enqueue(comm: int) -> None:
+                for output, input in zip(outputs, inputs, strict=True):
+                    torch.ops.torch_backend._coll_run(comm, "all_gather", input, output, 0)
+
+            return self._vendor_launch(
+                "all_gather_into_tensor_coalesced", [*inputs, *outputs], enqueue, outputs
+            )
+        return self._launch(
+            "all_gather_into_tensor_coalesced",
+            inputs,
+            outputs,
+            lambda host: _AllWorks(
+                [
+                    self._gloo._allgather_base(host(o), host(i), opts)
+                    for o, i in zip(outputs, inputs, strict=True)
+                ]
+            ),
+            agree=[*inputs, *outputs],
+        )
+
+    def reduce_scatter_single_coalesced(
+        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
+    ) -> Work:
+        """``reduce_scatter_tensor`` of several tensors (functional collectives)."""
+        if self._vendor_takes([*inputs, *outputs], opts or dist.ReduceScatterOptions()):
+            op = _vendor_op(opts or dist.ReduceScatterOptions())
+            self._reduction(dist.ReduceScatterOptions, opts, outputs)  # AVG's dtype check
+
+            def enqueue(comm: int) -> None:
+                for output, input in zip(outputs, inputs, strict=True):
+                    torch.ops.torch_backend._coll_run(comm, "reduce_scatter", input, output, op)
+
+            return self._vendor_launch(
+                "reduce_scatter_tensor_coalesced", [*inputs, *outputs], enqueue, outputs
+            )
+        options, finish = self._reduction(dist.ReduceScatterOptions, opts, outputs)
+        return self._launch(
+            "reduce_scatter_tensor_coalesced",
+            inputs,
+            outputs,
+            lambda host: _AllWorks(
+                [
+                    self._gloo._reduce_scatter_base(host(o), host(i), options)
+                    for o, i in zip(outputs, inputs, strict=True)
+                ]
+            ),
+            finish,
+            agree=[*inputs, *outputs],
+        )
+
     def reduce_scatter(
         self,
         output_tensors: list[torch.Tensor],
@@ -458,6 +749,17 @@ class ProcessGroupTB(dist.ProcessGroup):
     ) -> Work:
         options, finish = self._reduction(dist.ReduceScatterOptions, opts, output_tensors)
         inputs = [t for group in input_tensors for t in group]
+        if self._vendor_takes([*inputs, *output_tensors], opts or dist.ReduceScatterOptions()):
+            op = _vendor_op(opts or dist.ReduceScatterOptions())
+
+            def enqueue(comm: int) -> None:
+                for out, group in zip(output_tensors, input_tensors, strict=True):
+                    flat = torch.cat([t.reshape(-1) for t in group])
+                    torch.ops.torch_backend._coll_run(comm, "reduce_scatter", flat, out, op)
+
+            return self._vendor_launch(
+                "reduce_scatter", [*inputs, *output_tensors], enqueue, output_tensors
+            )
         return self._launch(
             "reduce_scatter",
             inputs,
@@ -480,6 +782,21 @@ class ProcessGroupTB(dist.ProcessGroup):
         opts: Any = None,
     ) -> Work:
         opts = opts if opts is not None else dist.AllToAllOptions()
+        splits = [*(output_split_sizes or []), *(input_split_sizes or [])]
+        if (
+            self._vendor_takes([input, output])
+            and len(set(splits)) <= 1
+            and input.numel() == output.numel()
+            and input.numel() % self.size() == 0
+        ):
+            return self._vendor_launch(
+                "all_to_all_single",
+                [input, output],
+                lambda comm: torch.ops.torch_backend._coll_run(
+                    comm, "all_to_all", input, output, 0
+                ),
+                [output],
+            )
         return self._launch(
             "all_to_all_single",
             [input],
@@ -489,6 +806,63 @@ class ProcessGroupTB(dist.ProcessGroup):
             ),
             agree=[input, output],
             sizes=False,
+        )
+
+    def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Work:
+        """``dist.reduce``: the result on the root rank, over Gloo."""
+        options, finish = self._reduction(dist.ReduceOptions, opts, tensors)
+        if opts is not None:
+            options.rootRank, options.rootTensor = opts.rootRank, opts.rootTensor
+        root = self.rank() == options.rootRank
+        return self._launch(
+            "reduce",
+            tensors,
+            tensors if root else [],
+            lambda host: self._gloo.reduce([host(t) for t in tensors], options),
+            finish if root else None,
+            agree=tensors,
+        )
+
+    def gather(
+        self,
+        output_tensors: list[list[torch.Tensor]],
+        input_tensors: list[torch.Tensor],
+        opts: Any = None,
+    ) -> Work:
+        """``dist.gather``: every rank's tensor on the root rank, over Gloo."""
+        opts = opts if opts is not None else dist.GatherOptions()
+        outputs = [t for group in output_tensors for t in group]
+        return self._launch(
+            "gather",
+            input_tensors,
+            outputs,
+            lambda host: self._gloo.gather(
+                [[host(t) for t in group] for group in output_tensors],
+                [host(t) for t in input_tensors],
+                opts,
+            ),
+            agree=input_tensors,
+        )
+
+    def scatter(
+        self,
+        output_tensors: list[torch.Tensor],
+        input_tensors: list[list[torch.Tensor]],
+        opts: Any = None,
+    ) -> Work:
+        """``dist.scatter``: the root rank's tensors, one to each rank, over Gloo."""
+        opts = opts if opts is not None else dist.ScatterOptions()
+        inputs = [t for group in input_tensors for t in group]
+        return self._launch(
+            "scatter",
+            inputs,
+            output_tensors,
+            lambda host: self._gloo.scatter(
+                [host(t) for t in output_tensors],
+                [[host(t) for t in group] for group in input_tensors],
+                opts,
+            ),
+            agree=output_tensors,
         )
 
     def barrier(self, opts: Any = None) -> Work:
@@ -511,6 +885,9 @@ class ProcessGroupTB(dist.ProcessGroup):
 
     def shutdown(self) -> None:
         self._engine.close()
+        for comm in self._comms.values():
+            torch.ops.torch_backend._coll_destroy(comm)
+        self._comms.clear()
 
 
 def _create(options: Any, backend_options: Any) -> ProcessGroupTB:

@@ -117,6 +117,21 @@ static void comm_abort(struct tb_comm_impl *comm, const char *message) {
   }
 }
 
+/* Whether process `pid` still runs: a process that exited but was not yet reaped by its parent
+ * (a zombie, state Z in /proc/<pid>/stat) counts as gone. */
+static bool process_alive(int32_t pid) {
+  if (kill(pid, 0) != 0 && errno == ESRCH) return false;
+  char path[64], line[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *file = fopen(path, "r");
+  if (file == NULL) return true; /* no procfs: kill's answer stands */
+  size_t n = fread(line, 1, sizeof line - 1, file);
+  fclose(file);
+  line[n] = '\0';
+  const char *end = strrchr(line, ')'); /* the state follows the command name's ')' */
+  return end == NULL || end[1] != ' ' || (end[2] != 'Z' && end[2] != 'X');
+}
+
 /* Waits until `done(comm, arg)` holds.  Spins, then yields, then sleeps in short naps; checks
  * the peers' liveness and the group's abort flag.  On failure writes why to `why` and returns
  * false (after aborting the group). */
@@ -143,7 +158,7 @@ static bool wait_for(struct tb_comm_impl *comm, wait_done_fn done, uint64_t arg,
     if ((spin & 63u) == 0) {
       for (int32_t r = 0; r < comm->nranks; r++) {
         int32_t pid = atomic_load(&comm->header->ranks[r].pid);
-        if (pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH) {
+        if (pid > 0 && pid != getpid() && !process_alive(pid)) {
           snprintf(why, why_size, "rank %d (process %d) exited while rank %d waited in %s", r,
                    (int)pid, comm->rank, what);
           comm_abort(comm, why);

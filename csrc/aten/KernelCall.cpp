@@ -49,6 +49,13 @@ static tb_dtype to_tb_dtype(at::ScalarType type, bool* ok) {
   }
 }
 
+std::optional<tb_dtype> tb_dtype_of(at::ScalarType type) {
+  bool ok = false;
+  tb_dtype dtype = to_tb_dtype(type, &ok);
+  if (!ok) return std::nullopt;
+  return dtype;
+}
+
 // ---------------------------------------------------------------------------------------------
 // KernelCall
 

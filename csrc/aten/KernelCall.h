@@ -278,4 +278,7 @@ c10::Device device_of_arguments(std::initializer_list<const at::Tensor*> tensors
 // TB_DTYPE_COUNT).
 at::ScalarType from_tb_dtype(tb_dtype dtype);
 
+// The tb_dtype of an ATen dtype; nullopt for one the ABI has no value for.
+std::optional<tb_dtype> tb_dtype_of(at::ScalarType type);
+
 }  // namespace torch_backend

@@ -1,7 +1,9 @@
 """torch.distributed on the device (torch_backend.distributed): the tbccl process group that
 init_process_group() picks for the device, its collectives on device and CPU tensors, async work
-ordered after the caller's stream, clear errors for ranks that disagree or die, and DDP under
-torchrun matching one process on the full batch.  Every test runs two ranks as two processes."""
+ordered after the caller's stream, clear errors for ranks that disagree or die, functional
+collectives, DeviceMesh and FSDP2, and DDP under torchrun matching one process on the full
+batch.  Every test runs two ranks as two processes, through each engine the vendor has: its own
+collectives library (vendor.h, TB_EXTENSION_COLLECTIVES) when it has one, and Gloo."""
 
 from __future__ import annotations
 
@@ -12,7 +14,12 @@ import sys
 import tempfile
 import textwrap
 
+import pytest
+import torch
 from conftest import DEV, REPO
+
+# "vendor": the vendor's collectives library; "gloo": TORCH_BACKEND_DIST_ENGINE=gloo.
+ENGINES = (["vendor"] if torch.ops.torch_backend._coll_dtypes() else []) + ["gloo"]
 
 PRELUDE = """
 import datetime, json, os, sys
@@ -31,9 +38,11 @@ def report():
 """
 
 
-def world(body: str, timeout_s: float = 30.0) -> list[dict]:
-    """Runs ``body`` on ranks 0 and 1 (after PRELUDE) and returns each rank's ``out``."""
+def world(body: str, timeout_s: float = 30.0, engine: str = "gloo") -> list[dict]:
+    """Runs ``body`` on ranks 0 and 1 (after PRELUDE) with ``engine`` and returns each rank's
+    ``out``."""
     code = textwrap.dedent(PRELUDE) + textwrap.dedent(body) + "\nreport()\n"
+    env = dict(os.environ, TORCH_BACKEND_DIST_ENGINE="gloo" if engine == "gloo" else "auto")
     with tempfile.TemporaryDirectory() as tmp:
         store = os.path.join(tmp, "store")
         procs = [
@@ -42,6 +51,7 @@ def world(body: str, timeout_s: float = 30.0) -> list[dict]:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
+                env=env,
             )
             for rank in (0, 1)
         ]
@@ -55,8 +65,10 @@ def world(body: str, timeout_s: float = 30.0) -> list[dict]:
     return results
 
 
-def test_default_backend_and_collectives_on_device_tensors():
-    results = world("""
+@pytest.mark.parametrize("engine", ENGINES)
+def test_default_backend_and_collectives_on_device_tensors(engine):
+    results = world(
+        """
     pg = dist.group.WORLD
     out["backend"] = pg.getBackendName()
     def value(t): return t.cpu().tolist()
@@ -82,6 +94,24 @@ def test_default_backend_and_collectives_on_device_tensors():
     moved = torch.empty(4, device=d)
     dist.all_to_all_single(moved, torch.arange(4.0, device=d) + 10 * rank)
     out["all_to_all_single"] = value(moved)
+    # Several chunks of any staging buffer; bfloat16; the list forms; uneven splits (Gloo's).
+    n = 3_000_000
+    big = torch.arange(n, dtype=torch.float32, device=d) % 1000 + rank
+    dist.all_reduce(big)
+    out["big"] = bool(torch.equal(big.cpu(), (torch.arange(n, dtype=torch.float32) % 1000) * 2 + 1))
+    half = torch.tensor([1.5, -2.0], dtype=torch.bfloat16, device=d) * (rank + 1)
+    dist.all_reduce(half)
+    out["bfloat16"] = value(half.float())
+    outs = torch.empty(2, device=d)
+    dist.reduce_scatter(outs, [torch.full((2,), 1.0 + rank, device=d),
+                               torch.full((2,), 10.0 * (rank + 1), device=d)])
+    out["reduce_scatter"] = value(outs)
+    uneven = torch.empty(3 if rank == 0 else 5, device=d)
+    dist.all_to_all_single(uneven, torch.arange(4.0, device=d) + 10 * rank,
+                           output_split_sizes=[[1, 2], [3, 2]][rank],
+                           input_split_sizes=[[1, 3], [2, 2]][rank])
+    out["uneven"] = value(uneven)
+    out["communicators"] = len(pg._comms)
     if rank == 0:
         dist.send(torch.tensor([7.0, 8.0], device=d), dst=1)
     else:
@@ -91,11 +121,28 @@ def test_default_backend_and_collectives_on_device_tensors():
     cpu = torch.tensor([rank + 1.0])
     dist.all_reduce(cpu)  # CPU tensors: the same group, through Gloo
     out["cpu"] = cpu.tolist()
+    r = torch.full((2,), rank + 1.0, device=d)
+    dist.reduce(r, dst=1)
+    out["reduce"] = value(r)
+    gathered = [torch.empty(2, device=d) for _ in range(2)] if rank == 0 else None
+    dist.gather(torch.full((2,), 5.0 + rank, device=d), gathered, dst=0)
+    out["gather"] = [value(t) for t in gathered] if rank == 0 else None
+    piece = torch.empty(2, device=d)
+    dist.scatter(piece, [torch.full((2,), 7.0 + i, device=d) for i in range(2)] if rank == 1
+                 else None, src=1)
+    out["scatter"] = value(piece)
     dist.barrier()
     dist.destroy_process_group()
-    """)
+    """,
+        engine=engine,
+    )
     for rank, out in enumerate(results):
         assert out["backend"] == "tbccl"
+        assert (out["communicators"] > 0) == (engine == "vendor")
+        assert out["big"]
+        assert out["bfloat16"] == [4.5, -6.0]
+        assert out["reduce_scatter"] == ([3.0, 3.0] if rank == 0 else [30.0, 30.0])
+        assert out["uneven"] == ([0.0, 10.0, 11.0] if rank == 0 else [1.0, 2.0, 3.0, 12.0, 13.0])
         assert out["sum"] == [3.0, 0.0]
         assert out["avg"] == [1.5, 0.0]
         assert out["max"] == [2.0, 1.0]
@@ -109,13 +156,18 @@ def test_default_backend_and_collectives_on_device_tensors():
             [0.0, 1.0, 10.0, 11.0] if rank == 0 else [2.0, 3.0, 12.0, 13.0]
         )
         assert out["cpu"] == [3.0]
+        assert out["scatter"] == [7.0 + rank, 7.0 + rank]
+    assert results[1]["reduce"] == [3.0, 3.0]
+    assert results[0]["gather"] == [[5.0, 5.0], [6.0, 6.0]]
     assert results[1]["recv"] == [7.0, 8.0]
 
 
-def test_async_work_is_ordered_after_the_callers_stream():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_async_work_is_ordered_after_the_callers_stream(engine):
     """The collective reads what the stream computed before the call (a product still queued
     when all_reduce returns), and wait() leaves the result in place for later work."""
-    results = world("""
+    results = world(
+        """
     torch.manual_seed(rank)
     a = torch.randn(256, 256, device=d)
     expected_local = (a.cpu() @ a.cpu()).sum().item()
@@ -132,7 +184,9 @@ def test_async_work_is_ordered_after_the_callers_stream():
     out["after"] = after
     fut = dist.all_reduce(torch.ones(3, device=d), async_op=True).get_future()
     out["future"] = fut.wait()[0].cpu().tolist()
-    """)
+    """,
+        engine=engine,
+    )
     total = results[0]["local"] + results[1]["local"]
     for out in results:
         for i, value in enumerate(out["after"]):
@@ -141,6 +195,8 @@ def test_async_work_is_ordered_after_the_callers_stream():
 
 
 def test_ranks_that_disagree_get_an_error_naming_both():
+    """Over Gloo, tbccl compares the ranks' tensors first (Gloo alone aborts the process): the
+    error names both ranks' tensors and the group goes on working."""
     results = world("""
     for name, t in [("size", torch.ones(4 + rank, device=d)),
                     ("dtype", torch.ones(4, device=d, dtype=[torch.float32, torch.float64][rank]))]:
@@ -160,10 +216,42 @@ def test_ranks_that_disagree_get_an_error_naming_both():
         assert out["after"] == [2.0, 2.0]
 
 
-def test_a_dead_peer_is_an_error_within_the_timeout():
+@pytest.mark.skipif("vendor" not in ENGINES, reason="the vendor has no collectives library")
+def test_vendor_collectives_report_ranks_that_disagree_and_recover_after_reset():
+    """The vendor's library compares the ranks' collectives itself: a mismatch faults the
+    device with a message naming both, wait() raises it, and once the device is reset the group
+    makes new communicators and works again (NCCL: abort, then a new communicator)."""
+    results = world(
+        """
+    module = getattr(torch, DEV)
+    t = torch.ones(4, device=d)
+    dist.all_reduce(t)
+    try:
+        dist.all_reduce(torch.ones(4 + rank, device=d))
+        out["error"] = None
+    except dist.DistBackendError as error:
+        out["error"] = str(error)
+    module.reset_device(index)
+    t = torch.ones(2, device=d)
+    dist.all_reduce(t)
+    out["after"] = t.cpu().tolist()
+    """,
+        engine="vendor",
+    )
+    for rank, out in enumerate(results):
+        error = out["error"]
+        assert error is not None and f"tbccl: all_reduce failed on rank {rank} of 2" in error
+        assert "the ranks issued different collectives" in error, error
+        assert "of 4 float32" in error and "of 5 float32" in error, error
+        assert out["after"] == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_dead_peer_is_an_error_within_the_timeout(engine):
     results = world(
         """
     import time
+    dist.all_reduce(torch.ones(4, device=d))  # the communicators exist
     if rank == 1:
         report()
         os._exit(0)
@@ -176,10 +264,74 @@ def test_a_dead_peer_is_an_error_within_the_timeout():
     out["seconds"] = time.monotonic() - start
     """,
         timeout_s=10.0,
+        engine=engine,
     )
     error = results[0]["error"]
     assert error is not None and "tbccl: all_reduce failed on rank 0 of 2" in error
+    if engine == "vendor":
+        assert "rank 1 (process" in error and "exited" in error, error
     assert results[0]["seconds"] < 30.0
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_functional_collectives_device_mesh_and_fsdp2(engine):
+    """What DeviceMesh, FSDP2 and compiled collectives build on: functional collectives on the
+    group, a DeviceMesh of the device type, and fully_shard training that matches one process
+    on the full batch."""
+    results = world(
+        """
+    import torch.distributed._functional_collectives as fc
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    out["all_reduce"] = fc.all_reduce(torch.full((3,), rank + 1.0, device=d), "sum",
+                                      dist.group.WORLD).cpu().tolist()
+    out["all_gather"] = fc.all_gather_single(torch.full((2,), float(rank), device=d), 0,
+                                             dist.group.WORLD).cpu().tolist()
+    out["reduce_scatter"] = fc.reduce_scatter_tensor(
+        torch.arange(4.0, device=d) * (rank + 1), "sum", 0, dist.group.WORLD).cpu().tolist()
+    mesh = init_device_mesh(DEV, (2,))
+    out["mesh"] = mesh.device_type
+
+    def make():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),
+                                   torch.nn.Linear(32, 32), torch.nn.ReLU(),
+                                   torch.nn.Linear(32, 4))
+    g = torch.Generator().manual_seed(1)
+    data = [(torch.randn(16, 16, generator=g), torch.randint(0, 4, (16,), generator=g))
+            for _ in range(4)]
+    model = make().to(d)
+    for layer in model:
+        if isinstance(layer, torch.nn.Linear):
+            fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for x, y in data:
+        shard = slice(8 * rank, 8 * (rank + 1))
+        loss = torch.nn.functional.cross_entropy(model(x[shard].to(d)), y[shard].to(d))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    full = [p.full_tensor().cpu() for p in model.parameters()]
+    ref = make()
+    ref_opt = torch.optim.Adam(ref.parameters(), lr=1e-2)
+    for x, y in data:
+        loss = torch.nn.functional.cross_entropy(ref(x), y)
+        ref_opt.zero_grad()
+        loss.backward()
+        ref_opt.step()
+    out["fsdp_diff"] = max((a - b).abs().max().item()
+                           for a, b in zip(full, ref.parameters(), strict=True))
+    """,
+        engine=engine,
+    )
+    for out in results:
+        assert out["all_reduce"] == [3.0, 3.0, 3.0]
+        assert out["all_gather"] == [0.0, 0.0, 1.0, 1.0]
+        assert out["mesh"] == DEV
+        assert out["fsdp_diff"] < 1e-5, out["fsdp_diff"]
+    assert results[0]["reduce_scatter"] == [0.0, 3.0]
+    assert results[1]["reduce_scatter"] == [6.0, 9.0]
 
 
 def test_ddp_under_torchrun_matches_one_process():
@@ -202,4 +354,27 @@ def test_ddp_under_torchrun_matches_one_process():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"rank 0 on {DEV}:0" in result.stdout and "backend 'tbccl'" in result.stdout
+    assert ": match" in result.stdout, result.stdout
+
+
+def test_fsdp2_under_torchrun_matches_one_process():
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            str(REPO / "examples" / "fsdp.py"),
+            "--steps",
+            "4",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"rank 0 on {DEV}:0" in result.stdout and "FSDP2 on 2 ranks" in result.stdout
     assert ": match" in result.stdout, result.stdout
