@@ -24,10 +24,10 @@ typedef struct {
   tb_comm_id id;
   int rank;
   int32_t device;
-  bool mismatch; /* the mismatch check: rank 1 passes another count */
-  tb_status status;   /* of the mismatch check's synchronize */
-  char error[1024];   /* empty on success */
-  char message[512];  /* the mismatch check's fault message */
+  bool mismatch;     /* the mismatch check: rank 1 passes another count */
+  tb_status status;  /* of the mismatch check's synchronize */
+  char error[1024];  /* empty on success */
+  char message[512]; /* the mismatch check's fault message */
 } rank_job;
 
 static void job_fail(rank_job *job, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -40,22 +40,21 @@ static void job_fail(rank_job *job, const char *format, ...) {
   va_end(args);
 }
 
-#define JOB_OK(call)                                                                         \
-  do {                                                                                       \
-    tb_status job_status_ = (call);                                                          \
-    if (job_status_ != TB_OK) {                                                              \
-      job_fail(job, "%s returned %s: %s", #call, tb_status_name(job_status_),                \
-               v->last_error(v->context));                                                   \
-      goto done;                                                                             \
-    }                                                                                        \
+#define JOB_OK(call)                                                          \
+  do {                                                                        \
+    tb_status job_status_ = (call);                                           \
+    if (job_status_ != TB_OK) {                                               \
+      job_fail(job, "%s returned %s: %s", #call, tb_status_name(job_status_), \
+               v->last_error(v->context));                                    \
+      goto done;                                                              \
+    }                                                                         \
   } while (0)
 
 static bool same_floats(rank_job *job, const char *what, const float *got, const float *want,
                         size_t count) {
   for (size_t i = 0; i < count; i++) {
     if (got[i] != want[i]) {
-      job_fail(job, "%s: element %zu is %g, expected %g", what, i, (double)got[i],
-               (double)want[i]);
+      job_fail(job, "%s: element %zu is %g, expected %g", what, i, (double)got[i], (double)want[i]);
       return false;
     }
   }
@@ -113,17 +112,27 @@ static void *run_rank(void *arg) {
       host[i] = value(r, i);
       float a = value(0, i), b = value(1, i);
       switch (reductions[k].op) {
-        case TB_REDUCE_SUM: want[i] = a + b; break;
-        case TB_REDUCE_MAX: want[i] = a > b ? a : b; break;
-        case TB_REDUCE_MIN: want[i] = a < b ? a : b; break;
-        case TB_REDUCE_PRODUCT: want[i] = a * b; break;
-        case TB_REDUCE_AVG: want[i] = (a + b) / 2.0f; break;
+        case TB_REDUCE_SUM:
+          want[i] = a + b;
+          break;
+        case TB_REDUCE_MAX:
+          want[i] = a > b ? a : b;
+          break;
+        case TB_REDUCE_MIN:
+          want[i] = a < b ? a : b;
+          break;
+        case TB_REDUCE_PRODUCT:
+          want[i] = a * b;
+          break;
+        case TB_REDUCE_AVG:
+          want[i] = (a + b) / 2.0f;
+          break;
       }
     }
     void *out = reductions[k].in_place ? send : recv;
     JOB_OK(v->memory.copy_h2d(v->context, job->device, send, host, n * sizeof(float)));
-    JOB_OK(c->all_reduce(v->context, comm, send, out, n, TB_DTYPE_FLOAT32, reductions[k].op,
-                         stream));
+    JOB_OK(
+        c->all_reduce(v->context, comm, send, out, n, TB_DTYPE_FLOAT32, reductions[k].op, stream));
     JOB_OK(v->stream.synchronize(v->context, stream));
     JOB_OK(v->memory.copy_d2h(v->context, job->device, got, out, n * sizeof(float)));
     char what[64];
@@ -182,8 +191,8 @@ static void *run_rank(void *arg) {
   }
 
   /* Errors of the call itself: an unknown reduction, a broadcast root out of range. */
-  if (c->all_reduce(v->context, comm, send, recv, 4, TB_DTYPE_FLOAT32, (tb_reduce_op)77,
-                    stream) != TB_ERROR_INVALID_ARGUMENT) {
+  if (c->all_reduce(v->context, comm, send, recv, 4, TB_DTYPE_FLOAT32, (tb_reduce_op)77, stream) !=
+      TB_ERROR_INVALID_ARGUMENT) {
     job_fail(job, "all_reduce with reduction 77 did not return TB_ERROR_INVALID_ARGUMENT");
   } else if (c->broadcast(v->context, comm, send, recv, 4, TB_DTYPE_FLOAT32, RANKS, stream) !=
              TB_ERROR_INVALID_ARGUMENT) {
@@ -224,8 +233,8 @@ static tb_check_outcome run_group(tb_check_context *ctx, rank_job jobs[RANKS], b
   memset(&id, 0, sizeof id);
   EXPECT_OK(c->get_unique_id(v->context, &id));
   for (int r = 0; r < RANKS; r++) {
-    jobs[r] = (rank_job){.v = v, .coll = c, .id = id, .rank = r, .device = r % count,
-                         .mismatch = mismatch};
+    jobs[r] = (rank_job){
+        .v = v, .coll = c, .id = id, .rank = r, .device = r % count, .mismatch = mismatch};
   }
   for (; started < RANKS; started++) {
     if (pthread_create(&threads[started], NULL, run_rank, &jobs[started]) != 0) {

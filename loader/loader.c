@@ -581,8 +581,8 @@ void tb_loader_close(tb_vendor_handle *handle) {
   if (library != NULL) dlclose(library);
 }
 
-const tb_collectives_extension *tb_loader_collectives(const tb_vendor_handle *handle,
-                                                      char *error, size_t error_size) {
+const tb_collectives_extension *tb_loader_collectives(const tb_vendor_handle *handle, char *error,
+                                                      size_t error_size) {
   (void)fail(error, error_size, TB_OK, "%s", "");
   if (handle == NULL || handle->table == NULL || handle->abi_major < 2) return NULL;
   const tb_collectives_extension *found = NULL;
@@ -590,14 +590,14 @@ const tb_collectives_extension *tb_loader_collectives(const tb_vendor_handle *ha
   for (const tb_extension_base *e = handle->table->extensions; e != NULL; e = e->next) {
     if (++links > 1024) {
       (void)fail(error, error_size, TB_OK, "%s: its extension chain does not end (a cycle?)",
-                handle->device_type);
+                 handle->device_type);
       return NULL;
     }
     if ((int)e->type != (int)TB_EXTENSION_COLLECTIVES) continue; /* unknown types are skipped */
     if (found != NULL) {
       (void)fail(error, error_size, TB_OK,
-                "%s: its extension chain holds TB_EXTENSION_COLLECTIVES twice",
-                handle->device_type);
+                 "%s: its extension chain holds TB_EXTENSION_COLLECTIVES twice",
+                 handle->device_type);
       return NULL;
     }
     found = (const tb_collectives_extension *)e;
@@ -605,26 +605,24 @@ const tb_collectives_extension *tb_loader_collectives(const tb_vendor_handle *ha
   if (found == NULL) return NULL;
   if (found->base.struct_size < TB_STRUCT_SIZE(tb_collectives_extension, reduce_scatter)) {
     (void)fail(error, error_size, TB_OK,
-              "%s: its tb_collectives_extension has struct_size %zu, smaller than ABI 2.2's %zu",
-              handle->device_type, found->base.struct_size,
-              TB_STRUCT_SIZE(tb_collectives_extension, reduce_scatter));
+               "%s: its tb_collectives_extension has struct_size %zu, smaller than ABI 2.2's %zu",
+               handle->device_type, found->base.struct_size,
+               TB_STRUCT_SIZE(tb_collectives_extension, reduce_scatter));
     return NULL;
   }
   const struct {
     const char *name;
     int present;
-  } required[] = {{"get_unique_id", found->get_unique_id != NULL},
-                  {"comm_init", found->comm_init != NULL},
-                  {"comm_destroy", found->comm_destroy != NULL},
-                  {"all_reduce", found->all_reduce != NULL},
-                  {"broadcast", found->broadcast != NULL},
-                  {"all_gather", found->all_gather != NULL},
-                  {"reduce_scatter", found->reduce_scatter != NULL}};
+  } required[] = {
+      {"get_unique_id", found->get_unique_id != NULL},  {"comm_init", found->comm_init != NULL},
+      {"comm_destroy", found->comm_destroy != NULL},    {"all_reduce", found->all_reduce != NULL},
+      {"broadcast", found->broadcast != NULL},          {"all_gather", found->all_gather != NULL},
+      {"reduce_scatter", found->reduce_scatter != NULL}};
   for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
     if (!required[i].present) {
       (void)fail(error, error_size, TB_OK,
-                "%s: its tb_collectives_extension lacks the required function %s",
-                handle->device_type, required[i].name);
+                 "%s: its tb_collectives_extension lacks the required function %s",
+                 handle->device_type, required[i].name);
       return NULL;
     }
   }

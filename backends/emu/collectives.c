@@ -44,7 +44,13 @@
 #define COMM_MAGIC 0x636f6d6du /* "comm" */
 #define ID_PREFIX "tb-emu-coll:"
 
-typedef enum { OP_ALL_REDUCE, OP_BROADCAST, OP_ALL_GATHER, OP_REDUCE_SCATTER, OP_ALL_TO_ALL } coll_kind;
+typedef enum {
+  OP_ALL_REDUCE,
+  OP_BROADCAST,
+  OP_ALL_GATHER,
+  OP_REDUCE_SCATTER,
+  OP_ALL_TO_ALL
+} coll_kind;
 static const char *const k_kind_names[] = {"all_reduce", "broadcast", "all_gather",
                                            "reduce_scatter", "all_to_all"};
 
@@ -89,8 +95,8 @@ struct tb_comm_impl {
 };
 
 static unsigned char *slot(struct tb_comm_impl *comm, int32_t rank) {
-  return comm->slots + ((size_t)(comm->step & 1u) * (size_t)comm->nranks + (size_t)rank) *
-                           EMU_COLL_CHUNK;
+  return comm->slots +
+         ((size_t)(comm->step & 1u) * (size_t)comm->nranks + (size_t)rank) * EMU_COLL_CHUNK;
 }
 
 static void comm_release(struct tb_comm_impl *comm) {
@@ -166,9 +172,8 @@ static bool wait_for(struct tb_comm_impl *comm, wait_done_fn done, uint64_t arg,
         }
       }
       if (now_ms() - start > comm->timeout_ms) {
-        snprintf(why, why_size,
-                 "rank %d waited more than %" PRId64 " ms for the other ranks in %s", comm->rank,
-                 comm->timeout_ms, what);
+        snprintf(why, why_size, "rank %d waited more than %" PRId64 " ms for the other ranks in %s",
+                 comm->rank, comm->timeout_ms, what);
         comm_abort(comm, why);
         return false;
       }
@@ -185,61 +190,102 @@ static bool all_arrived(struct tb_comm_impl *comm, uint64_t target) {
 static bool barrier(struct tb_comm_impl *comm, const char *what, char *why, size_t why_size) {
   comm->barriers++;
   atomic_fetch_add_explicit(&comm->header->arrivals, 1, memory_order_acq_rel);
-  return wait_for(comm, all_arrived, comm->barriers * (uint64_t)comm->nranks, what, why,
-                  why_size);
+  return wait_for(comm, all_arrived, comm->barriers * (uint64_t)comm->nranks, what, why, why_size);
 }
 
 /* ---- reductions: dst = dst op src, elementwise ---- */
 
-#define REDUCE_LOOP(T, EXPR)                            \
-  do {                                                  \
-    T *d = (T *)dst;                                    \
-    const T *s = (const T *)src;                        \
-    for (size_t i = 0; i < n; i++) d[i] = (T)(EXPR);    \
+#define REDUCE_LOOP(T, EXPR)                         \
+  do {                                               \
+    T *d = (T *)dst;                                 \
+    const T *s = (const T *)src;                     \
+    for (size_t i = 0; i < n; i++) d[i] = (T)(EXPR); \
   } while (0)
-#define REDUCE_NUMERIC(T)                                                          \
-  switch (op) {                                                                    \
-    case TB_REDUCE_SUM:                                                            \
-    case TB_REDUCE_AVG: REDUCE_LOOP(T, d[i] + s[i]); break;                        \
-    case TB_REDUCE_PRODUCT: REDUCE_LOOP(T, d[i] * s[i]); break;                    \
-    case TB_REDUCE_MAX: REDUCE_LOOP(T, (s[i] > d[i] || s[i] != s[i]) ? s[i] : d[i]); break; \
-    case TB_REDUCE_MIN: REDUCE_LOOP(T, (s[i] < d[i] || s[i] != s[i]) ? s[i] : d[i]); break; \
+#define REDUCE_NUMERIC(T)                                          \
+  switch (op) {                                                    \
+    case TB_REDUCE_SUM:                                            \
+    case TB_REDUCE_AVG:                                            \
+      REDUCE_LOOP(T, d[i] + s[i]);                                 \
+      break;                                                       \
+    case TB_REDUCE_PRODUCT:                                        \
+      REDUCE_LOOP(T, d[i] * s[i]);                                 \
+      break;                                                       \
+    case TB_REDUCE_MAX:                                            \
+      REDUCE_LOOP(T, (s[i] > d[i] || s[i] != s[i]) ? s[i] : d[i]); \
+      break;                                                       \
+    case TB_REDUCE_MIN:                                            \
+      REDUCE_LOOP(T, (s[i] < d[i] || s[i] != s[i]) ? s[i] : d[i]); \
+      break;                                                       \
   }
-#define REDUCE_INT(T)                                                   \
-  switch (op) {                                                         \
-    case TB_REDUCE_SUM:                                                 \
-    case TB_REDUCE_AVG: REDUCE_LOOP(T, (uint64_t)d[i] + (uint64_t)s[i]); break; \
-    case TB_REDUCE_PRODUCT: REDUCE_LOOP(T, (uint64_t)d[i] * (uint64_t)s[i]); break; \
-    case TB_REDUCE_MAX: REDUCE_LOOP(T, s[i] > d[i] ? s[i] : d[i]); break; \
-    case TB_REDUCE_MIN: REDUCE_LOOP(T, s[i] < d[i] ? s[i] : d[i]); break; \
+#define REDUCE_INT(T)                                  \
+  switch (op) {                                        \
+    case TB_REDUCE_SUM:                                \
+    case TB_REDUCE_AVG:                                \
+      REDUCE_LOOP(T, (uint64_t)d[i] + (uint64_t)s[i]); \
+      break;                                           \
+    case TB_REDUCE_PRODUCT:                            \
+      REDUCE_LOOP(T, (uint64_t)d[i] * (uint64_t)s[i]); \
+      break;                                           \
+    case TB_REDUCE_MAX:                                \
+      REDUCE_LOOP(T, s[i] > d[i] ? s[i] : d[i]);       \
+      break;                                           \
+    case TB_REDUCE_MIN:                                \
+      REDUCE_LOOP(T, s[i] < d[i] ? s[i] : d[i]);       \
+      break;                                           \
   }
-#define REDUCE_16(TO_F, FROM_F)                                                              \
-  do {                                                                                       \
-    uint16_t *d = (uint16_t *)dst;                                                           \
-    const uint16_t *s = (const uint16_t *)src;                                               \
-    for (size_t i = 0; i < n; i++) {                                                         \
-      float a = TO_F(d[i]), b = TO_F(s[i]), r;                                               \
-      switch (op) {                                                                          \
-        case TB_REDUCE_PRODUCT: r = a * b; break;                                            \
-        case TB_REDUCE_MAX: r = (b > a || b != b) ? b : a; break;                            \
-        case TB_REDUCE_MIN: r = (b < a || b != b) ? b : a; break;                            \
-        default: r = a + b; break;                                                           \
-      }                                                                                      \
-      d[i] = FROM_F(r);                                                                      \
-    }                                                                                        \
+#define REDUCE_16(TO_F, FROM_F)                \
+  do {                                         \
+    uint16_t *d = (uint16_t *)dst;             \
+    const uint16_t *s = (const uint16_t *)src; \
+    for (size_t i = 0; i < n; i++) {           \
+      float a = TO_F(d[i]), b = TO_F(s[i]), r; \
+      switch (op) {                            \
+        case TB_REDUCE_PRODUCT:                \
+          r = a * b;                           \
+          break;                               \
+        case TB_REDUCE_MAX:                    \
+          r = (b > a || b != b) ? b : a;       \
+          break;                               \
+        case TB_REDUCE_MIN:                    \
+          r = (b < a || b != b) ? b : a;       \
+          break;                               \
+        default:                               \
+          r = a + b;                           \
+          break;                               \
+      }                                        \
+      d[i] = FROM_F(r);                        \
+    }                                          \
   } while (0)
 
 static void reduce_into(void *dst, const void *src, size_t n, tb_dtype dtype, tb_reduce_op op) {
   switch (dtype) {
-    case TB_DTYPE_FLOAT32: REDUCE_NUMERIC(float); break;
-    case TB_DTYPE_FLOAT64: REDUCE_NUMERIC(double); break;
-    case TB_DTYPE_FLOAT16: REDUCE_16(emu_half_to_float, emu_float_to_half); break;
-    case TB_DTYPE_BFLOAT16: REDUCE_16(emu_bf16_to_float, emu_float_to_bf16); break;
-    case TB_DTYPE_INT64: REDUCE_INT(int64_t); break;
-    case TB_DTYPE_INT32: REDUCE_INT(int32_t); break;
-    case TB_DTYPE_INT16: REDUCE_INT(int16_t); break;
-    case TB_DTYPE_INT8: REDUCE_INT(int8_t); break;
-    case TB_DTYPE_UINT8: REDUCE_INT(uint8_t); break;
+    case TB_DTYPE_FLOAT32:
+      REDUCE_NUMERIC(float);
+      break;
+    case TB_DTYPE_FLOAT64:
+      REDUCE_NUMERIC(double);
+      break;
+    case TB_DTYPE_FLOAT16:
+      REDUCE_16(emu_half_to_float, emu_float_to_half);
+      break;
+    case TB_DTYPE_BFLOAT16:
+      REDUCE_16(emu_bf16_to_float, emu_float_to_bf16);
+      break;
+    case TB_DTYPE_INT64:
+      REDUCE_INT(int64_t);
+      break;
+    case TB_DTYPE_INT32:
+      REDUCE_INT(int32_t);
+      break;
+    case TB_DTYPE_INT16:
+      REDUCE_INT(int16_t);
+      break;
+    case TB_DTYPE_INT8:
+      REDUCE_INT(int8_t);
+      break;
+    case TB_DTYPE_UINT8:
+      REDUCE_INT(uint8_t);
+      break;
     case TB_DTYPE_BOOL: {
       unsigned char *d = dst;
       const unsigned char *s = src;
@@ -247,7 +293,8 @@ static void reduce_into(void *dst, const void *src, size_t n, tb_dtype dtype, tb
       for (size_t i = 0; i < n; i++) d[i] = any ? (d[i] | s[i]) != 0 : (d[i] & s[i]) != 0;
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -272,7 +319,8 @@ static void divide(void *dst, size_t n, tb_dtype dtype, int32_t by) {
         *d = emu_float_to_bf16(emu_bf16_to_float(*d) / (float)by);
       }
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -280,15 +328,20 @@ static size_t dtype_size(tb_dtype dtype) {
   switch (dtype) {
     case TB_DTYPE_BOOL:
     case TB_DTYPE_UINT8:
-    case TB_DTYPE_INT8: return 1;
+    case TB_DTYPE_INT8:
+      return 1;
     case TB_DTYPE_INT16:
     case TB_DTYPE_FLOAT16:
-    case TB_DTYPE_BFLOAT16: return 2;
+    case TB_DTYPE_BFLOAT16:
+      return 2;
     case TB_DTYPE_INT32:
-    case TB_DTYPE_FLOAT32: return 4;
+    case TB_DTYPE_FLOAT32:
+      return 4;
     case TB_DTYPE_INT64:
-    case TB_DTYPE_FLOAT64: return 8;
-    default: return 0;
+    case TB_DTYPE_FLOAT64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -305,8 +358,8 @@ typedef struct {
 } coll_payload;
 
 static const char *dtype_name(int64_t dtype) {
-  static const char *const names[] = {"bool",    "uint8",    "int8",    "int16",  "int32",
-                                      "int64",   "float16",  "bfloat16", "float32", "float64"};
+  static const char *const names[] = {"bool",  "uint8",   "int8",     "int16",   "int32",
+                                      "int64", "float16", "bfloat16", "float32", "float64"};
   return dtype >= 0 && dtype < TB_DTYPE_COUNT ? names[dtype] : "unknown dtype";
 }
 
@@ -319,8 +372,8 @@ static void describe(char *out, size_t size, const coll_signature *s) {
     snprintf(out, size, "%s(%s) of %" PRId64 " %s", name,
              s->op_or_root >= 0 && s->op_or_root < 5 ? ops[s->op_or_root] : "?", s->count, dtype);
   } else if (s->kind == OP_BROADCAST) {
-    snprintf(out, size, "%s from rank %" PRId64 " of %" PRId64 " %s", name, s->op_or_root,
-             s->count, dtype);
+    snprintf(out, size, "%s from rank %" PRId64 " of %" PRId64 " %s", name, s->op_or_root, s->count,
+             dtype);
   } else {
     snprintf(out, size, "%s of %" PRId64 " %s", name, s->count, dtype);
   }
@@ -398,7 +451,8 @@ static void run_collective(emu_task *task) {
         for (size_t off = 0; ok && off < bytes; off += chunk) {
           size_t len = bytes - off < chunk ? bytes - off : chunk;
           unsigned char *mine = slot(comm, comm->rank);
-          for (size_t p = 0; p < n; p++) memcpy(mine + p * chunk, call->send + p * bytes + off, len);
+          for (size_t p = 0; p < n; p++)
+            memcpy(mine + p * chunk, call->send + p * bytes + off, len);
           if (!(ok = barrier(comm, name, why, sizeof why))) break;
           size_t part = (size_t)comm->rank * chunk;
           if (call->kind == OP_REDUCE_SCATTER) {
@@ -440,9 +494,8 @@ static tb_status check_comm(const emu_context *ctx, tb_comm comm, const char *ca
   return TB_OK;
 }
 
-static tb_status enqueue(tb_context ctx, tb_comm comm, coll_kind kind, const void *send,
-                         void *recv, size_t count, tb_dtype dtype, int32_t op_or_root,
-                         tb_stream stream) {
+static tb_status enqueue(tb_context ctx, tb_comm comm, coll_kind kind, const void *send, void *recv,
+                         size_t count, tb_dtype dtype, int32_t op_or_root, tb_stream stream) {
   const char *name = k_kind_names[kind];
   tb_status status = check_comm(ctx, comm, name);
   if (status == TB_OK) status = emu_check_stream(ctx, stream, name);
@@ -453,7 +506,8 @@ static tb_status enqueue(tb_context ctx, tb_comm comm, coll_kind kind, const voi
                     emu_stream_device(stream), comm->device);
   }
   size_t es = dtype_size(dtype);
-  if (es == 0) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: unknown dtype %d", name, (int)dtype);
+  if (es == 0)
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: unknown dtype %d", name, (int)dtype);
   if (kind == OP_ALL_REDUCE || kind == OP_REDUCE_SCATTER) {
     if (op_or_root < TB_REDUCE_SUM || op_or_root > TB_REDUCE_AVG) {
       return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: unknown reduction %d", name, op_or_root);
@@ -473,7 +527,8 @@ static tb_status enqueue(tb_context ctx, tb_comm comm, coll_kind kind, const voi
   if (count > SIZE_MAX / es / blocks) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: count %zu overflows", name, count);
   }
-  size_t send_bytes = count * es * (kind == OP_REDUCE_SCATTER || kind == OP_ALL_TO_ALL ? blocks : 1);
+  size_t send_bytes =
+      count * es * (kind == OP_REDUCE_SCATTER || kind == OP_ALL_TO_ALL ? blocks : 1);
   size_t recv_bytes = count * es * (kind == OP_ALL_GATHER || kind == OP_ALL_TO_ALL ? blocks : 1);
   bool reads = kind != OP_BROADCAST || op_or_root == comm->rank;
   if (count > 0 && ((reads && !emu_is_device_range(ctx, comm->device, send, send_bytes)) ||
@@ -482,7 +537,8 @@ static tb_status enqueue(tb_context ctx, tb_comm comm, coll_kind kind, const voi
                     "emu: %s: send %p (%zu bytes) or recv %p (%zu bytes) is not memory of emu:%d",
                     name, send, send_bytes, recv, recv_bytes, comm->device);
   }
-  if (kind == OP_ALL_TO_ALL && count > 0 && (const unsigned char *)send < (unsigned char *)recv + recv_bytes &&
+  if (kind == OP_ALL_TO_ALL && count > 0 &&
+      (const unsigned char *)send < (unsigned char *)recv + recv_bytes &&
       (unsigned char *)recv < (const unsigned char *)send + send_bytes) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: all_to_all: send and recv overlap");
   }
@@ -550,8 +606,11 @@ static tb_status comm_init(tb_context ctx, int32_t device, int32_t nranks, int32
   }
   struct tb_comm_impl *comm = calloc(1, sizeof *comm);
   if (comm == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: comm_init: out of memory");
-  *comm = (struct tb_comm_impl){.magic = COMM_MAGIC, .ctx = ctx, .device = device,
-                                .nranks = nranks, .rank = rank,
+  *comm = (struct tb_comm_impl){.magic = COMM_MAGIC,
+                                .ctx = ctx,
+                                .device = device,
+                                .nranks = nranks,
+                                .rank = rank,
                                 .timeout_ms = EMU_COLL_DEFAULT_TIMEOUT_MS};
   atomic_init(&comm->refs, 1);
   if (TB_STRUCT_HAS_FIELD(config, tb_comm_config, timeout_ms) && config->timeout_ms > 0) {
@@ -593,8 +652,8 @@ static tb_status comm_init(tb_context ctx, int32_t device, int32_t nranks, int32
     ok = false;
   } else if (ok && !atomic_compare_exchange_strong(&h->ranks[rank].pid, &expected_pid,
                                                    (int32_t)getpid())) {
-    snprintf(why, sizeof why, "rank %d joined twice (processes %d and %d)", rank,
-             (int)expected_pid, (int)getpid());
+    snprintf(why, sizeof why, "rank %d joined twice (processes %d and %d)", rank, (int)expected_pid,
+             (int)getpid());
     ok = false;
   }
   if (ok) {
@@ -607,8 +666,8 @@ static tb_status comm_init(tb_context ctx, int32_t device, int32_t nranks, int32
   if (!ok) {
     munmap(base, comm->size);
     free(comm);
-    return emu_fail(TB_ERROR_INTERNAL, "emu: comm_init of rank %d of %d on emu:%d failed: %s",
-                    rank, nranks, device, why);
+    return emu_fail(TB_ERROR_INTERNAL, "emu: comm_init of rank %d of %d on emu:%d failed: %s", rank,
+                    nranks, device, why);
   }
   *out = comm;
   return TB_OK;
@@ -627,8 +686,8 @@ static tb_status all_reduce(tb_context ctx, tb_comm comm, const void *send, void
   return enqueue(ctx, comm, OP_ALL_REDUCE, send, recv, count, dtype, (int32_t)op, stream);
 }
 
-static tb_status broadcast(tb_context ctx, tb_comm comm, const void *send, void *recv,
-                           size_t count, tb_dtype dtype, int32_t root, tb_stream stream) {
+static tb_status broadcast(tb_context ctx, tb_comm comm, const void *send, void *recv, size_t count,
+                           tb_dtype dtype, int32_t root, tb_stream stream) {
   return enqueue(ctx, comm, OP_BROADCAST, send, recv, count, dtype, root, stream);
 }
 

@@ -138,7 +138,8 @@ void coll_run(int64_t handle, const std::string& collective, const at::Tensor& s
   const c10::Device device = make_device(comm.device);
   for (const at::Tensor* t : {&send, &recv}) {
     TORCH_CHECK(t->device() == device && t->is_contiguous(), "collectives.", call,
-                ": tensors must be contiguous and on ", device, " (the communicator's device), got ",
+                ": tensors must be contiguous and on ", device,
+                " (the communicator's device), got ",
                 t->is_contiguous() ? "" : "a non-contiguous tensor ", "on ", t->device());
   }
   TORCH_CHECK(send.scalar_type() == recv.scalar_type(), "collectives.", call, ": send is ",
@@ -155,8 +156,8 @@ void coll_run(int64_t handle, const std::string& collective, const at::Tensor& s
   void* out = recv.data_ptr();
   auto sizes = [&](int64_t send_elems, int64_t recv_elems) {
     TORCH_CHECK(send.numel() == send_elems && recv.numel() == recv_elems, "collectives.", call,
-                " on ", n, " ranks: send has ", send.numel(), " elements and recv ",
-                recv.numel(), "; expected ", send_elems, " and ", recv_elems);
+                " on ", n, " ranks: send has ", send.numel(), " elements and recv ", recv.numel(),
+                "; expected ", send_elems, " and ", recv_elems);
   };
   if (collective == "all_reduce") {
     sizes(recv.numel(), recv.numel());

@@ -161,8 +161,8 @@ void tb_loader_close(tb_vendor_handle *handle);
  * @param error_size  Size of @p error in bytes.
  * @return The extension, or NULL when the vendor has none or an unusable one.
  */
-const tb_collectives_extension *tb_loader_collectives(const tb_vendor_handle *handle,
-                                                      char *error, size_t error_size);
+const tb_collectives_extension *tb_loader_collectives(const tb_vendor_handle *handle, char *error,
+                                                      size_t error_size);
 
 /**
  * Writes the directory that holds the loader library (where bundled vendors are installed)

@@ -1300,18 +1300,18 @@ typedef struct tb_collectives_extension {
   tb_status (*comm_destroy)(tb_context ctx, tb_comm comm);
 
   /** Reduces @p count elements of every rank's @p send with @p op into every rank's @p recv. */
-  tb_status (*all_reduce)(tb_context ctx, tb_comm comm, const void *send, void *recv,
-                          size_t count, tb_dtype dtype, tb_reduce_op op, tb_stream stream);
+  tb_status (*all_reduce)(tb_context ctx, tb_comm comm, const void *send, void *recv, size_t count,
+                          tb_dtype dtype, tb_reduce_op op, tb_stream stream);
 
   /** Copies @p count elements of rank @p root's @p send into every rank's @p recv (@p send is
    *  read on the root only). */
-  tb_status (*broadcast)(tb_context ctx, tb_comm comm, const void *send, void *recv,
-                         size_t count, tb_dtype dtype, int32_t root, tb_stream stream);
+  tb_status (*broadcast)(tb_context ctx, tb_comm comm, const void *send, void *recv, size_t count,
+                         tb_dtype dtype, int32_t root, tb_stream stream);
 
   /** Gathers @p count elements of every rank's @p send into every rank's @p recv, which holds
    *  `nranks * count` elements: rank r's at `recv + r * count`. */
-  tb_status (*all_gather)(tb_context ctx, tb_comm comm, const void *send, void *recv,
-                          size_t count, tb_dtype dtype, tb_stream stream);
+  tb_status (*all_gather)(tb_context ctx, tb_comm comm, const void *send, void *recv, size_t count,
+                          tb_dtype dtype, tb_stream stream);
 
   /** Reduces every rank's @p send (`nranks * count` elements) with @p op and leaves block r
    *  (`count` elements at `r * count`) of the result in rank r's @p recv. */
@@ -1320,8 +1320,8 @@ typedef struct tb_collectives_extension {
 
   /** Optional.  Every rank's @p send and @p recv hold `nranks * count` elements; block p of
    *  rank r's send arrives as block r of rank p's recv.  @p send and @p recv do not overlap. */
-  tb_status (*all_to_all)(tb_context ctx, tb_comm comm, const void *send, void *recv,
-                          size_t count, tb_dtype dtype, tb_stream stream);
+  tb_status (*all_to_all)(tb_context ctx, tb_comm comm, const void *send, void *recv, size_t count,
+                          tb_dtype dtype, tb_stream stream);
 } tb_collectives_extension;
 
 /** @} */

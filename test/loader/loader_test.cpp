@@ -347,8 +347,8 @@ TEST(Loader, CollectivesExtensionIsFoundAndValidated) {
   coll.all_gather = [](tb_context, tb_comm, const void*, void*, size_t, tb_dtype, tb_stream) {
     return TB_OK;
   };
-  coll.reduce_scatter = [](tb_context, tb_comm, const void*, void*, size_t, tb_dtype,
-                           tb_reduce_op, tb_stream) { return TB_OK; };
+  coll.reduce_scatter = [](tb_context, tb_comm, const void*, void*, size_t, tb_dtype, tb_reduce_op,
+                           tb_stream) { return TB_OK; };
   // Behind an extension of a type this build does not know, which is skipped.
   tb_extension_base unknown{sizeof unknown, static_cast<tb_extension_type>(99), &coll.base};
   table.extensions = &unknown;
@@ -357,8 +357,9 @@ TEST(Loader, CollectivesExtensionIsFoundAndValidated) {
 
   coll.broadcast = nullptr;
   EXPECT_EQ(tb_loader_collectives(&handle, error, sizeof error), nullptr);
-  EXPECT_TRUE(Contains(error, "acme: its tb_collectives_extension lacks the required function "
-                              "broadcast"));
+  EXPECT_TRUE(Contains(error,
+                       "acme: its tb_collectives_extension lacks the required function "
+                       "broadcast"));
 
   coll.base.struct_size = sizeof(tb_extension_base);
   EXPECT_EQ(tb_loader_collectives(&handle, error, sizeof error), nullptr);
