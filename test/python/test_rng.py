@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from conftest import DEV, MODULE
 
@@ -88,3 +89,21 @@ def test_per_device_generators(two_devices):
     assert torch.equal(torch.randn(10, device=f"{DEV}:1").cpu(), a1)
     assert len(MODULE.default_generators) == MODULE.device_count()
     assert MODULE.default_generators[1].device == torch.device(DEV, 1)
+
+
+def test_randint_stays_in_range_follows_the_seed_and_covers_int64():
+    """torch.randint (random_.from): every value in [low, high), each value drawn, the same
+    draws from the same seed, and Inductor's seed range (all of int64) without overflow."""
+    MODULE.manual_seed(5)
+    a = torch.randint(3, 9, (4000,), device=DEV)
+    counts = torch.bincount(a.cpu(), minlength=9).tolist()
+    assert counts[:3] == [0, 0, 0] and all(c > 400 for c in counts[3:]), counts
+    MODULE.manual_seed(5)
+    assert torch.equal(torch.randint(3, 9, (4000,), device=DEV).cpu(), a.cpu())
+    f = torch.randint(-4, 4, (1000,), device=DEV, dtype=torch.float32).cpu()
+    assert f.min() >= -4 and f.max() <= 3 and torch.equal(f, f.round())
+    wide = torch.randint(-(2**63), 2**63 - 1, (1000,), device=DEV).cpu()
+    assert (wide < 0).any() and (wide > 0).any() and wide.unique().numel() == 1000
+    # the vendor's kernel or, through the fallback, ATen's CPU kernel says what is wrong
+    with pytest.raises(RuntimeError, match=r"from 5 must be less than to 5|'from' to be less"):
+        torch.randint(5, 5, (3,), device=DEV)

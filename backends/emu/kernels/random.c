@@ -14,11 +14,13 @@ static double uniform01(uint32_t hi, uint32_t lo) {
   return (double)(bits & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
 }
 
-enum { BERNOULLI, UNIFORM, NORMAL };
+enum { BERNOULLI, UNIFORM, NORMAL, INTEGERS };
 
 typedef struct random_state {
   int kind;
-  double a, b; /* bernoulli: p; uniform: from, to; normal: mean, std */
+  double a, b;    /* bernoulli: p; uniform: from, to; normal: mean, std */
+  int64_t from;   /* integers: from + (64 random bits mod range) */
+  uint64_t range; /* integers: to - from, >= 1 */
 } random_state;
 
 typedef struct random_job {
@@ -109,6 +111,20 @@ static void random_range(void *context, int64_t begin, int64_t end) {
     if (i == begin || (i & 1) == 0) philox_batch(job->seed, job->block + (uint64_t)i / 2, 1, r);
     uint32_t hi = r[2 * (i & 1)][0], lo = r[2 * (i & 1) + 1][0];
     double value;
+    if (s->kind == INTEGERS) { /* exact for every range, in 64 bits */
+      uint64_t bits = ((uint64_t)hi << 32) | lo;
+      int64_t integer = (int64_t)((uint64_t)s->from + bits % s->range);
+      int64_t offset = i;
+      if (!contiguous) {
+        offset = 0;
+        for (int64_t d = t->ndim - 1, rest = i; d >= 0; d--) {
+          offset += (rest % t->sizes[d]) * t->strides[d];
+          rest /= t->sizes[d];
+        }
+      }
+      emu_store_int(t->data + offset * (int64_t)item, t->dtype, integer);
+      continue;
+    }
     if (s->kind == BERNOULLI) {
       value = (double)hi * (1.0 / 4294967296.0) < s->a ? 1.0 : 0.0;
     } else if (s->kind == UNIFORM) {
@@ -148,8 +164,8 @@ static void run_random(emu_task *task) {
 static tb_status kernel_bernoulli(tb_stream stream, const tb_value *args, int32_t count) {
   tb_status status = emu_check_args("bernoulli_.float", args, count, "Tfr");
   if (status != TB_OK) return status;
-  random_state state = {BERNOULLI,
-                        args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i, 0};
+  random_state state = {.kind = BERNOULLI,
+                        .a = args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i};
   if (!(state.a >= 0 && state.a <= 1)) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: bernoulli_: p must be in [0, 1], got %g",
                     state.a);
@@ -164,9 +180,9 @@ static tb_status kernel_uniform(tb_stream stream, const tb_value *args, int32_t 
   if (!emu_is_floating(args[0].as.tensor->dtype)) {
     return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: uniform_: floating tensors only");
   }
-  random_state state = {UNIFORM,
-                        args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i,
-                        args[2].kind == TB_VALUE_DOUBLE ? args[2].as.f : (double)args[2].as.i};
+  random_state state = {.kind = UNIFORM,
+                        .a = args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i,
+                        .b = args[2].kind == TB_VALUE_DOUBLE ? args[2].as.f : (double)args[2].as.i};
   return emu_launch("uniform_", stream, args, count, run_random, sizeof state, &state);
 }
 
@@ -177,15 +193,41 @@ static tb_status kernel_normal(tb_stream stream, const tb_value *args, int32_t c
   if (!emu_is_floating(args[0].as.tensor->dtype)) {
     return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: normal_: floating tensors only");
   }
-  random_state state = {NORMAL,
-                        args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i,
-                        args[2].kind == TB_VALUE_DOUBLE ? args[2].as.f : (double)args[2].as.i};
+  random_state state = {.kind = NORMAL,
+                        .a = args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i,
+                        .b = args[2].kind == TB_VALUE_DOUBLE ? args[2].as.f : (double)args[2].as.i};
   if (state.b < 0) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: normal_: std must be >= 0, got %g", state.b);
   }
   return emu_launch("normal_", stream, args, count, run_random, sizeof state, &state);
 }
 
+/* random_.from: (self, from, to, generator): integers in [from, to).  `to` None (the dtype's
+ * whole range above `from`) is left to the CPU fallback.  torch.randint and Inductor's random
+ * seeds come here: through the fallback they would copy the tensor to the host, which waits
+ * for the stream. */
+static tb_status kernel_random_from(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("random_.from", args, count, "Ti?r");
+  if (status != TB_OK) return status;
+  if (args[2].kind != TB_VALUE_INT) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: random_.from: to=None is not supported");
+  }
+  int64_t from = args[1].as.i, to = args[2].as.i;
+  if (from >= to) {
+    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "emu: random_.from: from %lld must be less than to %lld", (long long)from,
+                    (long long)to);
+  }
+  if (args[0].as.tensor->dtype == TB_DTYPE_BOOL) {
+    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: random_.from: bool tensors");
+  }
+  random_state state = {.kind = INTEGERS, .from = from, .range = (uint64_t)to - (uint64_t)from};
+  return emu_launch("random_.from", stream, args, count, run_random, sizeof state, &state);
+}
+
+EMU_KERNEL(k_random_from, "random_.from", kernel_random_from, EMU_ALL_TYPES,
+           "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> "
+           "Tensor(a!)");
 EMU_KERNEL(
     k_bernoulli, "bernoulli_.float", kernel_bernoulli, EMU_ALL_TYPES,
     "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)");
@@ -196,4 +238,5 @@ EMU_KERNEL(k_normal, "normal_", kernel_normal, EMU_FLOATS,
            "normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> "
            "Tensor(a!)");
 
-const tb_kernel *const emu_random_kernels[] = {&k_bernoulli, &k_uniform, &k_normal, NULL};
+const tb_kernel *const emu_random_kernels[] = {&k_bernoulli, &k_uniform, &k_normal, &k_random_from,
+                                               NULL};
