@@ -4,6 +4,7 @@
 #   make test    every test (C-only build, full build, CTest, pytest, sanitizers, lint, the
 #                second torch release)
 #   make bench   the benchmark table (device vs PyTorch CPU / memcpy), also as build/bench.json
+#   make profile where a small operator's host time goes (perf samples by category)
 #   make models  the model zoo: one training step of each model on the device beside the CPU
 #   make docs    the documentation (Sphinx + Doxygen + Breathe) into build/docs/html
 #
@@ -28,9 +29,9 @@ export PIP_ROOT_USER_ACTION := ignore
 
 # Debian packages: compilers and build tools, googletest, clang-format (style check), binutils
 # (nm/readelf for the ABI checks), OpenBLAS (emu's matrix products), Doxygen and Graphviz (the
-# docs), Chromium (the docs' browser test).
+# docs), Chromium (the docs' browser test), perf (make profile).
 APT_PACKAGES := cmake ninja-build gcc g++ make binutils libgtest-dev ccache clang-format \
-                libopenblas-dev doxygen graphviz chromium
+                libopenblas-dev doxygen graphviz chromium linux-perf
 
 # Inputs of the full build: a change to any of them reinstalls the package.
 BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake include loader backends \
@@ -38,7 +39,7 @@ BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake include loader 
                   -not -path 'test/python/*' -not -path 'test/compat/*' 2>/dev/null)
 C_SOURCES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' '*.cpp' 2>/dev/null)
 
-.PHONY: help deps build demo bench models docs test test-c test-full test-docs test-sanitize \
+.PHONY: help deps build demo bench profile models docs test test-c test-full test-docs test-sanitize \
         test-tsan test-compat lint format clean
 
 help:
@@ -46,6 +47,7 @@ help:
 	@echo "make test    run every test"
 	@echo "make test-compat  one vendor binary in runtimes built against both torch releases"
 	@echo "make bench   print the benchmark table, write $(BUILD)/bench.json"
+	@echo "make profile where a small operator's host time goes (perf samples by category)"
 	@echo "make models  the model zoo on the device beside the CPU, as a table"
 	@echo "make docs    build the documentation into $(BUILD)/docs/html"
 	@echo "make build   install the package in editable mode (build/py)"
@@ -95,6 +97,11 @@ demo: $(STAMP)/build
 # A measurement, not a test: figures side by side in one run (benchmarks/bench.py).
 bench: $(STAMP)/build
 	$(PYTHON) benchmarks/bench.py --json $(BUILD)/bench.json
+
+# Where a small operator's host time goes, per category, from perf samples
+# (benchmarks/host_profile.py): a measurement, not a test.
+profile: $(STAMP)/build
+	$(PYTHON) benchmarks/host_profile.py
 
 # The model zoo (examples/zoo.py): torchvision CNNs, Hugging Face language models, a pretrained
 # sentence-transformers model and an LSTM/GRU network, one training step each beside the CPU.
