@@ -4,6 +4,7 @@
 #   make test    every test (C-only build, full build, CTest, pytest, sanitizers, lint, the
 #                second torch release)
 #   make bench   the benchmark table (device vs PyTorch CPU / memcpy), also as build/bench.json
+#                and drawn against the aims in build/bench.png
 #   make profile where a small operator's host time goes (perf samples by category)
 #   make models  the model zoo: one training step of each model on the device beside the CPU
 #   make docs    the documentation (Sphinx + Doxygen + Breathe) into build/docs/html
@@ -46,7 +47,7 @@ help:
 	@echo "make demo    run the main job (installs and builds what is missing)"
 	@echo "make test    run every test"
 	@echo "make test-compat  one vendor binary in runtimes built against both torch releases"
-	@echo "make bench   print the benchmark table, write $(BUILD)/bench.json"
+	@echo "make bench   print the benchmark table, write $(BUILD)/bench.json and bench.png"
 	@echo "make profile where a small operator's host time goes (perf samples by category)"
 	@echo "make models  the model zoo on the device beside the CPU, as a table"
 	@echo "make docs    build the documentation into $(BUILD)/docs/html"
@@ -96,7 +97,7 @@ demo: $(STAMP)/build
 
 # A measurement, not a test: figures side by side in one run (benchmarks/bench.py).
 bench: $(STAMP)/build
-	$(PYTHON) benchmarks/bench.py --json $(BUILD)/bench.json
+	$(PYTHON) benchmarks/bench.py --json $(BUILD)/bench.json --plot $(BUILD)/bench.png
 
 # Where a small operator's host time goes, per category, from perf samples
 # (benchmarks/host_profile.py): a measurement, not a test.
