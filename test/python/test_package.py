@@ -40,6 +40,7 @@ def test_conformance_tool_on_fake(tmp_path):
         "threads",
         "fault",
         "kernels",
+        "collectives",
     }
     for check in data["checks"]:
         assert check["result"] in ("pass", "skip"), check
