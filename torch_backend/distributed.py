@@ -50,6 +50,7 @@ import datetime
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -164,6 +165,21 @@ class Work(dist.Work):
     def result(self) -> list[torch.Tensor]:
         self.wait()
         return self._future.value()
+
+
+def _wait_event(event: torch.Event, timeout: datetime.timedelta) -> bool:
+    """Waits for ``event`` up to ``timeout``; False when it has not completed by then.  Polls
+    (briefly back to back, then in naps of up to a millisecond) instead of blocking in the
+    event's synchronize, so that the engine thread never sits in a C++ call that outlives the
+    timeout (a daemon thread coming back from one while the interpreter exits aborts it)."""
+    deadline = time.monotonic() + timeout.total_seconds()
+    nap = 0.0
+    while not event.query():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(nap)
+        nap = min(1e-3, nap * 2 if nap else 1e-5)
+    return True
 
 
 class _AllWorks:
@@ -491,7 +507,14 @@ class ProcessGroupTB(dist.ProcessGroup):
 
         def job() -> list[torch.Tensor]:
             try:
-                done.synchronize()
+                if not _wait_event(done, self._timeout):
+                    self._failed.add(index)
+                    raise dist.DistBackendError(
+                        f"{BACKEND}: {what} did not complete within {self._timeout} on rank "
+                        f"{self.rank()} of {self.size()} (a peer that stopped, or ranks that "
+                        "issued different collectives)"
+                    )
+                done.synchronize()  # raises the device's fault, if the collective failed
             except RuntimeError as error:
                 self._failed.add(index)
                 raise dist.DistBackendError(

@@ -274,6 +274,34 @@ def test_a_dead_peer_is_an_error_within_the_timeout(engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_a_peer_that_does_not_come_is_an_error_after_the_timeout(engine):
+    """The group's timeout bounds a collective whose peer is alive but late: the waiting rank
+    gets an error naming the collective once it passes, not a hang."""
+    results = world(
+        """
+    import time
+    dist.all_reduce(torch.ones(4, device=d))  # the communicators exist
+    start = time.monotonic()
+    if rank == 1:
+        time.sleep(7.0)
+    try:
+        dist.all_reduce(torch.ones(4, device=d))
+        out["error"] = None
+    except dist.DistBackendError as error:
+        out["error"] = str(error)
+    out["seconds"] = time.monotonic() - start
+    """,
+        timeout_s=3.0,
+        engine=engine,
+    )
+    error, seconds = results[0]["error"], results[0]["seconds"]
+    assert error is not None and "all_reduce" in error, error
+    reasons = ("waited more than 3000 ms", "did not complete within", "timed out")
+    assert any(reason in error for reason in reasons), error
+    assert 2.5 <= seconds < 7.0, seconds
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_functional_collectives_device_mesh_and_fsdp2(engine):
     """What DeviceMesh, FSDP2 and compiled collectives build on: functional collectives on the
     group, a DeviceMesh of the device type, and fully_shard training that matches one process
