@@ -169,7 +169,7 @@ class Work(dist.Work):
 
 def _wait_event(event: torch.Event, timeout: datetime.timedelta) -> bool:
     """Waits for ``event`` up to ``timeout``; False when it has not completed by then.  Polls
-    (briefly back to back, then in naps of up to a millisecond) instead of blocking in the
+    (back to back at first, then in naps of up to 0.1 ms) instead of blocking in the
     event's synchronize, so that the engine thread never sits in a C++ call that outlives the
     timeout (a daemon thread coming back from one while the interpreter exits aborts it)."""
     deadline = time.monotonic() + timeout.total_seconds()
@@ -178,7 +178,7 @@ def _wait_event(event: torch.Event, timeout: datetime.timedelta) -> bool:
         if time.monotonic() > deadline:
             return False
         time.sleep(nap)
-        nap = min(1e-3, nap * 2 if nap else 1e-5)
+        nap = min(1e-4, nap * 2 if nap else 1e-5)
     return True
 
 
