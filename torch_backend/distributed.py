@@ -45,12 +45,14 @@ shapes or dtypes across ranks are Gloo's errors, surfaced the same way.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import datetime
 import os
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -167,6 +169,17 @@ class Work(dist.Work):
         return self._future.value()
 
 
+@atexit.register
+def _stop_engines() -> None:
+    """At exit, before the interpreter finalizes: each engine finishes the job it runs (a
+    polling wait returns at once; a Gloo wait within the group's timeout) and stops.  A daemon
+    thread that came back from a C++ call while the interpreter finalizes would abort the
+    process ("terminate called without an active exception")."""
+    _EXITING.set()
+    for engine in list(_ENGINES):
+        engine.close(engine._timeout.total_seconds() + 1.0)
+
+
 def _wait_event(event: torch.Event, timeout: datetime.timedelta) -> bool:
     """Waits for ``event`` up to ``timeout``; False when it has not completed by then.  Polls
     (back to back at first, then in naps of up to 0.1 ms) instead of blocking in the
@@ -175,7 +188,7 @@ def _wait_event(event: torch.Event, timeout: datetime.timedelta) -> bool:
     deadline = time.monotonic() + timeout.total_seconds()
     nap = 0.0
     while not event.query():
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline or _EXITING.is_set():
             return False
         time.sleep(nap)
         nap = min(1e-4, nap * 2 if nap else 1e-5)
@@ -194,22 +207,32 @@ class _AllWorks:
         return True
 
 
+# Set at interpreter exit: engines stop polling and finish (see _stop_engines).
+_EXITING = threading.Event()
+_ENGINES: weakref.WeakSet[_Engine] = weakref.WeakSet()
+
+
 class _Engine:
     """One thread per process group running its collectives in issue order."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, timeout: datetime.timedelta) -> None:
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._timeout = timeout
+        self._closed = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
+        _ENGINES.add(self)
 
     def submit(self, job: Callable[[], Any]) -> torch.futures.Future:
         future: torch.futures.Future = torch.futures.Future()
         self._queue.put((job, future))
         return future
 
-    def close(self) -> None:
-        self._queue.put(None)
-        self._thread.join()
+    def close(self, timeout: float | None = None) -> None:
+        if not self._closed:
+            self._closed = True
+            self._queue.put(None)
+        self._thread.join(timeout)
 
     def _run(self) -> None:
         while True:
@@ -324,7 +347,7 @@ class ProcessGroupTB(dist.ProcessGroup):
         super().__init__(rank, size)
         self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
         self._timeout = timeout
-        self._engine = _Engine(f"{BACKEND}-rank{rank}")
+        self._engine = _Engine(f"{BACKEND}-rank{rank}", timeout)
         self._streams: dict[int, torch.Stream] = {}
         self._name = ""
         self._store = store
