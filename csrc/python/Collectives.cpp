@@ -13,6 +13,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "aten/KernelCall.h"
@@ -24,14 +25,22 @@ namespace torch_backend {
 namespace {
 
 // The vendor's validated extension, or nullptr when it has none; throws when it has one that
-// cannot be used (the loader's message names what is wrong).
+// cannot be used (the loader's message names what is wrong).  The process has one vendor and
+// its table is immutable: validated once, not on every collective.
 const tb_collectives_extension* extension() {
-  const Vendor& vendor = Vendor::Get();
-  char error[512] = "";
-  const tb_collectives_extension* found =
-      tb_loader_collectives(&vendor.table(), error, sizeof error);
-  TORCH_CHECK(found != nullptr || error[0] == '\0', error);
-  return found;
+  struct Found {
+    const tb_collectives_extension* extension = nullptr;
+    std::string error;
+  };
+  static const Found found = [] {
+    char error[512] = "";
+    Found result;
+    result.extension = tb_loader_collectives(&Vendor::Get().table(), error, sizeof error);
+    result.error = error;
+    return result;
+  }();
+  TORCH_CHECK(found.error.empty(), found.error);
+  return found.extension;
 }
 
 const tb_collectives_extension& require(const char* call) {

@@ -371,47 +371,28 @@ def test_functional_collectives_device_mesh_and_fsdp2(engine):
     assert results[1]["reduce_scatter"] == [6.0, 9.0]
 
 
-def test_ddp_under_torchrun_matches_one_process():
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            "--nproc-per-node",
-            "2",
-            str(REPO / "examples" / "ddp.py"),
-            "--steps",
-            "6",
-        ],
+def torchrun(example: str, steps: int) -> subprocess.CompletedProcess[str]:
+    """Runs examples/<example> on two ranks under torchrun."""
+    script = str(REPO / "examples" / example)
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    return subprocess.run(
+        [*launcher, "--nproc-per-node", "2", script, "--steps", str(steps)],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
+
+
+def test_ddp_under_torchrun_matches_one_process():
+    result = torchrun("ddp.py", 6)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"rank 0 on {DEV}:0" in result.stdout and "backend 'tbccl'" in result.stdout
     assert ": match" in result.stdout, result.stdout
 
 
 def test_fsdp2_under_torchrun_matches_one_process():
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            "--nproc-per-node",
-            "2",
-            str(REPO / "examples" / "fsdp.py"),
-            "--steps",
-            "4",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    result = torchrun("fsdp.py", 4)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"rank 0 on {DEV}:0" in result.stdout and "FSDP2 on 2 ranks" in result.stdout
     assert ": match" in result.stdout, result.stdout
