@@ -542,7 +542,7 @@ static tb_status enqueue(tb_context ctx, tb_comm comm, coll_kind kind, const voi
       (unsigned char *)recv < (const unsigned char *)send + send_bytes) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: all_to_all: send and recv overlap");
   }
-  emu_task *task = emu_task_new(run_collective, sizeof(coll_payload));
+  emu_task *task = emu_task_new(stream, run_collective, sizeof(coll_payload));
   if (task == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: %s: out of memory", name);
   task->name = name;
   task->finish = finish_collective;

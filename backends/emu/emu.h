@@ -124,6 +124,11 @@ struct tb_stream_impl;
  * record), so that the stream's progress and the publication become visible together. */
 struct emu_task {
   _Atomic(emu_task *) next;
+  /* A task in its stream's slot ring: 1 while taken (from emu_task_new until the worker is
+   * done with it), 0 while free.  Tasks too big for a slot, or created while every slot was
+   * taken, are malloc'd instead (pooled false). */
+  _Atomic int slot_taken;
+  bool pooled;
   emu_task_fn fn;
   emu_task_fn finish;
   const char *name; /* static string naming the work (kernel name), for profiles */
@@ -139,8 +144,14 @@ void emu_streams_destroy(emu_context *ctx);
 /* Waits for the work enqueued so far on every stream of `device` (no fault check). */
 tb_status emu_wait_device(emu_context *ctx, int32_t device, const char *call);
 
-emu_task *emu_task_new(emu_task_fn fn, size_t payload_size);
-/* Enqueues `task` on `stream` (which takes ownership). */
+/* A task for `stream` (a live stream: the caller checked it) with `payload_size` bytes of
+ * payload.  Launches take one per call, so small tasks come from a ring of slots in the stream
+ * (no heap allocation, no lock: a slot is claimed with one compare-and-swap and given back by
+ * the worker); bigger ones, and those made while the ring is full, are malloc'd.  NULL when out
+ * of memory.  A task that is not enqueued after all goes back with emu_task_discard. */
+emu_task *emu_task_new(tb_stream stream, emu_task_fn fn, size_t payload_size);
+void emu_task_discard(emu_task *task);
+/* Enqueues `task` (made for `stream` by emu_task_new) on `stream`, which takes ownership. */
 tb_status emu_stream_enqueue(tb_stream stream, emu_task *task);
 int32_t emu_stream_device(tb_stream stream);
 /* The context `stream` was created in. */

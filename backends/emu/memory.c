@@ -207,7 +207,7 @@ static void run_copy(emu_task *task) {
 
 static tb_status enqueue_copy(tb_stream stream, char *dst, const char *src, size_t size,
                               int32_t src_device) {
-  emu_task *task = emu_task_new(run_copy, sizeof(copy_args));
+  emu_task *task = emu_task_new(stream, run_copy, sizeof(copy_args));
   if (task == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: out of memory enqueuing a copy");
   task->name = "copy (async)";
   *(copy_args *)task->payload = (copy_args){dst, src, size, src_device};
@@ -278,7 +278,7 @@ tb_status emu_memory_memset_async(tb_context ctx, tb_stream stream, void *ptr, i
   char *d = NULL;
   status = device_address(ctx, device, ptr, size, "memset_async", &d);
   if (status != TB_OK) return status;
-  emu_task *task = emu_task_new(run_memset, sizeof(memset_args));
+  emu_task *task = emu_task_new(stream, run_memset, sizeof(memset_args));
   if (task == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: out of memory enqueuing memset");
   task->name = "memset (async)";
   *(memset_args *)task->payload = (memset_args){d, (unsigned char)value, size};

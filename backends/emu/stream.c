@@ -53,7 +53,17 @@ struct tb_stream_impl {
   _Atomic bool worker_sleeping;
   _Atomic int waiters; /* threads sleeping (or about to) on `progress` */
   pthread_t thread;
+  /* The task slot ring (emu_task_new): TASK_SLOTS slots of TASK_SLOT_BYTES, tried in turn. */
+  unsigned char *slots;
+  _Atomic uint64_t slot_cursor;
 };
+
+/* 128 slots of 2 KiB hold a kernel call of up to seven tensors, and let the host run 128 tasks
+ * ahead of the worker before launches fall back to malloc.  calloc maps the ring lazily: a
+ * stream that never launches much touches a few pages of it. */
+#define TASK_SLOTS 128u
+#define TASK_SLOT_BYTES 2048u
+_Static_assert(TASK_SLOT_BYTES % 16 == 0, "slots keep the payload's 16-byte alignment");
 
 /* One record of an event: complete once its stream reaches it.  The event points at its
  * latest record; waits hold the record they saw, so a later record does not release them. */
@@ -141,6 +151,7 @@ static void stream_release(emu_stream *s) {
   pthread_cond_destroy(&s->work);
   pthread_cond_destroy(&s->progress);
   s->magic = 0;
+  free(s->slots);
   free(s);
 }
 
@@ -185,17 +196,50 @@ tb_status emu_check_fault(emu_context *ctx, int32_t device, const char *call) {
 
 /* ---- tasks ---- */
 
-emu_task *emu_task_new(emu_task_fn fn, size_t payload_size) {
-  /* malloc's alignment (16 bytes on the platforms emu targets) suits the payload. */
-  emu_task *task = malloc(sizeof(emu_task) + payload_size);
-  if (task == NULL) return NULL;
+/* A free slot of the ring, taken, or NULL: the slot the cursor points at is tried only, so a
+ * launch never searches (a taken slot means the worker is TASK_SLOTS tasks behind, or another
+ * thread's task is slow to finish; malloc is the right answer to both). */
+static emu_task *take_slot(emu_stream *s, size_t size) {
+  if (s->slots == NULL || size > TASK_SLOT_BYTES) return NULL;
+  uint64_t k = atomic_fetch_add_explicit(&s->slot_cursor, 1, memory_order_relaxed) % TASK_SLOTS;
+  emu_task *task = (emu_task *)(s->slots + k * TASK_SLOT_BYTES);
+  int expected = 0;
+  /* acquire: pairs with the worker's release in emu_task_discard, so its last reads of the
+   * task happen before this launch overwrites it. */
+  if (!atomic_compare_exchange_strong_explicit(&task->slot_taken, &expected, 1,
+                                               memory_order_acquire, memory_order_relaxed)) {
+    return NULL;
+  }
+  task->pooled = true;
+  return task;
+}
+
+emu_task *emu_task_new(tb_stream stream, emu_task_fn fn, size_t payload_size) {
+  size_t size = sizeof(emu_task) + payload_size;
+  emu_task *task = take_slot(stream, size);
+  if (task == NULL) {
+    /* malloc's alignment (16 bytes on the platforms emu targets) suits the payload. */
+    task = malloc(size);
+    if (task == NULL) return NULL;
+    atomic_init(&task->slot_taken, 1);
+    task->pooled = false;
+  }
   atomic_init(&task->next, NULL);
   task->fn = fn;
   task->finish = NULL;
   task->name = "task";
-  task->stream = NULL;
+  task->stream = stream;
   task->payload_size = payload_size;
   return task;
+}
+
+void emu_task_discard(emu_task *task) {
+  if (task == NULL) return;
+  if (task->pooled) {
+    atomic_store_explicit(&task->slot_taken, 0, memory_order_release);
+  } else {
+    free(task);
+  }
 }
 
 void emu_task_fail(emu_task *task, const char *format, ...) {
@@ -333,7 +377,7 @@ static void *worker_main(void *arg) {
     } else {
       emu_stream_count_completion(s);
     }
-    free(task);
+    emu_task_discard(task);
     wake_synchronizers(s);
   }
   device_remove(s);
@@ -400,11 +444,15 @@ tb_status emu_stream_create(tb_context ctx, int32_t device, int32_t priority, tb
   atomic_init(&s->destroyed, false);
   atomic_init(&s->worker_sleeping, false);
   atomic_init(&s->waiters, 0);
+  atomic_init(&s->slot_cursor, 0);
+  /* Without the ring (no memory for it) every task is malloc'd: slower, still correct. */
+  s->slots = calloc(TASK_SLOTS, TASK_SLOT_BYTES);
   queue_init(&s->queue);
   pthread_mutex_init(&s->mutex, NULL);
   pthread_cond_init(&s->work, NULL);
   pthread_cond_init(&s->progress, NULL);
   if (device_add(s) != 0) {
+    free(s->slots);
     free(s);
     return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: stream create: out of memory");
   }
@@ -417,6 +465,7 @@ tb_status emu_stream_create(tb_context ctx, int32_t device, int32_t priority, tb
   if (rc != 0) {
     atomic_fetch_sub(&ctx->refs, 1);
     device_remove(s);
+    free(s->slots);
     free(s);
     return emu_fail(TB_ERROR_INTERNAL, "emu: stream create: cannot start a worker thread: %s",
                     strerror(rc));
@@ -500,7 +549,7 @@ tb_status emu_stream_inject_fault(tb_context ctx, tb_stream s, const char *messa
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: stream inject_fault: message is NULL");
   }
   size_t length = strlen(message);
-  emu_task *task = emu_task_new(run_injected_fault, length + 1);
+  emu_task *task = emu_task_new(s, run_injected_fault, length + 1);
   if (task == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: inject_fault: out of memory");
   task->name = "inject_fault";
   memcpy(task->payload, message, length + 1);
@@ -534,7 +583,7 @@ tb_status emu_stream_launch_host_func(tb_context ctx, tb_stream s, tb_host_func 
   if (fn == NULL) {
     return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: stream launch_host_func: fn is NULL");
   }
-  emu_task *task = emu_task_new(run_host_func, sizeof(host_func_payload));
+  emu_task *task = emu_task_new(s, run_host_func, sizeof(host_func_payload));
   if (task == NULL) {
     return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: launch_host_func: out of memory");
   }
@@ -622,10 +671,10 @@ tb_status emu_event_record(tb_context ctx, tb_event e, tb_stream s) {
                     "emu: event record: the event belongs to device %d, the stream to device %d",
                     (int)e->device, (int)s->device);
   }
-  emu_task *task = emu_task_new(NULL, sizeof(marker));
+  emu_task *task = emu_task_new(s, NULL, sizeof(marker));
   emu_record *r = calloc(1, sizeof *r);
   if (task == NULL || r == NULL) {
-    free(task);
+    emu_task_discard(task);
     free(r);
     return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: event record: out of memory");
   }
@@ -702,7 +751,7 @@ tb_status emu_stream_wait_event(tb_context ctx, tb_stream s, tb_event e) {
   if (status != TB_OK) return status;
   emu_record *r = pending_record(e);
   if (r == NULL) return TB_OK; /* never recorded, or already complete: nothing to wait for */
-  emu_task *task = emu_task_new(run_wait, sizeof(marker));
+  emu_task *task = emu_task_new(s, run_wait, sizeof(marker));
   if (task == NULL) {
     record_release(r);
     return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: wait_event: out of memory");

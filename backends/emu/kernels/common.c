@@ -185,7 +185,7 @@ tb_status emu_launch(const char *kernel, tb_stream stream, const tb_value *args,
   size_t size = align16(sizeof(emu_call)) + align16(count * sizeof(emu_arg)) +
                 align16(tensors * sizeof(emu_tensor)) + align16(words * sizeof(int64_t)) +
                 align16(bytes) + align16(scratch_size);
-  emu_task *task = emu_task_new(fn, size);
+  emu_task *task = emu_task_new(stream, fn, size);
   if (task == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: %s: out of memory", kernel);
   task->name = kernel;
   char *cursor = (char *)task->payload;
