@@ -23,8 +23,10 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.graphviz",
+    "tb_bench",
     "tb_coverage",
     "tb_slots",
+    "tb_zoo",
 ]
 
 breathe_projects = {
@@ -40,6 +42,26 @@ autodoc_typehints = "description"
 nitpicky = False
 exclude_patterns = ["_build"]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-html_theme = "alabaster"
-html_theme_options = {"description": "one C interface, any accelerator, a PyTorch device"}
-html_static_path: list[str] = []
+# pydata-sphinx-theme, the theme PyTorch's own documentation builds on: a wide content column,
+# light and dark modes, and Sphinx's search (an index shipped with the pages, so it works
+# offline and from file://).
+html_theme = "pydata_sphinx_theme"
+html_title = "torch_backend"
+html_theme_options = {
+    "logo": {"text": "torch_backend"},
+    "navbar_align": "left",
+    # The pages are listed in the left sidebar (templates/tb-site-nav.html), the current one
+    # opened to its sections; the header keeps search and the light/dark switch.
+    "navbar_center": [],
+    "navbar_end": ["search-button-field", "theme-switcher"],
+    "navbar_persistent": [],
+    "secondary_sidebar_items": [],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+    "pygments_light_style": "tango",
+    "pygments_dark_style": "github-dark",
+}
+html_sidebars = {"**": ["tb-site-nav"]}
+templates_path = ["_templates"]
+html_static_path = ["_static"]
+html_css_files = ["torch_backend.css"]

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
+import chromium
 
 REPO = Path(__file__).resolve().parents[2]
 HTML = Path(os.environ.get("TB_DOCS_HTML", REPO / "build" / "docs" / "html"))
@@ -56,44 +53,11 @@ document.getElementById("page").addEventListener("load", () => {
 """
 
 
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.fail("no chromium on PATH: `make docs` installs Debian's chromium package")
-
-
 def open_in_browser(tmp_path: Path, page: str, texts: list[str]) -> dict:
     target = HTML / page
     assert target.is_file(), f"{target} is missing: run `make docs` first"
-    probe = tmp_path / f"probe-{page}"
-    probe.write_text(PROBE % {"page": target.as_uri(), "texts": json.dumps(texts)})
-    result = subprocess.run(
-        [
-            chromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-background-networking",
-            "--disable-gpu",
-            "--allow-file-access-from-files",
-            "--virtual-time-budget=10000",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--dump-dom",
-            probe.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    match = re.search(r'<pre id="report">(.*?)</pre>', result.stdout, re.S)
-    assert match, result.stdout[-2000:]
-    report_text = match.group(1).replace("&quot;", '"').replace("&lt;", "<")
-    report_text = report_text.replace("&gt;", ">").replace("&amp;", "&")
-    assert report_text != "pending", "the page did not finish loading in the browser"
-    return json.loads(report_text)
+    html = PROBE % {"page": target.as_uri(), "texts": json.dumps(texts)}
+    return chromium.run_probe(tmp_path, f"probe-{page}", html)
 
 
 def test_index_shows_the_layer_diagram(tmp_path):
