@@ -107,7 +107,7 @@ profile: $(STAMP)/build
 # The model zoo (examples/zoo.py): torchvision CNNs, Hugging Face language models, a pretrained
 # sentence-transformers model and an LSTM/GRU network, one training step each beside the CPU.
 models: $(STAMP)/build
-	$(PYTHON) examples/zoo.py
+	$(PYTHON) examples/zoo.py --json $(BUILD)/zoo.json
 
 # Documentation: Doxygen XML of the public headers, then Sphinx with Breathe; warnings fail
 # both.  Sphinx imports torch_backend (autodoc, the op coverage table), hence the build.

