@@ -6,6 +6,8 @@
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty_strided.h>
 
+#include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -601,7 +603,20 @@ void MetaKey::add(at::OptionalSymIntArrayRef values) {
 
 void MetaKey::add(std::string_view value) {
   word(static_cast<int64_t>(value.size()));
-  bytes_.append(value.data(), value.size());
+  for (size_t i = 0; i < value.size(); i += sizeof(int64_t)) {
+    int64_t packed = 0;
+    std::memcpy(&packed, value.data() + i, std::min(sizeof packed, value.size() - i));
+    word(packed);
+  }
+}
+
+uint64_t MetaKey::hash() const {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ words_.size();
+  for (int64_t w : words_) {
+    h = (h ^ static_cast<uint64_t>(w)) * 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+  }
+  return h;
 }
 
 void MetaKey::add(const std::optional<std::string_view>& value) {
@@ -672,17 +687,27 @@ std::vector<OutputMeta> MetaCache::record(const at::Tensor& output) {
 }
 
 MetaCache::Outputs MetaCache::find(const MetaKey& key) {
+  const uint64_t hash = key.hash();
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = entries_.find(key.bytes());
-  return it == entries_.end() ? nullptr : it->second;
+  auto [it, end] = entries_.equal_range(hash);
+  for (; it != end; ++it) {
+    const std::vector<int64_t>& words = it->second.words;
+    if (words.size() == key.size() &&
+        std::memcmp(words.data(), key.words(), key.size() * sizeof(int64_t)) == 0) {
+      return it->second.outputs;
+    }
+  }
+  return nullptr;
 }
 
 MetaCache::Outputs MetaCache::insert(const MetaKey& key, std::vector<OutputMeta> outputs) {
   constexpr size_t kCapacity = 512;  // shapes a program cycles through; beyond it, start over
   auto entry = std::make_shared<const std::vector<OutputMeta>>(std::move(outputs));
+  std::vector<int64_t> words(key.words(), key.words() + key.size());
+  const uint64_t hash = key.hash();
   std::lock_guard<std::mutex> lock(mutex_);
   if (entries_.size() >= kCapacity) entries_.clear();  // callers hold their own references
-  entries_.emplace(key.bytes(), entry);
+  entries_.emplace(hash, Entry{std::move(words), entry});
   return entry;
 }
 

@@ -229,11 +229,15 @@ class MetaKey {
     word(value.has_value() ? 1 : 0);
     if (value.has_value()) add(*value);
   }
-  const std::string& bytes() const { return bytes_; }
+  const int64_t* words() const { return words_.data(); }
+  size_t size() const { return words_.size(); }
+  uint64_t hash() const;
 
  private:
-  void word(int64_t value) { bytes_.append(reinterpret_cast<const char*>(&value), sizeof value); }
-  std::string bytes_;
+  void word(int64_t value) { words_.push_back(value); }
+  // Inline room for the keys of ordinary calls (a few tensors of up to 4 dimensions and their
+  // scalars): building a key allocates nothing.
+  c10::SmallVector<int64_t, 48> words_;
 };
 
 // The metadata of one output of a meta function.
@@ -268,8 +272,14 @@ class MetaCache {
   Outputs find(const MetaKey& key);
   Outputs insert(const MetaKey& key, std::vector<OutputMeta> outputs);
 
+  struct Entry {
+    std::vector<int64_t> words;
+    Outputs outputs;
+  };
   std::mutex mutex_;
-  std::unordered_map<std::string, Outputs> entries_;
+  // By the key's hash, so that a lookup builds no key object; entries with the same hash are
+  // told apart by their words.
+  std::unordered_multimap<uint64_t, Entry> entries_;
 };
 // The device of the first device tensor among the arguments.
 c10::Device device_of_arguments(std::initializer_list<const at::Tensor*> tensors);
