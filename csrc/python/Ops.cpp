@@ -6,8 +6,12 @@
 // extension module free of CPython's non-limited API (it is built for abi3).
 #include <ATen/Context.h>
 #include <ATen/core/Generator.h>
+#include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/library.h>
+
+#include <chrono>
+#include <string>
 
 #include "aten/Autocast.h"
 #include "aten/CustomOps.h"
@@ -97,6 +101,29 @@ double get_per_process_memory_fraction(int64_t device) {
 
 std::vector<int64_t> get_memory_snapshot(int64_t device) {
   return memory_snapshot(resolve_device(static_cast<c10::DeviceIndex>(device)));
+}
+
+// Seconds per allocate + free of `nbytes` through the caching allocator of the current device
+// ("device") or c10's CPU allocator ("cpu"), over `iterations` back-to-back pairs: the
+// allocator's own cost, without Python or the dispatcher (make bench's allocator row).
+double time_allocator(const std::string& side, int64_t nbytes, int64_t iterations) {
+  TORCH_CHECK(side == "device" || side == "cpu",
+              "torch_backend: _time_allocator: side must be 'device' or 'cpu', not '", side, "'");
+  TORCH_CHECK(nbytes > 0 && iterations > 0,
+              "torch_backend: _time_allocator: nbytes and iterations must be positive");
+  c10::Allocator* allocator = side == "cpu" ? c10::GetCPUAllocator() : device_allocator();
+  if (side == "device") {
+    Vendor::Use("_time_allocator");
+    allocator->allocate(static_cast<size_t>(nbytes));  // the first one may reserve a segment
+  }
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < iterations; i++) {
+    c10::DataPtr block = allocator->allocate(static_cast<size_t>(nbytes));
+    // Keeps the pair from being optimised away: the pointer escapes.
+    asm volatile("" : : "r"(block.get()) : "memory");
+  }
+  std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  return elapsed.count() / static_cast<double>(iterations);
 }
 
 at::Generator get_default_generator(int64_t device) {
@@ -191,6 +218,7 @@ TORCH_LIBRARY(torch_backend, m) {
   m.def("_memory_fraction(int device) -> float", &get_per_process_memory_fraction);
   m.def("_memory_snapshot(int device) -> int[]", &get_memory_snapshot);
   m.def("_default_generator(int device) -> Generator?", &get_default_generator);
+  m.def("_time_allocator(str side, int nbytes, int iterations) -> float", &time_allocator);
   m.def("_fallback_counts() -> (str[], int[])", &get_fallback_counts);
   m.def("_reset_fallback_counts() -> ()", &reset_fallback_counts);
   m.def("_fallback_mode() -> str", &get_fallback_mode);

@@ -556,3 +556,18 @@ def test_snapshot_shows_each_block():
         "state": "active_allocated",
     }
     del x
+
+
+def test_allocator_timer_leaves_nothing_allocated_and_rejects_bad_arguments():
+    """make bench's allocator row: a C++ loop of allocate + free on either side."""
+    timer = torch.ops.torch_backend._time_allocator
+    before = MODULE.memory_allocated()
+    assert timer("device", 256, 100) > 0
+    assert timer("cpu", 256, 100) > 0
+    assert MODULE.memory_allocated() == before
+    with pytest.raises(RuntimeError, match="side must be 'device' or 'cpu', not 'gpu'"):
+        timer("gpu", 256, 100)
+    with pytest.raises(RuntimeError, match="nbytes and iterations must be positive"):
+        timer("device", 0, 100)
+    with pytest.raises(RuntimeError, match="nbytes and iterations must be positive"):
+        timer("cpu", 256, -1)
