@@ -18,6 +18,12 @@ typedef struct norm_job {
   double eps;
 } norm_job;
 
+/* Elements per parallel chunk: waking a pool thread costs several microseconds, more than
+ * normalising a few thousand elements takes. */
+enum { kRowGrain = 32768 };
+/* Independent partial sums of the float32 row reductions. */
+#define LANES 8
+
 static double at(const char *base, tb_dtype dt, int64_t i) {
   if (dt == TB_DTYPE_FLOAT32) return ((const float *)base)[i];
   return emu_load_double(base + i * (int64_t)emu_itemsize(dt), dt);
@@ -46,14 +52,29 @@ static char *stat_address(const emu_tensor *t, int64_t row) {
 EMU_HOT_LOOP static void forward_row_f32(const float *x, float *y, const float *w, const float *b,
                                          int64_t n, double eps, double *mean_out,
                                          double *rstd_out) {
+  /* LANES independent partial sums: one running sum would chain every addition's latency
+   * (floating-point addition is not reassociated without -ffast-math). */
+  double sums[LANES] = {0}, squares[LANES] = {0};
+  int64_t i = 0;
+  for (; i + LANES <= n; i += LANES) {
+    for (int l = 0; l < LANES; l++) sums[l] += x[i + l];
+  }
   double sum = 0;
-  for (int64_t i = 0; i < n; i++) sum += x[i];
+  for (; i < n; i++) sum += x[i];
+  for (int l = 0; l < LANES; l++) sum += sums[l];
   const double mean = sum / (double)n;
+  for (i = 0; i + LANES <= n; i += LANES) {
+    for (int l = 0; l < LANES; l++) {
+      double d = x[i + l] - mean;
+      squares[l] += d * d;
+    }
+  }
   double var = 0;
-  for (int64_t i = 0; i < n; i++) {
+  for (; i < n; i++) {
     double d = x[i] - mean;
     var += d * d;
   }
+  for (int l = 0; l < LANES; l++) var += squares[l];
   const double rstd = 1.0 / sqrt(var / (double)n + eps);
   const float m = (float)mean, k = (float)rstd;
   if (w != NULL && b != NULL) {
@@ -150,7 +171,7 @@ static void run_forward(emu_task *task) {
   if (job.x == NULL || job.y == NULL || (job.wt && !job.w) || (job.bt && !job.b)) {
     emu_task_fail(task, "native_layer_norm: out of host memory");
   } else if (job.rows > 0 && n > 0) {
-    emu_parallel_for(job.rows, n >= 4096 ? 1 : 4096 / n, forward_rows, &job);
+    emu_parallel_for(job.rows, n >= kRowGrain ? 1 : kRowGrain / n, forward_rows, &job);
     if (!direct) emu_scatter(out, job.y);
   }
   if (!direct) free(job.y);
@@ -168,9 +189,60 @@ static tb_status kernel_forward(tb_stream stream, const tb_value *args, int32_t 
 
 /* native_layer_norm_backward: (grad_out, input, normalized_shape, mean, rstd, weight?, bias?,
  * output_mask, grad_input?, grad_weight?, grad_bias?) */
+/* One float32 row of grad_input (w NULL: no weight), sums in double as the generic path. */
+EMU_HOT_LOOP static void backward_row_f32(const float *x, const float *dy, const float *w,
+                                          float *dx, int64_t n, double mean, double rstd) {
+  double lane_dyw[LANES] = {0}, lane_dyw_xhat[LANES] = {0};
+  int64_t i = 0;
+  for (; i + LANES <= n; i += LANES) {
+    for (int l = 0; l < LANES; l++) {
+      double dyw = (double)dy[i + l] * (w != NULL ? (double)w[i + l] : 1.0);
+      lane_dyw[l] += dyw;
+      lane_dyw_xhat[l] += dyw * ((x[i + l] - mean) * rstd);
+    }
+  }
+  double sum_dyw = 0, sum_dyw_xhat = 0;
+  for (; i < n; i++) {
+    double dyw = (double)dy[i] * (w != NULL ? (double)w[i] : 1.0);
+    sum_dyw += dyw;
+    sum_dyw_xhat += dyw * ((x[i] - mean) * rstd);
+  }
+  for (int l = 0; l < LANES; l++) {
+    sum_dyw += lane_dyw[l];
+    sum_dyw_xhat += lane_dyw_xhat[l];
+  }
+  const double inv_n = 1.0 / (double)n;
+  const double a = inv_n * sum_dyw, b = inv_n * sum_dyw_xhat;
+  for (i = 0; i < n; i++) {
+    double dyw = (double)dy[i] * (w != NULL ? (double)w[i] : 1.0);
+    double xhat = (x[i] - mean) * rstd;
+    dx[i] = (float)(rstd * (dyw - a - xhat * b));
+  }
+}
+
+/* grad_weight and grad_bias sums of one float32 row: sums[i] += dy * xhat, sums[n + i] += dy. */
+EMU_HOT_LOOP static void affine_sums_f32(const float *x, const float *dy, double *sums, int64_t n,
+                                         double mean, double rstd) {
+  for (int64_t i = 0; i < n; i++) {
+    double g = dy[i];
+    sums[i] += g * ((x[i] - mean) * rstd);
+    sums[n + i] += g;
+  }
+}
+
 static void backward_rows(void *context, int64_t begin, int64_t end) {
   const norm_job *j = context;
   const tb_dtype xd = j->xt->dtype, gd = j->dyt->dtype;
+  if (xd == TB_DTYPE_FLOAT32 && gd == TB_DTYPE_FLOAT32 && j->y_dtype == TB_DTYPE_FLOAT32 &&
+      (j->w == NULL || j->wt->dtype == TB_DTYPE_FLOAT32)) {
+    for (int64_t r = begin; r < end; r++) {
+      double mean = emu_load_double(stat_address(j->mean, r), j->mean->dtype);
+      double rstd = emu_load_double(stat_address(j->rstd, r), j->rstd->dtype);
+      backward_row_f32((const float *)j->x + r * j->n, (const float *)j->dy + r * j->n,
+                       (const float *)j->w, (float *)j->y + r * j->n, j->n, mean, rstd);
+    }
+    return;
+  }
   for (int64_t r = begin; r < end; r++) {
     const char *x = j->x + r * j->n * (int64_t)emu_itemsize(xd);
     const char *dy = j->dy + r * j->n * (int64_t)emu_itemsize(gd);
@@ -230,7 +302,7 @@ static void run_backward(emu_task *task) {
       emu_task_fail(task, "native_layer_norm_backward: out of host memory");
       goto done;
     }
-    emu_parallel_for(job.rows, n >= 4096 ? 1 : 4096 / n, backward_rows, &job);
+    emu_parallel_for(job.rows, n >= kRowGrain ? 1 : kRowGrain / n, backward_rows, &job);
     if (!direct) {
       emu_scatter(dx, job.y);
       free(job.y);
@@ -242,11 +314,16 @@ static void run_backward(emu_task *task) {
       emu_task_fail(task, "native_layer_norm_backward: out of host memory");
       goto done;
     }
+    const bool f32 = input->dtype == TB_DTYPE_FLOAT32 && dy->dtype == TB_DTYPE_FLOAT32;
     for (int64_t r = 0; r < job.rows; r++) {
       const char *x = job.x + r * n * (int64_t)emu_itemsize(input->dtype);
       const char *g = job.dy + r * n * (int64_t)emu_itemsize(dy->dtype);
       double mean = emu_load_double(stat_address(job.mean, r), job.mean->dtype);
       double rstd = emu_load_double(stat_address(job.rstd, r), job.rstd->dtype);
+      if (f32) {
+        affine_sums_f32((const float *)x, (const float *)g, sums, n, mean, rstd);
+        continue;
+      }
       for (int64_t i = 0; i < n; i++) {
         double gv = at(g, dy->dtype, i);
         sums[i] += gv * (at(x, input->dtype, i) - mean) * rstd;
