@@ -107,3 +107,32 @@ def test_randint_stays_in_range_follows_the_seed_and_covers_int64():
     # the vendor's kernel or, through the fallback, ATen's CPU kernel says what is wrong
     with pytest.raises(RuntimeError, match=r"from 5 must be less than to 5|'from' to be less"):
         torch.randint(5, 5, (3,), device=DEV)
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.float32])
+def test_bernoulli_masks_follow_the_seed_and_the_probability(dtype):
+    """Dropout draws its mask into a bool tensor: every dtype keeps p of the elements."""
+    MODULE.manual_seed(11)
+    a = torch.empty(100_000, dtype=dtype, device=DEV).bernoulli_(0.3).cpu()
+    MODULE.manual_seed(11)
+    b = torch.empty(100_000, dtype=dtype, device=DEV).bernoulli_(0.3).cpu()
+    assert torch.equal(a, b)
+    assert set(a.double().unique().tolist()) <= {0.0, 1.0}
+    assert abs(a.double().mean().item() - 0.3) < 0.01
+
+
+@pytest.mark.skipif(DEV != "emu", reason="emu's draws depend only on seed, offset and shape")
+def test_emu_bernoulli_is_the_same_in_every_dtype_and_layout():
+    """emu's fast paths (contiguous float32, bool and uint8) and its general path (any layout)
+    give element i the same bits."""
+    masks = []
+    for dtype, transposed in [(torch.float32, False), (torch.bool, False), (torch.uint8, False),
+                              (torch.bool, True)]:  # fmt: skip
+        MODULE.manual_seed(5)
+        if transposed:
+            t = torch.empty(301, 257, dtype=dtype, device=DEV).t()
+        else:
+            t = torch.empty(257, 301, dtype=dtype, device=DEV)
+        masks.append(t.bernoulli_(0.5).cpu().bool())
+    for mask in masks[1:]:
+        assert torch.equal(mask, masks[0])

@@ -543,6 +543,11 @@ static void convert_loop(char **d, const int64_t *s, int64_t n, const void *p) {
     for (int64_t i = 0; i < n; i++) {
       *(float *)(o + i * s[0]) = (float)*(const double *)(a + i * s[1]);
     }
+  } else if (c->to == TB_DTYPE_FLOAT32 && (c->from == TB_DTYPE_BOOL || c->from == TB_DTYPE_UINT8)) {
+    /* masks (dropout's, comparisons') promoted to float: no dtype switch per element */
+    for (int64_t i = 0; i < n; i++) {
+      *(float *)(o + i * s[0]) = (float)*(const uint8_t *)(a + i * s[1]);
+    }
   } else if (!emu_is_floating(c->to) && !emu_is_floating(c->from)) {
     for (int64_t i = 0; i < n; i++) {
       emu_store_int(o + i * s[0], c->to, emu_load_int(a + i * s[1], c->from));

@@ -77,32 +77,56 @@ EMU_HOT_LOOP static void bernoulli_pairs_f32(float *restrict out, const uint32_t
   }
 }
 
+/* The same into a contiguous bool or uint8 tensor: dropout's mask. */
+EMU_HOT_LOOP static void bernoulli_pairs_u8(uint8_t *restrict out, const uint32_t *restrict even,
+                                            const uint32_t *restrict odd, int blocks,
+                                            uint64_t threshold) {
+  for (int k = 0; k < blocks; k++) {
+    out[2 * k] = even[k] < threshold;
+    out[2 * k + 1] = odd[k] < threshold;
+  }
+}
+
 static void random_range(void *context, int64_t begin, int64_t end) {
   const random_job *job = context;
   const emu_tensor *t = job->self;
   const random_state *s = job->state;
   size_t item = emu_itemsize(t->dtype);
   bool contiguous = emu_is_contiguous(t);
-  if (contiguous && t->dtype == TB_DTYPE_FLOAT32 && s->kind == BERNOULLI) {
+  const bool bytes = t->dtype == TB_DTYPE_BOOL || t->dtype == TB_DTYPE_UINT8;
+  if (contiguous && (t->dtype == TB_DTYPE_FLOAT32 || bytes) && s->kind == BERNOULLI) {
     uint32_t bits[4][PHILOX_BATCH];
     float *data = (float *)t->data;
+    uint8_t *mask = (uint8_t *)t->data;
     /* bits * 2^-32 < p  <=>  bits < ceil(p * 2^32), exactly: the general path's test */
     const uint64_t threshold = (uint64_t)ceil(s->a * 4294967296.0);
     int64_t i = begin;
     if (i & 1) { /* an odd first element: the second half of its block */
       philox_batch(job->seed, job->block + (uint64_t)i / 2, 1, bits);
-      data[i] = bits[2][0] < threshold ? 1.0f : 0.0f;
+      if (bytes) {
+        mask[i] = bits[2][0] < threshold;
+      } else {
+        data[i] = bits[2][0] < threshold ? 1.0f : 0.0f;
+      }
       i++;
     }
     while (i + 1 < end) { /* whole blocks, PHILOX_BATCH at a time */
       int64_t blocks = (end - i) / 2 < PHILOX_BATCH ? (end - i) / 2 : PHILOX_BATCH;
       philox_batch(job->seed, job->block + (uint64_t)i / 2, (int)blocks, bits);
-      bernoulli_pairs_f32(data + i, bits[0], bits[2], (int)blocks, threshold);
+      if (bytes) {
+        bernoulli_pairs_u8(mask + i, bits[0], bits[2], (int)blocks, threshold);
+      } else {
+        bernoulli_pairs_f32(data + i, bits[0], bits[2], (int)blocks, threshold);
+      }
       i += 2 * blocks;
     }
     if (i < end) { /* an even last element: the first half of its block */
       philox_batch(job->seed, job->block + (uint64_t)i / 2, 1, bits);
-      data[i] = bits[0][0] < threshold ? 1.0f : 0.0f;
+      if (bytes) {
+        mask[i] = bits[0][0] < threshold;
+      } else {
+        data[i] = bits[0][0] < threshold ? 1.0f : 0.0f;
+      }
     }
     return;
   }
