@@ -16,6 +16,7 @@ from pathlib import Path
 from docutils import nodes
 from docutils.parsers.rst import Directive
 from sphinx.application import Sphinx
+from tb_tables import no_run_note, table
 
 _ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,12 +35,9 @@ class Bench(Directive):
         env = self.state.document.settings.env
         env.note_dependency(str(json_path))
         if not json_path.is_file():
-            note = nodes.note()
-            note += nodes.paragraph(
-                text="This build of the documentation has no benchmark run: run `make bench` "
-                "(it writes build/bench.json and build/bench.png), then `make docs`."
-            )
-            return [note]
+            return [
+                no_run_note("benchmark run", "make bench", "build/bench.json and build/bench.png")
+            ]
         data = json.loads(json_path.read_text())
         info = data["machine"]
         vendor = info["vendor"]
@@ -67,38 +65,19 @@ class Bench(Directive):
     @staticmethod
     def _table(rows: list[dict], device: str) -> nodes.table:
         header = ["benchmark", device, "reference", "unit", "ratio", "aim", "met"]
-        table = nodes.table(classes=["tb-bench"])
-        group = nodes.tgroup(cols=len(header))
-        table += group
-        for width in (8, 2, 3, 2, 2, 2, 1):
-            group += nodes.colspec(colwidth=width)
-        head = nodes.thead()
-        group += head
-        head += Bench._row(header)
-        body = nodes.tbody()
-        group += body
-        for r in rows:
-            body += Bench._row(
-                [
-                    f"{r['group']}: {r['name']}",
-                    f"{r['device']:.2f}",
-                    f"{r['reference_name']} {r['reference']:.2f}",
-                    r["unit"],
-                    f"{r['ratio']:.2f}x",
-                    r["target"],
-                    r.get("met", ""),
-                ]
-            )
-        return table
-
-    @staticmethod
-    def _row(cells: list[str]) -> nodes.row:
-        row = nodes.row()
-        for text in cells:
-            entry = nodes.entry()
-            entry += nodes.paragraph(text=text)
-            row += entry
-        return row
+        cells = [
+            [
+                f"{r['group']}: {r['name']}",
+                f"{r['device']:.2f}",
+                f"{r['reference_name']} {r['reference']:.2f}",
+                r["unit"],
+                f"{r['ratio']:.2f}x",
+                r["target"],
+                r.get("met", ""),
+            ]
+            for r in rows
+        ]
+        return table(header, cells, [8, 2, 3, 2, 2, 2, 1], "tb-bench")
 
 
 def _copy_plot(app: Sphinx, exception: Exception | None) -> None:

@@ -15,6 +15,7 @@ import sys
 from docutils import nodes
 from docutils.parsers.rst import Directive
 from sphinx.application import Sphinx
+from tb_tables import table
 
 _PROBE = "import json, torch_backend; print(json.dumps(torch_backend.op_coverage()))"
 
@@ -49,28 +50,9 @@ class OpCoverage(Directive):
             counts.append(f"{vendor}: {native} of {len(tables[vendor])} operators native")
         summary += nodes.Text("; ".join(counts) + ".")
 
-        table = nodes.table(classes=["tb-op-coverage"])
-        group = nodes.tgroup(cols=1 + len(vendors))
-        table += group
-        for _ in range(1 + len(vendors)):
-            group += nodes.colspec(colwidth=1)
-        head = nodes.thead()
-        group += head
-        head += self._row(["operator", *vendors])
-        body = nodes.tbody()
-        group += body
-        for op in ops:
-            body += self._row([op, *(tables[v].get(op, "-") for v in vendors)])
-        return [summary, table]
-
-    @staticmethod
-    def _row(cells: list[str]) -> nodes.row:
-        row = nodes.row()
-        for text in cells:
-            entry = nodes.entry()
-            entry += nodes.paragraph(text=text)
-            row += entry
-        return row
+        rows = [[op, *(tables[v].get(op, "-") for v in vendors)] for op in ops]
+        widths = [1] * (1 + len(vendors))
+        return [summary, table(["operator", *vendors], rows, widths, "tb-op-coverage")]
 
 
 def setup(app: Sphinx) -> dict[str, object]:

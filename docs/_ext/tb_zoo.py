@@ -17,28 +17,9 @@ from pathlib import Path
 from docutils import nodes
 from docutils.parsers.rst import Directive
 from sphinx.application import Sphinx
+from tb_tables import no_run_note, table
 
 _ROOT = Path(__file__).resolve().parents[2]
-
-
-def _table(header: list[str], rows: list[list[str]], widths: list[int]) -> nodes.table:
-    table = nodes.table(classes=["tb-zoo"])
-    group = nodes.tgroup(cols=len(header))
-    table += group
-    for width in widths:
-        group += nodes.colspec(colwidth=width)
-    head = nodes.thead()
-    group += head
-    body = nodes.tbody()
-    group += body
-    for cells, parent in [(header, head), *((r, body) for r in rows)]:
-        row = nodes.row()
-        for text in cells:
-            entry = nodes.entry()
-            entry += nodes.paragraph(text=text)
-            row += entry
-        parent += row
-    return table
 
 
 class Zoo(Directive):
@@ -56,17 +37,14 @@ class Zoo(Directive):
             [name, case.about, f"{case.atol:g} + {case.rtol:g} x |expected|"]
             for name, case in zoo.CASES.items()
         ]
-        out: list[nodes.Node] = [_table(["model", "what it is", "tolerance"], cases, [2, 8, 3])]
+        out: list[nodes.Node] = [
+            table(["model", "what it is", "tolerance"], cases, [2, 8, 3], "tb-zoo")
+        ]
 
         results = Path(os.environ.get("TB_ZOO_JSON", _ROOT / "build" / "zoo.json"))
         env.note_dependency(str(results))
         if not results.is_file():
-            note = nodes.note()
-            note += nodes.paragraph(
-                text="This build of the documentation has no zoo run: run `make models` "
-                "(it writes build/zoo.json), then `make docs`."
-            )
-            return [*out, note]
+            return [*out, no_run_note("zoo run", "make models", "build/zoo.json")]
         data = json.loads(results.read_text())
         info = data["machine"]
         out.append(
@@ -97,7 +75,7 @@ class Zoo(Directive):
                 ]
             )
         header = ["model", "matches", "max diff", "device ms", "cpu ms", "ratio", "fallbacks"]
-        out.append(_table(header, rows, [3, 2, 2, 2, 2, 2, 2]))
+        out.append(table(header, rows, [3, 2, 2, 2, 2, 2, 2], "tb-zoo"))
         return out
 
 
