@@ -58,6 +58,18 @@ def sync(device: str) -> None:
         MODULE.synchronize()
 
 
+# Idle time before each timed trial of the rows whose calls run parallel regions (matrix
+# products, 16M-element loops, training steps).  PyTorch CPU's OpenMP threads busy-wait after a
+# parallel region (libgomp's spin count), and emu's workers for TORCH_BACKEND_EMU_SPIN_US; on a
+# machine with few cores the side timed next would share its cores with the other side's
+# spinning threads.  Measured on 2 cores: mm 1024 on emu right after a CPU trial ran at 175-179
+# GFLOP/s, after a 10 ms pause at 186-196, alone at 196-204.  The latency rows take no pause:
+# their CPU side runs no parallel region, and a trial of a few milliseconds that starts on
+# cores idle for 10 ms measures their wake-up instead (emu's add rose from 1.7-2.5 to 2.5-3.7
+# us, the CPU's from 1.4 to 1.5-2.4).
+SETTLE_S = 0.01
+
+
 def timed(fn: Callable[[], object], device: str, calls: int) -> float:
     """Seconds per call of `calls` back-to-back calls, the device drained at the end."""
     start = time.perf_counter()
@@ -73,16 +85,18 @@ def side_by_side(
     calls: int,
     trials: int,
     reference: str = "cpu",
+    settle: float = SETTLE_S,
 ) -> tuple[float, float]:
     """Median seconds per call of the device's and the reference's function, measured in
     alternating trials (so that both see the same machine: this one is a VM whose speed
-    drifts) after a warm-up of each."""
+    drifts) after a warm-up of each, each trial after `settle` seconds of idle time."""
     for fn, device in ((device_fn, DEVICE), (reference_fn, reference)):
         timed(fn, device, max(3, calls // 10))
     samples: dict[str, list[float]] = {"device": [], "reference": []}
     for trial in range(trials):
         order = [("device", device_fn, DEVICE), ("reference", reference_fn, reference)]
         for side, fn, device in order if trial % 2 == 0 else order[::-1]:
+            time.sleep(settle)
             samples[side].append(timed(fn, device, calls))
     return statistics.median(samples["device"]), statistics.median(samples["reference"])
 
@@ -115,7 +129,7 @@ def bench_small_ops(quick: bool) -> list[dict]:
     device_ops, cpu_ops = small_ops(DEVICE), small_ops("cpu")
     calls, trials = (300, 5) if quick else (2000, 15)
     for name in device_ops:
-        d, c = side_by_side(device_ops[name], cpu_ops[name], calls, trials)
+        d, c = side_by_side(device_ops[name], cpu_ops[name], calls, trials, settle=0.0)
         rows.append(row("latency", f"{name} [32x32]", d * 1e6, c * 1e6, "us", "<= 1.3x"))
     return rows
 
@@ -166,7 +180,7 @@ def bench_mm(quick: bool) -> list[dict]:
     d, c = side_by_side(
         lambda: torch.mm(x, y, out=out_device),
         lambda: torch.mm(a, b, out=out_cpu),
-        5,
+        10,
         3 if quick else 9,
     )
     flops = 2 * n**3
@@ -295,8 +309,14 @@ def bench_zoo(quick: bool) -> list[dict]:
 
 def bench_allocator(quick: bool) -> list[dict]:
     calls, trials = (2000, 3) if quick else (20000, 9)
+    # Both sides name their device, so that both pay Python's parsing of the device argument
+    # (0.3 us here: torch.empty(256) takes 0.84 us, torch.empty(256, device="cpu") 1.18 us).
     d, c = side_by_side(
-        lambda: torch.empty(256, device=DEVICE), lambda: torch.empty(256), calls, trials
+        lambda: torch.empty(256, device=DEVICE),
+        lambda: torch.empty(256, device="cpu"),
+        calls,
+        trials,
+        settle=0.0,
     )
     rows = [row("allocator", "empty(256) + free, from Python", d * 1e6, c * 1e6, "us", "<= 1.3x")]
     # The allocator alone: a C++ loop of allocate + free, the caching allocator against c10's
