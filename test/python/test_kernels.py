@@ -706,3 +706,34 @@ def test_aten_norm_with_dtype_matches_cpu(p):
         got = torch.ops.aten.norm.ScalarOpt_dim_dtype(x.to(DEV), p, dim, True, dtype=torch.float32)
         assert got.dtype == torch.float32
         torch.testing.assert_close(got.cpu(), expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize(
+    "bias",
+    [
+        lambda dt: torch.randn(7, dtype=dt),  # a row vector, as nn.Linear's
+        lambda dt: torch.randn(1, dtype=dt),  # one value for every element
+        lambda dt: torch.randn((), dtype=dt),
+        lambda dt: torch.randn(5, 1, dtype=dt),  # a column, broadcast along the rows
+        lambda dt: torch.randn(5, 7, dtype=dt),
+        lambda dt: torch.randn(7, 5, dtype=dt).t(),  # transposed storage
+        lambda dt: torch.randn(14, dtype=dt)[::2],  # strided
+    ],
+)
+def test_addmm_bias_layouts_match_cpu(dtype, bias):
+    """addmm's bias is broadcast into the product by rows (a copy per row when its dtype is the
+    computation's); every layout and broadcast gives the CPU's result."""
+    generator = torch.Generator().manual_seed(3)
+    a = torch.randn(5, 3, generator=generator).to(dtype)
+    b = torch.randn(3, 7, generator=generator).to(dtype)
+    c = bias(dtype)
+    for beta, alpha in ((1.0, 1.0), (0.5, 2.0), (0.0, 1.0)):
+        expected = torch.addmm(c.float(), a.float(), b.float(), beta=beta, alpha=alpha)
+        actual = torch.addmm(c.to(DEV), a.to(DEV), b.to(DEV), beta=beta, alpha=alpha)
+        tolerance = 2e-2 if dtype == torch.bfloat16 else 1e-5
+        torch.testing.assert_close(actual.cpu().float(), expected, atol=tolerance, rtol=tolerance)
+    batched = torch.randn(4, 5, 7, dtype=dtype)
+    expected = torch.baddbmm(batched.float(), a.float().expand(4, 5, 3), b.float().expand(4, 3, 7))
+    actual = torch.baddbmm(batched.to(DEV), a.to(DEV).expand(4, 5, 3), b.to(DEV).expand(4, 3, 7))
+    torch.testing.assert_close(actual.cpu().float(), expected, atol=1e-1, rtol=2e-2)

@@ -9,6 +9,7 @@
 #include <cblas.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernel.h"
 
@@ -116,13 +117,37 @@ typedef struct gemm_job {
   double alpha, beta;
 } gemm_job;
 
+/* Rows [r0, r0 + rows) of the bias, broadcast into the BLAS output `c` (leading dimension
+ * g->ldc), when the bias has the compute dtype: a row copy or a fill per row, with no
+ * conversion per element (addmm's bias is a row vector, broadcast over the rows). */
+static void copy_bias(const gemm_batch *g, char *c, int64_t r0, int64_t rows, size_t item) {
+  const int64_t N = g->N;
+  const char *bias = g->bias->data;
+  for (int64_t r = 0; r < rows; r++) {
+    const char *src = bias + (g->bias_offset + (r0 + r) * g->bias_rs) * (int64_t)item;
+    char *dst = c + r * g->ldc * (int64_t)item;
+    if (g->bias_cs == 1) {
+      memcpy(dst, src, (size_t)N * item);
+    } else if (item == sizeof(float)) {
+      float *out = (float *)dst;
+      for (int64_t k = 0; k < N; k++) out[k] = *(const float *)(src + k * g->bias_cs * 4);
+    } else {
+      double *out = (double *)dst;
+      for (int64_t k = 0; k < N; k++) out[k] = *(const double *)(src + k * g->bias_cs * 8);
+    }
+  }
+}
+
 /* Rows [r0, r1) of one batch: bias, product, conversion into the output. */
 static void gemm_tile(const gemm_job *job, const gemm_batch *g, int64_t r0, int64_t r1) {
   const size_t item = emu_itemsize(job->compute), out_item = emu_itemsize(job->out_dtype);
   const int64_t N = g->N, rows = r1 - r0;
   char *c = g->cdata + r0 * g->ldc * (int64_t)item;
   double beta = 0.0;
-  if (g->bias != NULL) {
+  if (g->bias != NULL && g->bias->dtype == job->compute) {
+    copy_bias(g, c, r0, rows, item);
+    beta = job->beta;
+  } else if (g->bias != NULL) {
     size_t bias_item = emu_itemsize(g->bias->dtype);
     for (int64_t r = 0; r < rows; r++) {
       for (int64_t k = 0; k < N; k++) {
