@@ -86,6 +86,7 @@ def _train(optimizer_class, device, steps=3, **options):
         (torch.optim.SGD, {"lr": 0.1, "momentum": 0.9, "nesterov": True, "maximize": True}),
         (torch.optim.Adam, {"lr": 0.01, "weight_decay": 0.01}),
         (torch.optim.Adam, {"lr": 0.01, "amsgrad": True}),
+        (torch.optim.Adam, {"lr": 0.01, "maximize": True}),
         (torch.optim.AdamW, {"lr": 0.01, "weight_decay": 0.1}),
         (torch.optim.AdamW, {"lr": 0.01, "amsgrad": True, "maximize": True}),
     ],
@@ -103,6 +104,31 @@ def test_optimizer_steps_match_cpu(optimizer_class, options, implementation):
     fused = f"_fused_{optimizer_class.__name__.lower()}_"
     if implementation == "fused" and torch_backend.op_coverage([fused])[fused] == "native":
         assert torch_backend.kernel_counts().get(fused) == 3  # one launch per step
+
+
+@pytest.mark.parametrize(
+    ("optimizer_class", "options"),
+    [
+        (torch.optim.SGD, {"lr": 0.1, "momentum": 0.9}),
+        (torch.optim.SGD, {"lr": 0.1}),
+        (torch.optim.Adam, {"lr": 0.01}),
+        (torch.optim.AdamW, {"lr": 0.01, "weight_decay": 0.1}),
+    ],
+    ids=lambda value: value.__name__ if isinstance(value, type) else "-".join(value),
+)
+def test_fused_step_keeps_non_finite_parameters_as_cpu(optimizer_class, options):
+    """A parameter that is already inf or NaN comes out of a fused step as it does on the CPU
+    (no weight decay term that turns inf into NaN when the decay is 0)."""
+    results = []
+    for device in ("cpu", DEV):
+        values = torch.tensor([math.inf, -math.inf, math.nan, 1.0], device=device)
+        param = torch.nn.Parameter(values)
+        param.grad = torch.tensor([1.0, -2.0, 0.5, 0.25], device=device)
+        optimizer = optimizer_class([param], fused=True, **options)
+        optimizer.step()
+        optimizer.step()
+        results.append(param.detach().cpu())
+    torch.testing.assert_close(results[1], results[0], equal_nan=True)
 
 
 @pytest.mark.parametrize(

@@ -76,7 +76,7 @@ EMU_HOT_LOOP static void sgd_range_f32(const sgd_job *j, int64_t begin, int64_t 
     }
     gi *= sign;
     float pi = p[i];
-    gi += wd * pi;
+    if (wd != 0) gi += wd * pi;
     if (b) {
       float bi = first ? gi : momentum * b[i] + dampening * gi;
       b[i] = bi;
@@ -189,9 +189,42 @@ EMU_HOT_LOOP static void adam_range_f32(const adam_job *j, int64_t begin, int64_
   }
 }
 
+/* float32 without a gradient scale or amsgrad, the usual step, as one loop without branches or
+ * conditional stores: adam_range_f32's conditional stores kept the compiler from vectorising
+ * it (174 us for the 40K parameters of the encoder block, now 25).  The decoupled decay
+ * multiplies by exactly 1 when it does not apply; the coupled decay is a select, so that an
+ * infinite parameter gives what the CPU gives (0 * inf would be NaN). */
+EMU_HOT_LOOP static void adam_plain_f32(const adam_job *j, int64_t begin, int64_t end) {
+  float *restrict p = (float *)j->param->data;
+  const float *restrict g = (const float *)j->grad->data;
+  float *restrict m = (float *)j->exp_avg->data, *restrict v = (float *)j->exp_avg_sq->data;
+  const float beta1 = (float)j->beta1, beta2 = (float)j->beta2, eps = (float)j->eps;
+  const float one_minus_beta1 = (float)(1 - j->beta1), one_minus_beta2 = (float)(1 - j->beta2);
+  const float step_size = (float)j->step_size, bc2 = (float)j->bias_correction2_sqrt;
+  const float wd = (float)j->weight_decay;
+  const bool coupled = wd != 0 && !j->decoupled;
+  const float decay = wd != 0 && j->decoupled ? (float)(1 - j->lr * j->weight_decay) : 1.0f;
+  const float sign = j->maximize ? -1.0f : 1.0f;
+  for (int64_t i = begin; i < end; i++) {
+    float pi = p[i];
+    float gi = g[i] * sign;
+    gi = coupled ? gi + wd * pi : gi;
+    pi *= decay;
+    float mi = m[i] * beta1 + gi * one_minus_beta1;
+    float vi = v[i] * beta2 + gi * gi * one_minus_beta2;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] = pi - step_size * mi / (sqrtf(vi) / bc2 + eps);
+  }
+}
+
 static void adam_range(void *context, int64_t begin, int64_t end) {
   const adam_job *j = context;
   tb_dtype dt = j->param->dtype;
+  if (dt == TB_DTYPE_FLOAT32 && j->scale == 1.0 && !j->amsgrad) {
+    adam_plain_f32(j, begin, end);
+    return;
+  }
   if (dt == TB_DTYPE_FLOAT32) {
     adam_range_f32(j, begin, end);
     return;
