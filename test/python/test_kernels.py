@@ -763,3 +763,28 @@ def test_addmm_bias_layouts_match_cpu(dtype, bias):
     expected = torch.baddbmm(batched.float(), a.float().expand(4, 5, 3), b.float().expand(4, 3, 7))
     actual = torch.baddbmm(batched.to(DEV), a.to(DEV).expand(4, 5, 3), b.to(DEV).expand(4, 3, 7))
     torch.testing.assert_close(actual.cpu().float(), expected, atol=1e-1, rtol=2e-2)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "exponents"),
+    [
+        (torch.float32, (1.0, 2.0, 3.0, -0.5, -1.0, -2.0)),
+        (torch.float64, (1.0, 2.0, 3.0, -0.5, -1.0, -2.0)),
+        (torch.bfloat16, (1.0, 2.0, 3.0, -1.0, -2.0, 0.75)),
+        (torch.float16, (1.0, 2.0, 3.0, -0.5, 0.75)),
+    ],
+    ids=str,
+)
+def test_pow_with_a_scalar_exponent_is_the_cpus_bit_for_bit(dtype, exponents):
+    """The exponents ATen computes without pow() (x ** 3 in GELU's tanh approximation, x ** -2,
+    rsqrt), its per-operation rounding of bfloat16, and its rounding of the exponent to a
+    reduced-precision dtype, give the CPU's bits, signed zeros and infinities included."""
+    generator = torch.Generator().manual_seed(5)
+    x = (torch.randn(4096, generator=generator) * 3).to(dtype)
+    x[:6] = torch.tensor([0.0, -0.0, math.inf, -math.inf, math.nan, -1.0]).to(dtype)
+    for exponent in exponents:
+        expected = torch.pow(x, exponent)
+        actual = torch.pow(x.to(DEV), exponent).cpu()
+        torch.testing.assert_close(actual, expected, atol=0, rtol=0, equal_nan=True)
+        numbers = ~expected.isnan()  # a NaN's sign means nothing
+        assert torch.equal(torch.signbit(actual[numbers]), torch.signbit(expected[numbers]))

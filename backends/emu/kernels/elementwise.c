@@ -71,6 +71,7 @@
     typedef C T __attribute__((unused));                                       \
     (void)P;                                                                   \
     enum { IS_FLOAT = EW_IS_FLOAT(DT) };                                       \
+    const tb_dtype LOOP_DTYPE __attribute__((unused)) = DT;                    \
     char *o = d[0];                                                            \
     const char *a = d[1];                                                      \
     if (s[0] == sizeof(S) && s[1] == sizeof(S)) {                              \
@@ -384,11 +385,41 @@ ALL_OP(UNARY_BOOL_LOOP, isnan_, x != x)
 ALL_OP(UNARY_BOOL_LOOP, isposinf, IS_FLOAT && (double)x == (double)INFINITY)
 ALL_OP(UNARY_BOOL_LOOP, isneginf, IS_FLOAT && (double)x == -(double)INFINITY)
 NUMERIC_OP(UNARY_LOOP, relu, (x != x) ? x : (x > 0 ? x : (T)0))
-FLOAT_OP(UNARY_LOOP, pow_scalar,
-         P->f[0] == 2.0   ? x * x
-         : P->f[0] == 0.5 ? sqrt(x)
-         : P->f[0] == 1.0 ? x
-                          : pow(x, (T)P->f[0]))
+/* pow with a scalar exponent as ATen's CPU kernel computes it, so that results match it bit for
+ * bit where it does not call pow().  float32 and float64: the exponents 2, 3, -2 by
+ * multiplication, -0.5 and -1 by division (no pow() call per element: x ** 3 is GELU's tanh
+ * approximation).  bfloat16: the same shortcuts, each product rounded to bfloat16 as ATen's
+ * BFloat16 arithmetic does, and other exponents rounded to bfloat16 before pow (ATen converts
+ * the scalar to the tensor's dtype).  float16: pow with the exponent rounded to float16, as
+ * ATen's Half kernel has no shortcuts. */
+static inline float round_bf16(float v) { return emu_bf16_to_float(emu_float_to_bf16(v)); }
+static inline float pow_bf16(float x, double e) {
+  if (e == 1.0) return x;
+  if (e == 2.0) return x * x;
+  if (e == 3.0) return round_bf16(x * x) * x;
+  if (e == 0.5) return sqrtf(x);
+  if (e == -0.5) return 1.0f / sqrtf(x);
+  if (e == -1.0) return 1.0f / x;
+  if (e == -2.0) return 1.0f / round_bf16(x * x);
+  return (float)pow(x, round_bf16((float)e));
+}
+static inline float pow_f16(float x, double e) {
+  if (e == 1.0) return x;
+  if (e == 2.0) return x * x; /* exact in float for a float16 x, as pow's result */
+  return (float)pow(x, emu_half_to_float(emu_float_to_half((float)e)));
+}
+#define POW_SCALAR(x, e, dtype)                               \
+  ((dtype) == TB_DTYPE_FLOAT16    ? (T)pow_f16((float)(x), e)  \
+   : (dtype) == TB_DTYPE_BFLOAT16 ? (T)pow_bf16((float)(x), e) \
+   : (e) == 1.0                   ? (x)                        \
+   : (e) == 2.0                   ? (x) * (x)                  \
+   : (e) == 3.0                   ? (x) * (x) * (x)            \
+   : (e) == 0.5                   ? (T)sqrt(x)                 \
+   : (e) == -0.5                  ? (T)1 / (T)sqrt(x)          \
+   : (e) == -1.0                  ? (T)1 / (x)                 \
+   : (e) == -2.0                  ? (T)1 / ((x) * (x))         \
+                                  : (T)pow(x, (T)(e)))
+FLOAT_OP(UNARY_LOOP, pow_scalar, POW_SCALAR(x, P->f[0], LOOP_DTYPE))
 FLOAT_OP(UNARY_LOOP, gelu, GELU(x, (int)P->i[0]))
 /* hardswish and hardsigmoid as ATen's CPU kernels write them: NaN propagates */
 FLOAT_OP(UNARY_LOOP, hardswish, MINIMUM(MAXIMUM(x + (T)3, (T)0), (T)6) * x / (T)6)
