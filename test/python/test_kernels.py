@@ -141,10 +141,11 @@ def test_fused_step_keeps_non_finite_parameters_as_cpu(optimizer_class, options)
     ],
     ids=["plain", "padding_idx", "scale_grad_by_freq", "both"],
 )
-def test_embedding_backward_matches_cpu(options):
-    weight = torch.randn(10, 6)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+def test_embedding_backward_matches_cpu(options, dtype):
+    weight = torch.randn(10, 6, dtype=dtype)
     indices = torch.tensor([[0, 2, 4, 5], [4, 3, 2, 9], [2, 2, 2, 1]])
-    grad = torch.randn(3, 4, 6)
+    grad = torch.randn(3, 4, 6, dtype=dtype)
     results = []
     for device in ("cpu", DEV):
         w = weight.to(device, copy=True).requires_grad_()
