@@ -408,7 +408,7 @@ static inline float pow_f16(float x, double e) {
   if (e == 2.0) return x * x; /* exact in float for a float16 x, as pow's result */
   return (float)pow(x, emu_half_to_float(emu_float_to_half((float)e)));
 }
-#define POW_SCALAR(x, e, dtype)                               \
+#define POW_SCALAR(x, e, dtype)                                \
   ((dtype) == TB_DTYPE_FLOAT16    ? (T)pow_f16((float)(x), e)  \
    : (dtype) == TB_DTYPE_BFLOAT16 ? (T)pow_bf16((float)(x), e) \
    : (e) == 1.0                   ? (x)                        \
