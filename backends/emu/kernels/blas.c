@@ -130,10 +130,12 @@ static void copy_bias(const gemm_batch *g, char *c, int64_t r0, int64_t rows, si
       memcpy(dst, src, (size_t)N * item);
     } else if (item == sizeof(float)) {
       float *out = (float *)dst;
-      for (int64_t k = 0; k < N; k++) out[k] = *(const float *)(src + k * g->bias_cs * 4);
+      const float *in = (const float *)src;
+      for (int64_t k = 0; k < N; k++) out[k] = in[k * g->bias_cs];
     } else {
       double *out = (double *)dst;
-      for (int64_t k = 0; k < N; k++) out[k] = *(const double *)(src + k * g->bias_cs * 8);
+      const double *in = (const double *)src;
+      for (int64_t k = 0; k < N; k++) out[k] = in[k * g->bias_cs];
     }
   }
 }
