@@ -113,7 +113,8 @@ class Generator:
 
     @staticmethod
     def pack(arg: Argument, expression: str) -> str:
-        """The KernelCall method that passes `arg` (named `expression` in the wrapper)."""
+        """The KernelCall method that passes `arg` (named `expression` in the wrapper).  Tensors
+        carry the argument's name, for the error a tensor on another device raises."""
         t: Type = arg.type
         if isinstance(t, OptionalType):
             inner = t.elem
@@ -131,6 +132,8 @@ class Generator:
                 BaseTy.str: "string",
                 BaseTy.ScalarType: "dtype",
             }.get(t.name)
+            if method == "tensor":
+                return f'.tensor({expression}, "{arg.name}")'
             if method is not None:
                 return f".{method}({expression})"
         if isinstance(t, ListType):
@@ -139,7 +142,7 @@ class Generator:
                 elem = elem.elem
             if isinstance(elem, BaseType):
                 if elem.name == BaseTy.Tensor:
-                    return f".tensors({expression})"
+                    return f'.tensors({expression}, "{arg.name}")'
                 if elem.name in (BaseTy.int, BaseTy.SymInt):
                     return f".ints({expression})"
                 if elem.name == BaseTy.bool:
@@ -149,6 +152,37 @@ class Generator:
     @staticmethod
     def is_tensor(arg: Argument) -> bool:
         return isinstance(arg.type, BaseType) and arg.type.name == BaseTy.Tensor
+
+    @staticmethod
+    def is_tensor_like(arg: Argument) -> bool:
+        """Tensor, Tensor?, Tensor[] or Tensor?[]."""
+        t: Type = arg.type
+        if isinstance(t, OptionalType):
+            t = t.elem
+        if isinstance(t, ListType):
+            t = t.elem
+            if isinstance(t, OptionalType):
+                t = t.elem
+        return isinstance(t, BaseType) and t.name == BaseTy.Tensor
+
+    def write_check(self, f: NativeFunction, elementwise: bool) -> str:
+        """Code sending `f` to the CPU fallback when its writes are not safe for a kernel
+        (KernelCall.h, WriteCheck): written tensors are outputs, the others inputs."""
+        chain = ""
+        for a in f.func.arguments.flat_all:
+            if not self.is_tensor_like(a):
+                continue
+            written = a.annotation is not None and a.annotation.is_write
+            chain += f".{'output' if written else 'input'}({a.name})"
+        if ".output(" not in chain:
+            return ""
+        flag = "true" if elementwise else "false"
+        declined = (
+            f"{self.fallback(f)};\n    return;"
+            if not f.func.returns
+            else (f"return {self.fallback(f)};")
+        )
+        return f"  if (!WriteCheck({flag}){chain}.safe()) {{\n    {declined}\n  }}\n"
 
     def tensor_params(self, f: NativeFunction) -> list[str]:
         return [a.name for a in f.func.arguments.flat_all if self.is_tensor(a)]
@@ -210,6 +244,7 @@ class Generator:
             launch = self.structured_launch(
                 kernel_f, f, kind, elementwise and entry.broadcast, out_exprs
             )
+            check = self.write_check(f, elementwise and entry.broadcast)
             if kind is SchemaKind.functional:
                 if n == 1:
                     ret = "return std::move(op.outputs_[0]);"
@@ -246,7 +281,7 @@ struct {klass} final : {meta_class} {{
 {sig.decl(name=self.cname(f))} {{
   {init}
   op.meta({meta_args});
-{launch}
+{check}{launch}
   {ret}
 }}
 """
@@ -277,12 +312,12 @@ struct {klass} final : {meta_class} {{
             )
         for a in inputs:
             if elementwise and self.is_tensor(a):
-                chain.append(f".operand({a.name}, common, result.sizes())")
+                chain.append(f'.operand({a.name}, common, result.sizes(), "{a.name}")')
             else:
                 chain.append(self.pack(a, a.name))
         for i, name in enumerate(out_names):
-            del name
-            chain.append(".tensor(result)" if elementwise else f".tensor({out_exprs[i]})")
+            output = "result" if elementwise else out_exprs[i]
+            chain.append(f'.tensor({output}, "{name}")')
         call = "".join(chain)
         lines.append(
             f"  if (!KernelCall(g_kernels[{self.kernels.index(str(kernel_f.func.name))}], "
@@ -344,7 +379,7 @@ struct {klass} final : {meta_class} {{
         for a in f.func.arguments.flat_non_out:
             if self.is_tensor(a):
                 target = dtype if a.name in promote else f"{a.name}.scalar_type()"
-                chain.append(f".operand({a.name}, {target}, {shape})")
+                chain.append(f'.operand({a.name}, {target}, {shape}, "{a.name}")')
             else:
                 chain.append(self.pack(a, a.name))
         return chain
@@ -365,7 +400,8 @@ struct {klass} final : {meta_class} {{
             )
         else:
             chain = [self.pack(a, a.name) for a in kernel_f.func.arguments.flat_non_out]
-        chain += [f".tensor({o})" for o in outputs]
+        returns = zip(outputs, f.func.returns, strict=True)
+        chain += [f'.tensor({o}, "{r.name or "result"}")' for o, r in returns]
         ret = (
             f"return {outputs[0]};"
             if len(outputs) == 1
@@ -460,14 +496,16 @@ struct {klass} final : {meta_class} {{
             )
         else:
             chain = [self.pack(a, a.name) for a in f.func.arguments.flat_non_out]
-        chain += [f".tensor({o})" for o in outs]
+        chain += [f'.tensor({o}, "{o}")' for o in outs]
         ret = (
             f"return {outs[0]};" if n == 1 else f"return std::forward_as_tuple({', '.join(outs)});"
         )
+        check = self.write_check(f, entry.promote is not None)
+        call = f"KernelCall(g_kernels[{kernel}], &g_kernel_calls[{kernel}]){''.join(chain)}"
         body = f"""
 {sig.decl(name=self.cname(f))} {{
 {chr(10).join(lines)}
-  if (!KernelCall(g_kernels[{kernel}], &g_kernel_calls[{kernel}]){"".join(chain)}.launch()) {{
+{check}  if (!{call}.launch()) {{
     return {self.fallback(f)};
   }}
   {ret}
@@ -488,9 +526,10 @@ struct {klass} final : {meta_class} {{
             ret, declined = "return;", f"{self.fallback(f)};\n    return;"
         else:
             ret, declined = "return self;", f"return {self.fallback(f)};"
+        check = self.write_check(f, False)
         body = f"""
 {sig.decl(name=self.cname(f))} {{
-  if (!KernelCall(g_kernels[{kernel}], &g_kernel_calls[{kernel}]){chain}.launch()) {{
+{check}  if (!KernelCall(g_kernels[{kernel}], &g_kernel_calls[{kernel}]){chain}.launch()) {{
     {declined}
   }}
   {ret}

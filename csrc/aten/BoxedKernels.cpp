@@ -1,7 +1,6 @@
 // Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
 #include "aten/BoxedKernels.h"
 
-#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 
 #include <map>
@@ -82,7 +81,7 @@ int64_t concrete(const c10::IValue& value) {
   return value.isSymInt() ? value.toSymInt().guard_int(__FILE__, __LINE__) : value.toInt();
 }
 
-void pack_value(KernelCall& call, Carried kind, const c10::IValue& value) {
+void pack_value(KernelCall& call, Carried kind, const c10::IValue& value, const char* name) {
   if (kind == Carried::kGenerator) {  // None: the device's default generator
     call.generator(value.isNone() ? std::nullopt
                                   : std::optional<at::Generator>(value.toGenerator()));
@@ -94,15 +93,15 @@ void pack_value(KernelCall& call, Carried kind, const c10::IValue& value) {
   }
   switch (kind) {
     case Carried::kTensor:
-      call.tensor(value.toTensor());
+      call.tensor(value.toTensor(), name);
       return;
     case Carried::kTensorList: {
       std::vector<at::Tensor> tensors = value.toTensorVector();
-      call.tensors(at::ITensorListRef(tensors));
+      call.tensors(at::ITensorListRef(tensors), name);
       return;
     }
     case Carried::kOptionalTensorList:
-      call.tensors(value.to<c10::List<std::optional<at::Tensor>>>());
+      call.tensors(value.to<c10::List<std::optional<at::Tensor>>>(), name);
       return;
     case Carried::kInt:
       call.integer(concrete(value));
@@ -143,6 +142,10 @@ at::Tensor meta_tensor(const at::Tensor& tensor) {
     meta.unsafeGetTensorImpl()->set_wrapped_number(true);
   }
   return meta;
+}
+
+bool writes(const c10::Argument& argument) {
+  return argument.alias_info() != nullptr && argument.alias_info()->isWrite();
 }
 
 // How the wrapper provides a registered operator's outputs.
@@ -245,45 +248,50 @@ class BoxedKernel final : public c10::OperatorKernel {
         case Mode::kMutating:
           break;
       }
-      if (!outputs_are_safe(outputs, values)) return false;
     }
+    if (!writes_are_safe(op, outputs, values)) return false;
     KernelCall call(kernel_, calls_);
     pack_arguments(call, inputs_, values);
-    for (const at::Tensor& output : outputs) call.tensor(output);
+    const auto& arguments = op.schema().arguments();
+    for (size_t i = 0; i < outputs.size(); i++) {
+      const size_t index = inputs_.size() + i;
+      call.tensor(outputs[i], mode_ == Mode::kOut && index < arguments.size()
+                                  ? arguments[index].name().c_str()
+                                  : "result");
+    }
     return call.launch();
   }
 
-  // Outputs the kernel may write: none overlaps itself, or shares memory with an input other
-  // than as the very same tensor (ATen raises for those, or computes through temporaries).
-  bool outputs_are_safe(const std::vector<at::Tensor>& outputs, const c10::IValue* values) const {
+  // Whether the kernel may write its outputs (KernelCall.h, WriteCheck): an out variant's
+  // outputs and a mutating operator's written arguments share no memory with its inputs; an
+  // in-place variant's self is its output and may be one of its elementwise operands too.
+  bool writes_are_safe(const c10::OperatorHandle& op, const std::vector<at::Tensor>& outputs,
+                       const c10::IValue* values) const {
     if (mode_ == Mode::kFunctional) return true;
-    std::vector<at::Tensor> inputs;
-    for (size_t i = 0; i < inputs_.size(); i++) {
+    WriteCheck check(/*elementwise=*/false);
+    for (const at::Tensor& out : outputs) check.output(out);
+    const auto& arguments = op.schema().arguments();
+    const size_t inputs = mode_ == Mode::kMutating ? arguments.size() : inputs_.size();
+    for (size_t i = mode_ == Mode::kInplace ? 1 : 0; i < inputs; i++) {
+      const bool written = mode_ == Mode::kMutating && writes(arguments[i]);
       if (values[i].isTensor()) {
-        inputs.push_back(values[i].toTensor());
+        if (written) {
+          check.output(values[i].toTensor());
+        } else {
+          check.input(values[i].toTensor());
+        }
       } else if (values[i].isTensorList()) {
-        for (const at::Tensor& t : values[i].toTensorVector()) inputs.push_back(t);
+        std::vector<at::Tensor> tensors = values[i].toTensorVector();  // the list keeps them
+        if (written) {
+          check.output(at::ITensorListRef(tensors));
+        } else {
+          check.input(at::ITensorListRef(tensors));
+        }
+      } else if (values[i].isOptionalTensorList()) {
+        check.input(values[i].to<c10::List<std::optional<at::Tensor>>>());
       }
     }
-    for (const at::Tensor& out : outputs) {
-      if (at::has_internal_overlap(out) == at::MemOverlap::Yes) return false;  // as ATen
-      for (const at::Tensor& input : inputs) {
-        if (!input.defined() || !input.has_storage() ||
-            !out.storage().is_alias_of(input.storage())) {
-          continue;
-        }
-        // The same memory: fine only as the very same elements (an in-place operand); views
-        // ATen cannot compare (TooHard) count as overlapping.
-        at::MemOverlapStatus status = at::get_overlap_status(out, input);
-        if (status == at::MemOverlapStatus::No) continue;
-        if (status == at::MemOverlapStatus::Full && out.sizes() == input.sizes() &&
-            out.strides() == input.strides()) {
-          continue;
-        }
-        return false;
-      }
-    }
-    return true;
+    return check.safe();
   }
 
   const tb_kernel* kernel_;
@@ -294,10 +302,6 @@ class BoxedKernel final : public c10::OperatorKernel {
   std::vector<size_t> returns_from_;  // argument index of each return (all but functional)
   MetaCache cache_;
 };
-
-bool writes(const c10::Argument& argument) {
-  return argument.alias_info() != nullptr && argument.alias_info()->isWrite();
-}
 
 bool tensor_type(const c10::Argument& argument) {
   return argument.real_type()->kind() == c10::TypeKind::TensorType;
@@ -411,7 +415,7 @@ void pack_arguments(KernelCall& call, c10::ArrayRef<c10::Argument> arguments,
   for (size_t i = 0; i < arguments.size(); i++) {
     std::optional<Carried> kind = carried(arguments[i]);
     TORCH_INTERNAL_ASSERT(kind.has_value(), "torch_backend: unchecked argument type");
-    pack_value(call, *kind, values[i]);
+    pack_value(call, *kind, values[i], arguments[i].name().c_str());
   }
 }
 

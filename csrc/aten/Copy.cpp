@@ -2,6 +2,7 @@
 #include "aten/Copy.h"
 
 #include <ATen/EmptyTensor.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
 
@@ -56,20 +57,8 @@ void h2d_from_pinned(void* dst, const at::Tensor& pinned, size_t bytes, c10::Str
   protect_until_done(pinned, stream);
 }
 
-// Waits for `stream`, whose queued copy writes into `memory`: host memory that its owner may free
-// as soon as this returns or throws.  A failed wait has no effect (vendor.h), so the copy may
-// still be pending when the error propagates; the memory is then kept until the process exits
-// rather than freed (or handed out again by the host cache) under the vendor's feet.
 void wait_for_copy_into(c10::Stream stream, const c10::Storage& memory) {
-  try {
-    synchronize_stream(stream);
-  } catch (...) {
-    static std::mutex mutex;
-    static auto* kept = new std::vector<c10::Storage>();  // never destroyed: see above
-    std::lock_guard<std::mutex> lock(mutex);
-    kept->push_back(memory);
-    throw;
-  }
+  wait_for_copies_into(stream, {memory});
 }
 
 // Reads the bytes a device view spans into a pinned buffer and returns a CPU view of them
@@ -134,30 +123,48 @@ void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst, bool non_
   c10::Stream stream = current_stream(src.device().index());
   TB_VENDOR_CALL(memory, copy_d2h_async, vendor_stream(stream), dst.data_ptr(), src.data_ptr(),
                  nbytes(src));
-  // Pageable destinations are always waited for; pinned ones only when asked to block.
-  if (!(non_blocking && is_pinned_pointer(dst.data_ptr()))) {
+  // Pageable destinations are always waited for; pinned ones only when asked to block.  A
+  // pinned block the copy still writes into carries an event: its tensor may be freed (and the
+  // block handed out again) before the copy lands.
+  if (non_blocking && is_pinned_pointer(dst.data_ptr())) {
+    protect_until_done(dst, stream);
+  } else {
     wait_for_copy_into(stream, dst.storage());
   }
 }
 
+// A copy with non_blocking=false is complete when it returns, as CUDA's is (its memcpy_and_sync):
+// the stream is waited for.  A non_blocking copy from pinned memory is queued as it is; from
+// pageable memory it is staged through a pinned block first, so the caller may reuse `src` at
+// once.
 void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+  c10::Stream stream = current_stream(dst.device().index());
   if (!same_dense_layout(src, dst)) {
     write_from_cpu(dst, src);
-    return;
-  }
-  c10::Stream stream = current_stream(dst.device().index());
-  if (non_blocking && is_pinned_pointer(src.storage().data())) {
+  } else if (non_blocking && is_pinned_pointer(src.storage().data())) {
     h2d_from_pinned(dst.data_ptr(), src, nbytes(src), stream);
-    return;
+  } else {
+    at::Tensor staging =
+        pinned_empty_strided({static_cast<int64_t>(nbytes(src))}, {1}, at::ScalarType::Byte);
+    std::memcpy(staging.data_ptr(), src.data_ptr(), nbytes(src));
+    h2d_from_pinned(dst.data_ptr(), staging, nbytes(src), stream);
   }
-  // Stage through a pinned block: the caller may reuse `src` as soon as we return.
-  at::Tensor staging =
-      pinned_empty_strided({static_cast<int64_t>(nbytes(src))}, {1}, at::ScalarType::Byte);
-  std::memcpy(staging.data_ptr(), src.data_ptr(), nbytes(src));
-  h2d_from_pinned(dst.data_ptr(), staging, nbytes(src), stream);
+  if (!non_blocking) synchronize_stream(stream);
 }
 
 }  // namespace
+
+void wait_for_copies_into(c10::Stream stream, c10::ArrayRef<c10::Storage> memory) {
+  try {
+    synchronize_stream(stream);
+  } catch (...) {
+    static std::mutex mutex;
+    static auto* kept = new std::vector<c10::Storage>();  // never destroyed: see Copy.h
+    std::lock_guard<std::mutex> lock(mutex);
+    kept->insert(kept->end(), memory.begin(), memory.end());
+    throw;
+  }
+}
 
 at::Tensor read_to_cpu(const at::Tensor& src) {
   TORCH_INTERNAL_ASSERT(on_device(src));
@@ -187,6 +194,10 @@ void write_from_cpu(const at::Tensor& dst, const at::Tensor& values) {
 
 at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
   if (dst.numel() == 0 || src.is_same(dst)) return dst;
+  if (src.dtype() == dst.dtype() && src.sizes() == dst.sizes() && src.strides() == dst.strides() &&
+      at::get_overlap_status(src, dst) == at::MemOverlapStatus::Full) {
+    return dst;  // the very same elements
+  }
   if (on_device(src) && on_device(dst)) {
     copy_device_to_device(src.expand_as(dst), dst);
   } else if (on_device(src)) {

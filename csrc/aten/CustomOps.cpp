@@ -230,7 +230,7 @@ class CustomKernel final : public c10::OperatorKernel {
   void launch(const c10::IValue* values, const std::vector<at::Tensor>& outputs) const {
     KernelCall call(&declared_->kernel, calls_);
     pack_arguments(call, declared_->schema.arguments(), values);
-    for (const at::Tensor& output : outputs) call.tensor(output);
+    for (const at::Tensor& output : outputs) call.tensor(output, "result");
     if (call.launch()) return;
     const char* message = Vendor::Get().last_error();
     TORCH_CHECK_NOT_IMPLEMENTED(false, Vendor::Get().device_type(), ": custom operator ",

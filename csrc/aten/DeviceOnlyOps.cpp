@@ -426,12 +426,42 @@ c10::FunctionSchema equivalent_schema(const c10::FunctionSchema& original) {
 
 }  // namespace
 
+// Operators whose CompositeExplicitAutograd kernel -- what a device tensor runs when no
+// PrivateUse1 kernel is registered -- calls CPU-only code directly instead of other operators:
+// a DispatchStub with the tensor's device type (conj_physical_, kaiser_window: "DispatchStub:
+// missing kernel"), a CPU kernel (_batch_norm_no_update), a host loop over the data (range.out_),
+// or a check for the CPU (mode.values).  On CPU tensors the same composite works, so the CPU
+// fallback runs them.  Found by running every such composite of torch 2.13 on a PrivateUse1
+// tensor; test_complex.py and the operator sweeps (test_sweeps.py) hold them to it.
+// Also the functional composites that allocate their result on their first argument's device
+// and call their out variant (logical_and: `logical_and_out(empty(self.options()), ...)`): with
+// a CPU number first, the result would land on the CPU (found by test_sweeps.py's CPU-number
+// sweep); the fallback puts it on the device of the device tensors.
+constexpr const char* kCpuOnlyComposites[] = {"conj_physical_",
+                                              "kaiser_window",
+                                              "kaiser_window.periodic",
+                                              "kaiser_window.beta",
+                                              "_batch_norm_no_update",
+                                              "range.out_",
+                                              "mode.values",
+                                              "logical_and",
+                                              "logical_or",
+                                              "logical_xor",
+                                              "complex",
+                                              "polar"};
+
 std::vector<c10::OperatorName> register_cpu_substitutes(torch::Library& library) {
   std::vector<c10::OperatorName> routed;
+  c10::Dispatcher& dispatcher = c10::Dispatcher::singleton();
+  for (const char* name : kCpuOnlyComposites) {
+    std::optional<c10::OperatorHandle> op = dispatcher.findOp(aten_name(name));
+    if (!op.has_value() || op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) continue;
+    library.impl(name, torch::CppFunction::makeFromBoxedFunction<&cpu_fallback_boxed>());
+    routed.push_back(op->operator_name());
+  }
   auto* fragment = new torch::Library(torch::Library::FRAGMENT, "torch_backend", std::nullopt,
                                       __FILE__, __LINE__);
   auto* equivalents = new std::unordered_map<c10::OperatorName, c10::OperatorHandle>();
-  c10::Dispatcher& dispatcher = c10::Dispatcher::singleton();
   for (const Substitute& entry : substitutes()) {
     c10::OperatorName name = aten_name(entry.op);
     std::optional<c10::OperatorHandle> op = dispatcher.findOp(name);

@@ -16,8 +16,9 @@ namespace torch_backend {
 // operator the vendor has no kernel for, registers the CPU fallback as its PrivateUse1 kernel
 // in `library` (an IMPL library for aten and PrivateUse1): the operators whose only kernel is
 // a CompositeExplicitAutograd one that raises (`convolution_overrideable`) would otherwise
-// never reach the fallback.  Called once, after the vendor's kernels are registered.  Returns
-// the operators it routed to the fallback that way.
+// never reach the fallback.  Also routes to the fallback the operators whose composite calls
+// CPU-only code directly (`conj_physical_`, `kaiser_window`).  Called once, after the vendor's
+// kernels are registered.  Returns the operators it routed to the fallback.
 std::vector<c10::OperatorName> register_cpu_substitutes(torch::Library& library);
 
 // The CPU equivalent of `op` when `op` is a device-only operator, else nullptr.  The

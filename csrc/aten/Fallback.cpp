@@ -3,7 +3,8 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/_copy_from.h>
+#include <c10/core/CPUAllocator.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -13,10 +14,12 @@
 #include <mutex>
 #include <set>
 
+#include "aten/Copy.h"
 #include "aten/DeviceOnlyOps.h"
 #include "aten/KernelCall.h"
 #include "runtime/Device.h"
 #include "runtime/Generator.h"
+#include "runtime/Stream.h"
 #include "runtime/Vendor.h"
 
 namespace torch_backend {
@@ -113,10 +116,9 @@ void undefined_to_none(const c10::OperatorHandle& op, torch::jit::Stack& stack) 
 }
 
 // Kernels that update batch norm's running statistics in place although their schemas do not
-// mark those arguments as written (`Tensor? running_mean`, not `Tensor(a!)?`).  cpu_fallback
-// copies back only marked arguments, so for these the statistics are staged on the host here
-// and copied back after the call; otherwise nn.BatchNorm's running statistics would silently
-// never move.
+// mark those arguments as written (`Tensor? running_mean`, not `Tensor(a!)?`): the fallback
+// copies them back like written arguments; otherwise nn.BatchNorm's running statistics would
+// silently never move.
 bool writes_running_stats(const c10::OperatorHandle& op) {
   const std::string& name = op.operator_name().name;
   return name == "aten::native_batch_norm" || name == "aten::batch_norm_update_stats" ||
@@ -124,26 +126,289 @@ bool writes_running_stats(const c10::OperatorHandle& op) {
          name == "aten::batch_norm_gather_stats_with_counts";
 }
 
-using Staged = std::vector<std::pair<at::Tensor, at::Tensor>>;  // (device tensor, host copy)
-
-Staged stage_running_stats(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
-  Staged staged;
-  if (!writes_running_stats(op)) return staged;
-  const auto& arguments = op.schema().arguments();
-  size_t first = stack.size() - arguments.size();
-  for (size_t i = 0; i < arguments.size(); i++) {
-    c10::IValue& value = stack[first + i];
-    if ((arguments[i].name() == "running_mean" || arguments[i].name() == "running_var") &&
-        value.isTensor() && value.toTensor().defined() && !value.toTensor().is_cpu()) {
-      at::Tensor device = value.toTensor();
-      at::Tensor host = device.cpu();
-      value = host;
-      staged.emplace_back(std::move(device), std::move(host));
-    }
-  }
-  return staged;
+bool on_device(const at::Tensor& t) {
+  return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1;
 }
 
+// The device tensors of an operator's arguments, staged on the host with their aliasing kept:
+// each device storage the arguments use gets one host storage of the same size, holding the
+// bytes the arguments cover, and each argument a host tensor with its sizes, strides and
+// storage offset over it.  So the CPU kernel sees what a CPU program would: `x[1:]` and
+// `x[:-1]` overlap (and the CPU raises where it raises), an in-place operation on a view
+// updates its base, and a view the CPU kernel returns can be mapped back onto the device
+// storage (device_view) -- results that alias arguments alias them on the device too.
+class HostStage {
+ public:
+  // A host tensor with `t`'s geometry over the host copy of its storage; host tensors are
+  // returned as they are.
+  at::Tensor stage(const at::Tensor& t) {
+    if (!on_device(t)) return t;
+    Entry& entry = entry_for(t.storage());
+    at::Tensor host = at::detail::make_tensor<c10::TensorImpl>(
+        c10::Storage(entry.host), c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
+    host.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+    if (t.is_conj()) host._set_conj(true);
+    if (t.is_neg()) host._set_neg(true);
+    if (t.numel() > 0) {
+      size_t first = static_cast<size_t>(t.storage_offset());
+      size_t last = first + 1;
+      for (int64_t d = 0; d < t.dim(); d++) {
+        last += static_cast<size_t>((t.size(d) - 1) * t.stride(d));
+      }
+      const size_t item = t.element_size();
+      entry.spans.emplace_back(first * item, last * item);
+    }
+    return host;
+  }
+
+  // Copies the bytes staged tensors cover from the device, one copy per run of overlapping or
+  // adjacent spans, and waits for them.
+  void fetch() {
+    std::vector<c10::Stream> streams;
+    std::vector<c10::Storage> targets;
+    for (Entry& entry : entries_) {
+      std::sort(entry.spans.begin(), entry.spans.end());
+      const c10::DeviceIndex device = entry.device.device().index();
+      c10::Stream stream = current_stream(device);
+      const auto* source = static_cast<const char*>(entry.device.data());
+      auto* target = static_cast<char*>(entry.host.mutable_data());
+      for (size_t i = 0; i < entry.spans.size();) {
+        auto [begin, end] = entry.spans[i];
+        for (i++; i < entry.spans.size() && entry.spans[i].first <= end; i++) {
+          end = std::max(end, entry.spans[i].second);
+        }
+        TB_VENDOR_CALL(memory, copy_d2h_async, vendor_stream(stream), target + begin,
+                       source + begin, end - begin);
+      }
+      if (std::find(streams.begin(), streams.end(), stream) == streams.end()) {
+        streams.push_back(stream);
+      }
+      targets.push_back(entry.host);
+    }
+    for (const c10::Stream& stream : streams) wait_for_copies_into(stream, targets);
+  }
+
+  // `host` (a result of the CPU kernel) as a device tensor over the device storage its host
+  // storage stands for, or an undefined tensor when it uses no staged storage (or the kernel
+  // resized one, so that the device storage no longer matches it).
+  at::Tensor device_view(const at::Tensor& host) const {
+    if (!host.defined() || !host.has_storage()) return at::Tensor();
+    for (const Entry& entry : entries_) {
+      if (!host.storage().is_alias_of(entry.host)) continue;
+      if (entry.host.nbytes() != entry.device.nbytes()) return at::Tensor();
+      at::Tensor view = at::detail::make_tensor<c10::TensorImpl>(
+          c10::Storage(entry.device), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+          host.dtype());
+      view.unsafeGetTensorImpl()->set_sizes_and_strides(host.sizes(), host.strides(),
+                                                        host.storage_offset());
+      if (host.is_conj()) view._set_conj(true);
+      if (host.is_neg()) view._set_neg(true);
+      return view;
+    }
+    return at::Tensor();
+  }
+
+ private:
+  struct Entry {
+    c10::Storage device;
+    c10::Storage host;
+    std::vector<std::pair<size_t, size_t>> spans;  // byte ranges to fetch
+  };
+
+  Entry& entry_for(const c10::Storage& storage) {
+    for (Entry& entry : entries_) {
+      if (entry.device.is_alias_of(storage)) return entry;
+    }
+    // Pageable host memory, never touched beyond the fetched spans: a small view of a large
+    // storage costs the view's bytes, not the storage's.
+    c10::Storage host(c10::Storage::use_byte_size_t(), storage.nbytes(), c10::GetCPUAllocator(),
+                      /*resizable=*/true);
+    entries_.push_back(Entry{storage, std::move(host), {}});
+    return entries_.back();
+  }
+
+  std::vector<Entry> entries_;  // a call touches few storages: searched linearly
+};
+
+// Raises CUDA's error when device tensors among the arguments are on different devices, or when
+// the operator writes a host tensor beside them (a host tensor it only reads is an ordinary
+// operand here; the CPU kernel makes its own rules for those), and returns the device of the
+// first one.  The _foreach_ operators pair their lists' tensors by
+// position, as CUDA's per-tensor path does: the tensors at one position must share a device.
+std::optional<c10::Device> check_devices(const c10::OperatorHandle& op, const c10::IValue* values,
+                                         const std::string& name) {
+  const auto& arguments = op.schema().arguments();
+  const bool foreach = op.operator_name().name.rfind("aten::_foreach_", 0) == 0;
+  std::optional<c10::Device> first;
+  std::vector<std::optional<c10::Device>> by_position;
+  auto check = [&](std::optional<c10::Device>& expected, const at::Tensor& t, size_t argument) {
+    if (!on_device(t)) return;
+    if (!expected.has_value()) {
+      expected = t.device();
+    } else if (t.device() != *expected) {
+      fail_device_mismatch(*expected, t.device(), arguments[argument].name().c_str(), name);
+    }
+  };
+  for (size_t i = 0; i < arguments.size(); i++) {
+    const c10::IValue& value = values[i];
+    if (value.isTensor()) {
+      if (!foreach) check(first, value.toTensor(), i);
+    } else if (value.isTensorList() || value.isOptionalTensorList()) {
+      size_t position = 0;
+      for (const c10::IValue& element : value.toListRef()) {
+        if (element.isTensor()) {
+          if (foreach) {
+            if (by_position.size() <= position) by_position.resize(position + 1);
+            check(by_position[position], element.toTensor(), i);
+          } else {
+            check(first, element.toTensor(), i);
+          }
+        }
+        position++;
+      }
+    }
+  }
+  if (!first.has_value()) {
+    for (const std::optional<c10::Device>& device : by_position) {
+      if (device.has_value()) return device;
+    }
+  }
+  // A host tensor the operator writes (an out= argument, an in-place self) beside device
+  // tensors: CUDA's TensorIterator refuses it, and the fallback would write host memory.
+  const std::optional<c10::Device> device = first;
+  for (size_t i = 0; device.has_value() && i < arguments.size(); i++) {
+    if (arguments[i].alias_info() == nullptr || !arguments[i].alias_info()->isWrite()) continue;
+    std::vector<at::Tensor> written;
+    if (values[i].isTensor()) {
+      written.push_back(values[i].toTensor());
+    } else if (values[i].isTensorList()) {
+      written = values[i].toTensorVector();
+    }
+    for (const at::Tensor& t : written) {
+      if (t.defined() && t.device().is_cpu()) {
+        fail_device_mismatch(*device, t.device(), arguments[i].name().c_str(), name);
+      }
+    }
+  }
+  return first;
+}
+
+bool is_written(const c10::Argument& argument) {
+  return argument.alias_info() != nullptr && argument.alias_info()->isWrite();
+}
+
+// Runs `op` (or its CPU equivalent `kernel`) on the CPU: ATen's cpu_fallback, but with the
+// arguments' aliasing kept (HostStage), outputs on the device of the operator's device tensors
+// (never on a CPU number's), views returned as views of the device storage, and the devices of
+// the arguments checked first.
+void run_on_cpu(const c10::OperatorHandle& op, const c10::OperatorHandle& kernel,
+                torch::jit::Stack* stack, const std::string& name) {
+  const auto& arguments = op.schema().arguments();
+  const auto& returns = op.schema().returns();
+  const size_t first = stack->size() - arguments.size();
+  std::optional<c10::Device> target = check_devices(op, stack->data() + first, name);
+  const bool stats = writes_running_stats(op);
+  const std::vector<c10::IValue> originals(stack->begin() + static_cast<std::ptrdiff_t>(first),
+                                           stack->end());
+
+  // Stage every device tensor; remember the written ones, to copy back.
+  HostStage stage;
+  std::vector<std::pair<at::Tensor, at::Tensor>> written;  // (device tensor, host tensor)
+  bool writes = false;
+  for (size_t i = 0; i < arguments.size(); i++) {
+    c10::IValue& value = (*stack)[first + i];
+    const bool write =
+        is_written(arguments[i]) ||
+        (stats && (arguments[i].name() == "running_mean" || arguments[i].name() == "running_var"));
+    writes |= write;
+    if (value.isTensor()) {
+      const at::Tensor device = value.toTensor();
+      at::Tensor host = stage.stage(device);
+      if (write && on_device(device)) written.emplace_back(device, host);
+      value = host;
+    } else if (value.isTensorList()) {
+      c10::List<at::Tensor> hosts;
+      for (const at::Tensor& device : value.toTensorVector()) {
+        at::Tensor host = stage.stage(device);
+        if (write && on_device(device)) written.emplace_back(device, host);
+        hosts.push_back(std::move(host));
+      }
+      value = hosts;
+    } else if (value.isOptionalTensorList()) {
+      c10::List<std::optional<at::Tensor>> hosts;
+      for (const c10::IValue& element : value.toListRef()) {
+        if (element.isNone()) {
+          hosts.push_back(std::nullopt);
+          continue;
+        }
+        const at::Tensor device = element.toTensor();
+        at::Tensor host = stage.stage(device);
+        if (write && on_device(device)) written.emplace_back(device, host);
+        hosts.push_back(std::move(host));
+      }
+      value = hosts;
+    } else if (value.isDevice()) {
+      target = value.toDevice();  // a factory's device, or _to_copy's destination
+      value = c10::Device(c10::DeviceType::CPU);
+    }
+  }
+  // A pure view operator reads no elements: only the storages' sizes matter.
+  bool view_only = !writes && !returns.empty();
+  for (const c10::Argument& ret : returns) view_only &= ret.alias_info() != nullptr;
+  if (!view_only) stage.fetch();
+
+  kernel.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+
+  // Written arguments go back to the device (asynchronously: the copies are queued on the
+  // current stream, from host memory staged for them).
+  for (auto& [device, host] : written) {
+    if (!host.defined()) continue;
+    if (device.sizes() != host.sizes()) device.resize_(host.sizes());
+    at::_copy_from(host, device, /*non_blocking=*/true);
+  }
+
+  // Results: a written argument's own tensor for a mutable alias, a view of the device storage
+  // where the CPU kernel returned one of a staged storage, else a copy on the target device.
+  const size_t results = stack->size() - returns.size();
+  auto to_device = [&](const at::Tensor& host, bool is_view) -> at::Tensor {
+    if (!host.defined() || !host.device().is_cpu()) return host;
+    at::Tensor view = stage.device_view(host);
+    if (view.defined()) return view;
+    if (is_view) {
+      TORCH_WARN_ONCE(Vendor::Get().device_type(), ": view operator ", name,
+                      " ran through the CPU fallback and returned a copy, not a view");
+    }
+    if (!target.has_value() || target->is_cpu()) return host;
+    return host.to(*target, /*non_blocking=*/true);
+  };
+  for (size_t r = 0; r < returns.size(); r++) {
+    c10::IValue& value = (*stack)[results + r];
+    const c10::AliasInfo* alias = returns[r].alias_info();
+    if (alias != nullptr && alias->isWrite()) {
+      bool found = false;
+      for (size_t i = 0; i < arguments.size() && !found; i++) {
+        const c10::AliasInfo* argument_alias = arguments[i].alias_info();
+        if (argument_alias != nullptr && *argument_alias == *alias) {
+          value = originals[i];  // the caller's own tensor (or list)
+          found = true;
+        }
+      }
+      TORCH_CHECK(found, "torch_backend: operator ", name, " returns `", returns[r],
+                  "`, which aliases none of its arguments");
+      continue;
+    }
+    const bool is_view = alias != nullptr;
+    if (value.isTensor()) {
+      value = to_device(value.toTensor(), is_view);
+    } else if (value.isTensorList()) {
+      c10::List<at::Tensor> devices;
+      for (const at::Tensor& host : value.toTensorVector()) {
+        devices.push_back(to_device(host, is_view));
+      }
+      value = devices;
+    }
+  }
+}
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::string name = operator_name(op);
   FallbackMode current = mode().load(std::memory_order_relaxed);
@@ -168,9 +433,7 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   replace_generators(op, *stack);
   // Operators ATen selects only for devices have no CPU kernel: run their CPU equivalent.
   const c10::OperatorHandle* equivalent = cpu_substitute(op);
-  Staged staged = stage_running_stats(op, *stack);
-  at::native::cpu_fallback(equivalent != nullptr ? *equivalent : op, stack);
-  for (auto& [device, host] : staged) device.copy_(host);
+  run_on_cpu(op, equivalent != nullptr ? *equivalent : op, stack, name);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

@@ -2,6 +2,7 @@
 #include "aten/KernelCall.h"
 
 #include <ATen/EmptyTensor.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty_strided.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include "runtime/Device.h"
@@ -65,14 +67,15 @@ namespace {
 constexpr int64_t kPendingList = -1;  // tensors.count placeholder resolved in launch()
 }
 
-void KernelCall::add_tensor(at::Tensor tensor) {
+void KernelCall::add_tensor(at::Tensor tensor, const char* name) {
   tb_tensor t{};
   t.struct_size = sizeof(tb_tensor);
   tensors_.push_back(t);
   sources_.push_back(std::move(tensor));
+  names_.push_back(name);
 }
 
-KernelCall& KernelCall::tensor(const at::Tensor& tensor) {
+KernelCall& KernelCall::tensor(const at::Tensor& tensor, const char* name) {
   if (!tensor.defined()) return none();
   if (tensor.device().is_cpu() && tensor.dim() == 0) {
     // A CPU scalar tensor (a "wrapped number"): its value.
@@ -82,22 +85,22 @@ KernelCall& KernelCall::tensor(const at::Tensor& tensor) {
   tb_value value{};
   value.kind = TB_VALUE_TENSOR;
   value.as.i = static_cast<int64_t>(tensors_.size());
-  add_tensor(tensor);
+  add_tensor(tensor, name);
   values_.push_back(value);
   return *this;
 }
 
-KernelCall& KernelCall::tensor(const std::optional<at::Tensor>& tensor) {
-  return tensor.has_value() ? this->tensor(*tensor) : none();
+KernelCall& KernelCall::tensor(const std::optional<at::Tensor>& tensor, const char* name) {
+  return tensor.has_value() ? this->tensor(*tensor, name) : none();
 }
 
-KernelCall& KernelCall::tensors(at::ITensorListRef list) {
+KernelCall& KernelCall::tensors(at::ITensorListRef list, const char* name) {
   tb_value value{};
   value.kind = TB_VALUE_TENSOR_LIST;
   value.as.tensors.items = reinterpret_cast<const tb_tensor* const*>(tensors_.size());
   int64_t count = 0;
   for (const at::Tensor& t : list) {
-    add_tensor(t);
+    add_tensor(t, name);
     count++;
   }
   value.as.tensors.count = count;
@@ -105,7 +108,8 @@ KernelCall& KernelCall::tensors(at::ITensorListRef list) {
   return *this;
 }
 
-KernelCall& KernelCall::tensors(const c10::List<std::optional<at::Tensor>>& list) {
+KernelCall& KernelCall::tensors(const c10::List<std::optional<at::Tensor>>& list,
+                                const char* name) {
   tb_value value{};
   value.kind = TB_VALUE_TENSOR_LIST;
   value.as.tensors.items = reinterpret_cast<const tb_tensor* const*>(tensors_.size());
@@ -113,7 +117,7 @@ KernelCall& KernelCall::tensors(const c10::List<std::optional<at::Tensor>>& list
   for (size_t i = 0; i < list.size(); i++) {
     std::optional<at::Tensor> element = list.get(i);
     movable_.push_back(sources_.size());
-    add_tensor(element.has_value() ? *element : at::Tensor());
+    add_tensor(element.has_value() ? *element : at::Tensor(), name);
     count++;
   }
   value.as.tensors.count = count;
@@ -122,17 +126,28 @@ KernelCall& KernelCall::tensors(const c10::List<std::optional<at::Tensor>>& list
 }
 
 KernelCall& KernelCall::operand(const at::Tensor& tensor, at::ScalarType common,
-                                at::IntArrayRef shape) {
+                                at::IntArrayRef shape, const char* name) {
+  if (at::isComplexType(common)) {
+    // No tb_value carries a complex number, and no tb_dtype a complex tensor: decline.
+    tb_value invalid{};
+    invalid.kind = static_cast<tb_value_kind>(-1);
+    values_.push_back(invalid);
+    return *this;
+  }
   if (tensor.device().is_cpu() && tensor.dim() == 0) {
     at::Scalar value = tensor.item();
+    if (value.isComplex()) return scalar(value);  // declines (see scalar())
     if (at::isFloatingType(common)) return real(value.toDouble());
     if (common == at::kBool) return boolean(value.toBool());
     return integer(value.toLong());
   }
   at::Tensor prepared = tensor;
-  if (prepared.scalar_type() != common) prepared = prepared.to(common);
-  if (prepared.sizes() != shape) prepared = prepared.expand(shape);
-  return this->tensor(prepared);
+  if (prepared.device().type() == c10::DeviceType::PrivateUse1) {
+    // Cast and broadcast only a tensor the launch accepts (check_devices() says why not).
+    if (prepared.scalar_type() != common) prepared = prepared.to(common);
+    if (prepared.sizes() != shape) prepared = prepared.expand(shape);
+  }
+  return this->tensor(prepared, name);
 }
 
 KernelCall& KernelCall::scalar(const at::Scalar& value) {
@@ -328,12 +343,35 @@ const at::Tensor* KernelCall::first_tensor() const {
   return nullptr;
 }
 
+c10::Device KernelCall::check_devices() const {
+  std::optional<c10::Device> target;
+  for (const at::Tensor& t : sources_) {
+    if (t.defined() && t.device().type() == c10::DeviceType::PrivateUse1) {
+      target = t.device();
+      break;
+    }
+  }
+  TORCH_CHECK(target.has_value(), Vendor::Get().device_type(), ": kernel ", kernel_->name,
+              " was called without a tensor of the device");
+  size_t next_movable = 0;
+  for (size_t i = 0; i < sources_.size(); i++) {
+    const bool movable = next_movable < movable_.size() && movable_[next_movable] == i;
+    if (movable) next_movable++;
+    const at::Tensor& t = sources_[i];
+    if (!t.defined() || t.device() == *target) continue;
+    if (movable && t.device().is_cpu()) continue;  // host indices move to the device
+    fail_device_mismatch(*target, t.device(), names_[i], kernel_->name);
+  }
+  return *target;
+}
+
 bool KernelCall::launch() {
   for (const tb_value& v : values_) {
     if (static_cast<int>(v.kind) < 0) return false;  // an argument without a descriptor
   }
   const at::Tensor* first = first_tensor();
   TORCH_INTERNAL_ASSERT(first != nullptr, "torch_backend: a kernel call without tensors");
+  const c10::Device target = check_devices();
   bool ok = false;
   tb_dtype first_dtype = to_tb_dtype(first->scalar_type(), &ok);
   if (!ok || (kernel_->dtypes != 0 && !(kernel_->dtypes & TB_DTYPE_BIT(first_dtype)))) {
@@ -341,9 +379,7 @@ bool KernelCall::launch() {
   }
   for (size_t i : movable_) {
     at::Tensor& t = sources_[i];
-    if (t.defined() && t.device().is_cpu() && first->device().type() != c10::DeviceType::CPU) {
-      t = t.to(first->device());
-    }
+    if (t.defined() && t.device().is_cpu()) t = t.to(target);
   }
   // Fill the tensor descriptors (addresses are stable now that all arguments are in), and the
   // pointers tensor lists are made of: NULL for an absent element of a Tensor?[].
@@ -357,8 +393,6 @@ bool KernelCall::launch() {
       item_pointers_[i] = nullptr;
       continue;
     }
-    TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, Vendor::Get().device_type(),
-                ": kernel ", kernel_->name, " got a tensor on ", t.device());
     d.dtype = to_tb_dtype(t.scalar_type(), &ok);
     if (!ok) return false;
     d.data = t.numel() == 0 ? nullptr : const_cast<void*>(t.const_data_ptr());
@@ -375,7 +409,7 @@ bool KernelCall::launch() {
       v.as.tensors.items = item_pointers_.data() + reinterpret_cast<uintptr_t>(v.as.tensors.items);
     }
   }
-  c10::DeviceIndex device = first->device().index();
+  c10::DeviceIndex device = target.index();
   for (size_t i = 0; i < philox_slots_.size(); i++) {
     const std::optional<at::Generator>& requested = generators_[i];
     at::Generator generator =
@@ -461,6 +495,91 @@ void KernelCall::Workspace::Rethrow(const Vendor& vendor, const char* kernel) co
         c10::str(vendor.device_type(), ": kernel ", kernel, ": its workspace of ", failure_bytes,
                  " bytes could not be allocated: ", e.what_without_backtrace()));
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// WriteCheck
+
+void WriteCheck::add(c10::SmallVectorImpl<c10::TensorImpl*>& to, const at::Tensor& tensor) {
+  if (tensor.defined() && tensor.has_storage() && tensor.numel() > 0) {
+    to.push_back(tensor.unsafeGetTensorImpl());
+  }
+}
+
+WriteCheck& WriteCheck::output(const at::Tensor& tensor) {
+  add(outputs_, tensor);
+  return *this;
+}
+
+WriteCheck& WriteCheck::output(const std::optional<at::Tensor>& tensor) {
+  if (tensor.has_value()) add(outputs_, *tensor);
+  return *this;
+}
+
+WriteCheck& WriteCheck::output(at::ITensorListRef tensors) {
+  for (const at::Tensor& t : tensors) add(outputs_, t);
+  return *this;
+}
+
+WriteCheck& WriteCheck::input(const at::Tensor& tensor) {
+  add(inputs_, tensor);
+  return *this;
+}
+
+WriteCheck& WriteCheck::input(const std::optional<at::Tensor>& tensor) {
+  if (tensor.has_value()) add(inputs_, *tensor);
+  return *this;
+}
+
+WriteCheck& WriteCheck::input(at::ITensorListRef tensors) {
+  for (const at::Tensor& t : tensors) add(inputs_, t);
+  return *this;
+}
+
+WriteCheck& WriteCheck::input(const c10::List<std::optional<at::Tensor>>& tensors) {
+  for (size_t i = 0; i < tensors.size(); i++) {
+    const std::optional<at::Tensor> element = tensors.get(i);  // the list keeps the tensor
+    if (element.has_value()) add(inputs_, *element);
+  }
+  return *this;
+}
+
+bool WriteCheck::safe() const {
+  // Tensors by storage, so that only tensors of one storage are compared (a fused optimizer
+  // step writes hundreds of tensors): (storage, is an output, tensor).
+  c10::SmallVector<std::tuple<const c10::StorageImpl*, bool, c10::TensorImpl*>, 16> all;
+  for (c10::TensorImpl* out : outputs_) {
+    if (at::has_internal_overlap(out) == at::MemOverlap::Yes) return false;
+    all.emplace_back(out->storage().unsafeGetStorageImpl(), true, out);
+  }
+  if (all.empty()) return true;
+  for (c10::TensorImpl* in : inputs_) {
+    all.emplace_back(in->storage().unsafeGetStorageImpl(), false, in);
+  }
+  std::sort(all.begin(), all.end());
+  for (size_t begin = 0; begin < all.size();) {
+    size_t end = begin + 1;
+    while (end < all.size() && std::get<0>(all[end]) == std::get<0>(all[begin])) end++;
+    for (size_t a = begin; a < end; a++) {
+      auto [storage, a_out, out] = all[a];
+      if (!a_out) continue;
+      for (size_t b = begin; b < end; b++) {
+        auto [other_storage, b_out, other] = all[b];
+        if (b == a || (b_out && b < a)) continue;  // each pair of outputs once
+        const at::MemOverlapStatus status = at::get_overlap_status(out, other);
+        if (status == at::MemOverlapStatus::No) continue;
+        // The very same elements as an input: an elementwise kernel reads each element before
+        // it writes it.
+        if (!b_out && elementwise_ && status == at::MemOverlapStatus::Full &&
+            out->sizes() == other->sizes() && out->strides() == other->strides()) {
+          continue;
+        }
+        return false;
+      }
+    }
+    begin = end;
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -718,6 +837,14 @@ at::ScalarType from_tb_dtype(tb_dtype dtype) {
   TORCH_INTERNAL_ASSERT(dtype >= 0 && dtype < TB_DTYPE_COUNT, "torch_backend: dtype ",
                         static_cast<int>(dtype));
   return kTypes[dtype];
+}
+
+void fail_device_mismatch(c10::Device expected, c10::Device found, const char* argument,
+                          std::string_view method) {
+  TORCH_CHECK(false,
+              "Expected all tensors to be on the same device, but found at least two devices, ",
+              expected, " and ", found, "! (when checking argument for argument ",
+              argument != nullptr ? argument : "(unnamed)", " in method ", method, ")");
 }
 
 c10::Device device_of_arguments(std::initializer_list<const at::Tensor*> tensors) {

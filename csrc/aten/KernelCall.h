@@ -82,15 +82,20 @@ class KernelCall {
   explicit KernelCall(const tb_kernel* kernel, std::atomic<uint64_t>* calls = nullptr)
       : kernel_(kernel), calls_(calls) {}
 
-  KernelCall& tensor(const at::Tensor& tensor);
-  KernelCall& tensor(const std::optional<at::Tensor>& tensor);
-  KernelCall& tensors(at::ITensorListRef tensors);
+  // Tensor arguments take the argument's name, for the error that a tensor on another device
+  // raises at launch: every device tensor of a call must be on the device of its first one, as
+  // CUDA's generated wrappers check (a CPU 0-dim tensor is a number, not a tensor, here).
+  KernelCall& tensor(const at::Tensor& tensor, const char* name = nullptr);
+  KernelCall& tensor(const std::optional<at::Tensor>& tensor, const char* name = nullptr);
+  KernelCall& tensors(at::ITensorListRef tensors, const char* name = nullptr);
   // A Tensor?[] argument (index tensors): host tensors in it are copied to the device of the
-  // call's first tensor at launch, as ATen moves indices to self's device.
-  KernelCall& tensors(const c10::List<std::optional<at::Tensor>>& tensors);
-  // An elementwise operand: a CPU scalar becomes a scalar value in `common`'s kind; a device
-  // tensor is cast to `common` and broadcast to `shape`.
-  KernelCall& operand(const at::Tensor& tensor, at::ScalarType common, at::IntArrayRef shape);
+  // call's first device tensor at launch, as ATen moves indices to self's device.
+  KernelCall& tensors(const c10::List<std::optional<at::Tensor>>& tensors,
+                      const char* name = nullptr);
+  // An elementwise operand: a CPU scalar becomes a scalar value in `common`'s kind (the call
+  // declines a complex one); a device tensor is cast to `common` and broadcast to `shape`.
+  KernelCall& operand(const at::Tensor& tensor, at::ScalarType common, at::IntArrayRef shape,
+                      const char* name = nullptr);
   KernelCall& scalar(const at::Scalar& value);
   KernelCall& scalar(const std::optional<at::Scalar>& value);
   KernelCall& integer(int64_t value);
@@ -126,10 +131,12 @@ class KernelCall {
   // receives the number of values.  Returns nullptr when an argument has no descriptor.
   const tb_value* shape_values(int32_t* count);
 
-  // Enqueues the kernel on the current stream of the first tensor argument's device.  Returns
-  // false when the kernel declines (dtype outside its mask, or TB_ERROR_NOT_SUPPORTED), in
-  // which case nothing was enqueued; throws for any other failure (torch.OutOfMemoryError with
-  // the allocator's message when a workspace request failed).
+  // Enqueues the kernel on the current stream of the first device tensor argument's device.
+  // Returns false when the kernel declines (dtype outside its mask, or TB_ERROR_NOT_SUPPORTED),
+  // in which case nothing was enqueued; throws for any other failure (torch.OutOfMemoryError
+  // with the allocator's message when a workspace request failed) and, before enqueueing
+  // anything, for a tensor on another device (CUDA's "Expected all tensors to be on the same
+  // device" message, naming the argument).
   bool launch();
 
  private:
@@ -146,7 +153,9 @@ class KernelCall {
 
   KernelCall& bool_list(const bool* values, size_t count);
   const at::Tensor* first_tensor() const;
-  void add_tensor(at::Tensor tensor);
+  void add_tensor(at::Tensor tensor, const char* name);
+  // The device every tensor must be on: the first device tensor's; raises for one elsewhere.
+  c10::Device check_devices() const;
 
   const tb_kernel* kernel_;
   std::atomic<uint64_t>* calls_;
@@ -154,12 +163,40 @@ class KernelCall {
   c10::SmallVector<tb_tensor, 8> tensors_;  // values of kind TENSOR(_LIST) index into this
   c10::SmallVector<const tb_tensor*, 8> item_pointers_;  // &tensors_[i], or NULL if absent
   c10::SmallVector<at::Tensor, 8> sources_;  // the tensor behind each tensors_ entry (held)
+  c10::SmallVector<const char*, 8> names_;   // each sources_ entry's argument name, or NULL
   c10::SmallVector<size_t, 4> movable_;      // sources_ entries from Tensor?[] lists
   std::list<std::vector<int>> bool_storage_;
   std::list<std::vector<int64_t>> int_storage_;  // owned_ints and shape_values' sizes
   std::list<std::string> string_storage_;
   c10::SmallVector<int64_t, 8> philox_slots_;  // values_ indices of RNG arguments to resolve
   std::vector<std::optional<at::Generator>> generators_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Writes a kernel may make (vendor.h, "Aliasing and contiguity"): no output overlaps itself or
+// another output, and none shares memory with an input, except as the very same elements of an
+// elementwise operation (`a.add_(a)`, `torch.add(a, b, out=a)`).  An in-place operand is the
+// output and is not listed as an input.  A call whose writes are not safe goes to the CPU
+// fallback, whose host copies keep the aliasing: the CPU raises where it raises for CPU tensors
+// ("unsupported operation: some elements of the input tensor and the written-to tensor refer to
+// a single memory location") and computes what it computes where it allows the overlap.
+class WriteCheck {
+ public:
+  explicit WriteCheck(bool elementwise) : elementwise_(elementwise) {}
+  WriteCheck& output(const at::Tensor& tensor);
+  WriteCheck& output(const std::optional<at::Tensor>& tensor);
+  WriteCheck& output(at::ITensorListRef tensors);
+  WriteCheck& input(const at::Tensor& tensor);
+  WriteCheck& input(const std::optional<at::Tensor>& tensor);
+  WriteCheck& input(at::ITensorListRef tensors);
+  WriteCheck& input(const c10::List<std::optional<at::Tensor>>& tensors);
+  bool safe() const;
+
+ private:
+  void add(c10::SmallVectorImpl<c10::TensorImpl*>& to, const at::Tensor& tensor);
+  bool elementwise_;
+  c10::SmallVector<c10::TensorImpl*, 4> outputs_;
+  c10::SmallVector<c10::TensorImpl*, 8> inputs_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -283,6 +320,13 @@ class MetaCache {
 };
 // The device of the first device tensor among the arguments.
 c10::Device device_of_arguments(std::initializer_list<const at::Tensor*> tensors);
+
+// CUDA's error for a tensor on another device than the call's (`expected`), word for word
+// with the device's name, so that what users search for finds it: "Expected all tensors to be
+// on the same device, but found at least two devices, emu:0 and emu:1! (when checking
+// argument for argument mat2 in method mm.out)".
+[[noreturn]] void fail_device_mismatch(c10::Device expected, c10::Device found,
+                                       const char* argument, std::string_view method);
 
 // The ATen dtype of a tb_dtype (ABI values are checked by the caller to be below
 // TB_DTYPE_COUNT).

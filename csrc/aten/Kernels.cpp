@@ -51,14 +51,26 @@ std::deque<std::pair<std::string, std::atomic<uint64_t>>>* g_extra_calls =
     new std::deque<std::pair<std::string, std::atomic<uint64_t>>>();
 
 // Operators implemented in csrc itself on top of vendor calls (aten/Minimal.cpp, Random.cpp).
-const char* const kBuiltIn[] = {"empty.memory_format", "empty_strided",
-                                "as_strided",          "view",
-                                "_reshape_alias",      "resize_",
-                                "_copy_from",          "_copy_from_and_resize",
-                                "_local_scalar_dense", "set_.source_Tensor",
-                                "set_.source_Storage", "set_.source_Storage_storage_offset",
-                                "fill_.Scalar",        "zero_",
-                                "record_stream",       "native_dropout"};
+const char* const kBuiltIn[] = {"empty.memory_format",
+                                "empty_strided",
+                                "as_strided",
+                                "view",
+                                "_reshape_alias",
+                                "resize_",
+                                "_copy_from",
+                                "_copy_from_and_resize",
+                                "_local_scalar_dense",
+                                "set_.source_Tensor",
+                                "set_.source_Storage",
+                                "set_.source_Storage_storage_offset",
+                                "fill_.Scalar",
+                                "zero_",
+                                "record_stream",
+                                "native_dropout",
+                                "view_as_real",
+                                "view_as_complex",
+                                "unfold",
+                                "_lazy_clone"};
 
 // Kernels torch_backend's own operators call (aten/Copy.cpp, aten/Minimal.cpp), never
 // registered by name.

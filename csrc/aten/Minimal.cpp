@@ -5,12 +5,16 @@
 // built on the caching allocator and the vendor's memory calls on the current stream; no
 // vendor kernels are needed.  Every other operator goes to the CPU fallback (Fallback.cpp).
 #include <ATen/EmptyTensor.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_conj.h>
 #include <ATen/ops/_neg_view.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
@@ -70,6 +74,36 @@ at::Tensor view(const at::Tensor& self, at::IntArrayRef size) {
 
 at::Tensor reshape_alias(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride) {
   return at::native::_reshape_alias(self, size, stride);
+}
+
+// The view operators ATen registers per backend (the rest are composites over as_strided):
+// ATen's own device-independent implementations, so that they are views on the device too.
+at::Tensor view_as_real(const at::Tensor& self) { return at::native::view_as_real(self); }
+
+at::Tensor view_as_complex(const at::Tensor& self) { return at::native::view_as_complex(self); }
+
+at::Tensor unfold(const at::Tensor& self, int64_t dimension, int64_t size, int64_t step) {
+  return at::native::unfold(self, dimension, size, step);
+}
+
+// A lazy clone: ATen's copies on write only storages whose DataPtr's context is its data (the
+// caching allocator's context is its block), so the copy is made now, on the current stream:
+// the same geometry over a new storage of the same size.
+at::Tensor lazy_clone(const at::Tensor& self) {
+  const c10::Storage& source = self.storage();
+  c10::DeviceGuard guard(self.device());
+  c10::Storage storage(c10::Storage::use_byte_size_t(), source.nbytes(), device_allocator(),
+                       /*resizable=*/true);
+  if (source.nbytes() > 0) {
+    c10::DeviceIndex device = self.device().index();
+    TB_VENDOR_CALL(memory, copy_d2d_async, current_vendor_stream(device), device,
+                   storage.mutable_data(), device, source.data(), source.nbytes());
+  }
+  at::Tensor clone =
+      at::detail::make_tensor<c10::TensorImpl>(std::move(storage), self.key_set(), self.dtype());
+  clone.unsafeGetTensorImpl()->set_sizes_and_strides(self.sizes(), self.strides(),
+                                                     self.storage_offset());
+  return clone;
 }
 
 // Points `self` at `storage` with the given geometry, growing the storage if it is too small.
@@ -140,6 +174,11 @@ at::Tensor apply_bits(at::Tensor t, const at::Tensor& like) {
 // which copies, which lands here again).  The bits are resolved on the CPU side of the copy;
 // device-to-device copies of conjugate views go through the CPU.
 at::Tensor copy_from_kernel(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  // The checks the CPU's copy_ makes (its TensorIterator's), with its words.
+  if (!self.is_same(dst)) {
+    at::assert_no_internal_overlap(dst);
+    at::assert_no_partial_overlap(dst, self);
+  }
   if (self.is_conj() == dst.is_conj() && self.is_neg() == dst.is_neg()) {
     return copy_from(self, dst, non_blocking);
   }
@@ -210,6 +249,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("as_strided", TORCH_FN(as_strided));
   m.impl("view", TORCH_FN(view));
   m.impl("_reshape_alias", TORCH_FN(reshape_alias));
+  m.impl("view_as_real", TORCH_FN(view_as_real));
+  m.impl("view_as_complex", TORCH_FN(view_as_complex));
+  m.impl("unfold", TORCH_FN(unfold));
+  m.impl("_lazy_clone", TORCH_FN(lazy_clone));
   m.impl("resize_", TORCH_FN(resize));
   m.impl("_copy_from", TORCH_FN(copy_from_kernel));
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));

@@ -24,25 +24,18 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
 
   c10::DeviceType type() const override { return static_type; }
 
-  // torch.accelerator.get_device_capability: the element types the vendor reports for the
-  // device (tb_device_properties::dtypes; 0, or a vendor older than ABI 1.2: every tb_dtype).
+  // torch.accelerator.get_device_capability: every element type a device tensor holds and
+  // computes with -- all of PyTorch's but the quantized ones (vendor kernels cover some, the
+  // CPU fallback the rest; tb_device_properties::dtypes only says which are native).
   c10::DeviceCapability getDeviceCapability(Device device) const override {
-    static constexpr c10::ScalarType kTypes[TB_DTYPE_COUNT] = {
-        c10::ScalarType::Bool,  c10::ScalarType::Byte,     c10::ScalarType::Char,
-        c10::ScalarType::Short, c10::ScalarType::Int,      c10::ScalarType::Long,
-        c10::ScalarType::Half,  c10::ScalarType::BFloat16, c10::ScalarType::Float,
-        c10::ScalarType::Double};
-    tb_device_properties props{};
-    props.struct_size = sizeof props;
-    TB_VENDOR_CALL(device, get_properties, resolve_device(device.index()), &props);
-    uint64_t dtypes = props.dtypes != 0 ? props.dtypes : (uint64_t{1} << TB_DTYPE_COUNT) - 1;
-    c10::DeviceCapability capability;
-    capability.capability_data.capability_bits = 0;
-    for (int d = 0; d < TB_DTYPE_COUNT; d++) {
-      if (dtypes & TB_DTYPE_BIT(d)) {
-        capability.capability_data.capability_bits |= uint64_t{1} << static_cast<int>(kTypes[d]);
-      }
-    }
+    (void)resolve_device(device.index());  // an invalid index raises
+    c10::DeviceCapability capability;      // every type
+#define TB_NOT_QUANTIZED_(_, name)                                    \
+  if (c10::isQIntType(c10::ScalarType::name)) {                       \
+    capability.capability_data.supported_scalar_types.has_##name = 0; \
+  }
+    AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS(TB_NOT_QUANTIZED_)
+#undef TB_NOT_QUANTIZED_
     return capability;
   }
 

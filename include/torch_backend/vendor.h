@@ -334,9 +334,11 @@ typedef struct tb_device_properties {
   int32_t arch_major;
   /** Vendor-defined architecture generation, minor part; 0 when unknown. */
   int32_t arch_minor;
-  /** Bit set (::TB_DTYPE_BIT) of the element types whose tensors the device holds and
-   *  converts between: what `torch.accelerator.get_device_capability()` reports as
-   *  `supported_dtypes`.  0 means every ::tb_dtype. */
+  /** Bit set (::TB_DTYPE_BIT) of the element types the device handles natively; 0 means
+   *  every ::tb_dtype.  Informational: device memory holds any element type as bytes and the
+   *  CPU fallback computes what kernels do not, so `torch.accelerator.get_device_capability()`
+   *  reports every dtype PyTorch has (quantized ones aside) as `supported_dtypes`, as CUDA
+   *  does. */
   uint64_t dtypes;
   /** Bit set of ::TB_DEVICE_HOST_ACCESS and future capabilities (ABI 2.1); 0, or a vendor
    *  older than 2.1: none. */
