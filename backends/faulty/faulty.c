@@ -10,8 +10,9 @@
  *   TORCH_BACKEND_FAULTY_CALL    the call to fail, as "group.function" (for example
  *                                "memory.device_malloc"), "vendor.init" for the context's
  *                                creation, "kernel.<operator>" for one of the wrapped vendor's
- *                                kernels ("kernel.mm.out"), or "kernel" for any kernel; unset:
- *                                forward everything
+ *                                kernels ("kernel.mm.out"), or "kernel" for any kernel; several
+ *                                calls separated by commas ("event.record,stream.synchronize")
+ *                                share the counts below; unset: forward everything
  *   TORCH_BACKEND_FAULTY_AFTER   let this many calls succeed first (default 0)
  *   TORCH_BACKEND_FAULTY_TIMES   fail this many times, then succeed again (default: forever)
  *   TORCH_BACKEND_FAULTY_STATUS  the status to return (default TB_ERROR_INTERNAL)
@@ -132,12 +133,27 @@ static void configure(void) {
            g_config.wrapped != NULL ? g_config.wrapped->vendor_name : wrapped);
 }
 
+/* Whether `name` is one of the rule's comma-separated calls. */
+static int rule_lists(const char *name) {
+  const size_t length = strlen(name);
+  for (const char *entry = g_rule.call; *entry != '\0';) {
+    const char *end = strchr(entry, ',');
+    const size_t n = end != NULL ? (size_t)(end - entry) : strlen(entry);
+    if (n == length && strncmp(entry, name, n) == 0) return 1;
+    if (end == NULL) break;
+    entry = end + 1;
+  }
+  return 0;
+}
+
 /* Whether the rule names `call` (a slot, or kernel `kernel_name` for call == "kernel"). */
 static int rule_matches(const char *call, const char *kernel_name) {
   if (g_rule.call[0] == '\0') return 0;
-  if (kernel_name == NULL) return strcmp(g_rule.call, call) == 0;
-  if (strcmp(g_rule.call, "kernel") == 0) return 1;
-  return strncmp(g_rule.call, "kernel.", 7) == 0 && strcmp(g_rule.call + 7, kernel_name) == 0;
+  if (kernel_name == NULL) return rule_lists(call);
+  if (rule_lists("kernel")) return 1;
+  char name[sizeof g_rule.call];
+  snprintf(name, sizeof name, "kernel.%s", kernel_name);
+  return rule_lists(name);
 }
 
 /* Decides whether this call fails; if so, sets the message and returns 1. */

@@ -695,23 +695,52 @@ class CachingAllocator final : public c10::DeviceAllocator {
 
   void Free(Block* block) {
     DeviceCache& cache = *block->pool->cache;
+    std::vector<c10::Stream> uses;
+    {
+      std::lock_guard<std::mutex> lock(cache.mutex);
+      DeviceStats& s = cache.stats;
+      StatType type = block->pool->type;
+      sub(s.allocation, type, 1);
+      sub(s.allocated_bytes, type, block->size);
+      sub(s.requested_bytes, type, block->requested);
+      if (block->uses.empty()) {
+        FreeBlock(cache, block);
+        return;
+      }
+      block->state = Block::State::kPending;
+      uses = std::move(block->uses);
+      block->uses.clear();
+    }
+    // Used on other streams: free once each of them has reached this point, known by an event
+    // recorded on it now.  Outside the lock, since a stream may have to be waited for: where
+    // the event cannot be created or recorded, the free waits for that stream instead; where
+    // that fails too, the block stays out of the pool for good (a leak, not a race: the stream
+    // may still be reading it).
+    std::vector<std::pair<c10::Stream, PooledEvent>> events;
+    bool kept_out = false;
+    for (const c10::Stream& use : uses) {
+      try {
+        PooledEvent event(use.device_index(), /*timing=*/false);
+        record_event(event.get(), use);
+        events.emplace_back(use, std::move(event));
+      } catch (const c10::Error&) {
+        try {
+          synchronize_stream(use);
+        } catch (const c10::Error& e) {
+          kept_out = true;
+          LOG(WARNING) << "torch_backend: a device block of " << block->size << " bytes used on "
+                       << use << " cannot be made safe to reuse and is kept out of the cache: "
+                       << e.what_without_backtrace();
+        }
+      }
+    }
     std::lock_guard<std::mutex> lock(cache.mutex);
-    DeviceStats& s = cache.stats;
-    StatType type = block->pool->type;
-    sub(s.allocation, type, 1);
-    sub(s.allocated_bytes, type, block->size);
-    sub(s.requested_bytes, type, block->requested);
-    if (block->uses.empty()) {
+    if (kept_out) return;  // pending with no event to wait for: never reused
+    if (events.empty()) {
       FreeBlock(cache, block);
       return;
     }
-    // Used on other streams: free once each of them has reached this point.
-    block->state = Block::State::kPending;
-    std::vector<c10::Stream> uses = std::move(block->uses);
-    block->uses.clear();
-    for (const c10::Stream& use : uses) {
-      PooledEvent event(use.device_index(), /*timing=*/false);
-      record_event(event.get(), use);
+    for (auto& [use, event] : events) {
       block->pending_events++;
       cache.pending[use].push_back(PendingFree{std::move(event), block});
       cache.pending_count++;

@@ -4,12 +4,15 @@ under a small device or a memory fraction, and devices kept apart."""
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 
 import pytest
 import torch
 from conftest import DEV, MODULE, run_python
+
+import torch_backend
 
 # Each bundled vendor's device-capacity variable, set to 64 MiB.
 SMALL_DEVICE = {
@@ -571,3 +574,67 @@ def test_allocator_timer_leaves_nothing_allocated_and_rejects_bad_arguments():
         timer("device", 0, 100)
     with pytest.raises(RuntimeError, match="nbytes and iterations must be positive"):
         timer("cpu", 256, -1)
+
+
+# ---------------------------------------------------------------------------------------------
+# A block used on several streams whose free cannot be tracked by events.
+
+# Runs under the faulty shim over this process's vendor; prints one JSON line.  x is used on
+# an idle stream and then on a busy one (record_stream, in that order); its free records an
+# event on each, and the shim fails the calls TB_TEST_CALLS names from the second such call on:
+# the busy stream's event.  y, computed from x on the busy stream, must come out right whatever
+# the default stream does with the memory next.
+RECORD_FAILURE = r"""
+import ctypes, json, os
+import torch, torch_backend
+DEV = torch_backend.vendor_info()["device_type"]
+M = getattr(torch, DEV)
+lib = ctypes.CDLL(torch_backend.vendor_info()["library"])
+lib.tb_faulty_configure.argtypes = [ctypes.c_char_p, ctypes.c_long, ctypes.c_long, ctypes.c_char_p]
+lib.tb_faulty_fired.restype = ctypes.c_long
+N = 1 << 20
+idle, busy = M.Stream(), M.Stream()
+x = torch.full((N,), 1.0, device=DEV)
+busy.wait_stream(M.current_stream())
+with M.stream(busy):
+    a = torch.full((384, 384), 1.0 / 384, device=DEV)
+    for _ in range(6):
+        a = a @ a
+    y = x * 2 + a[0, 0] * 0
+x.record_stream(idle)
+x.record_stream(busy)
+pointer = x.data_ptr()
+lib.tb_faulty_configure(os.environ["TB_TEST_CALLS"].encode(), 1, -1, b"TB_ERROR_INTERNAL")
+del x
+fired = lib.tb_faulty_fired()
+lib.tb_faulty_configure(b"", 0, 0, b"TB_ERROR_INTERNAL")
+z = torch.zeros(N, device=DEV)  # on the default stream: takes x's block if it is free
+M.current_stream().wait_stream(busy)
+wrong = int((y.cpu() != 2).sum())
+print(json.dumps({"wrong": wrong, "reused": z.data_ptr() == pointer, "fired": fired}))
+"""
+
+
+def run_record_failure(calls: str) -> tuple[dict, str]:
+    wrapped = torch_backend.vendor_info()["library"]
+    result = run_python(
+        RECORD_FAILURE,
+        TB_TEST_CALLS=calls,
+        TORCH_BACKEND_VENDOR="faulty",
+        TORCH_BACKEND_FAULTY_VENDOR=wrapped,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout.splitlines()[-1]), result.stderr
+
+
+def test_a_free_whose_event_fails_waits_for_the_stream():
+    seen, _ = run_record_failure("event.record")
+    assert seen["fired"] >= 1, seen  # the busy stream's event failed
+    assert seen["wrong"] == 0, seen
+
+
+def test_a_free_that_cannot_wait_keeps_the_block_out_of_the_cache():
+    seen, stderr = run_record_failure("event.record,stream.synchronize")
+    assert seen["fired"] >= 2, seen  # the event, then the wait for the stream
+    assert seen["wrong"] == 0 and not seen["reused"], seen
+    assert "cannot be made safe to reuse and is kept out of the cache" in stderr, stderr
