@@ -67,17 +67,8 @@ __all__ = [
 _ops = torch.ops.torch_backend
 
 
-def _register() -> dict[str, Any]:
-    """Load the vendor and make it PyTorch's PrivateUse1 device under its own name."""
-    (
-        device_type,
-        vendor_name,
-        vendor_version,
-        library,
-        abi_major,
-        abi_minor,
-        device_count,
-    ) = _ops._load()
+def _name_device(device_type: str, device_count: int) -> None:
+    """Make PrivateUse1 the device ``device_type`` with ``device_count`` devices."""
     current = torch._C._get_privateuse1_backend_name()
     if current != device_type:
         if current != "privateuseone":
@@ -92,6 +83,48 @@ def _register() -> dict[str, Any]:
         torch.utils.generate_methods_for_privateuse1_backend(
             for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
         )
+
+
+def _register() -> dict[str, Any]:
+    """Load the vendor and make it PyTorch's PrivateUse1 device under its own name.
+
+    A vendor that cannot start (a missing library or runtime, a failing ``init`` or device
+    count) does not fail the import, as a machine without a driver does not fail
+    ``import torch`` for CUDA: one warning names the cause, the device (when its name is known)
+    has 0 devices and ``is_available()`` is False, and its first use raises the same error.
+    """
+    try:
+        (
+            device_type,
+            vendor_name,
+            vendor_version,
+            library,
+            abi_major,
+            abi_minor,
+            device_count,
+        ) = _ops._load()
+    except RuntimeError:
+        device_type, message = _ops._load_error()
+        if not message:  # not a load failure (a bad TORCH_BACKEND_FALLBACK, say)
+            raise
+        where = f"device type '{device_type}' has" if device_type else "there are"
+        warnings.warn(
+            f"{message.splitlines()[0]} ({where} no devices; its first use raises this error)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        if device_type:
+            _name_device(device_type, 0)
+        return {
+            "device_type": device_type or None,
+            "vendor": None,
+            "version": None,
+            "abi_version": None,
+            "library": None,
+            "device_count": 0,
+            "error": message,
+        }
+    _name_device(device_type, device_count)
     return {
         "device_type": device_type,
         "vendor": vendor_name,
@@ -99,6 +132,7 @@ def _register() -> dict[str, Any]:
         "abi_version": f"{abi_major}.{abi_minor}",
         "library": library,
         "device_count": device_count,
+        "error": None,
     }
 
 
@@ -117,19 +151,19 @@ def _warn_refused_kernels() -> None:
         )
 
 
-_warn_refused_kernels()
-
 from torch_backend import custom_ops as _custom_ops  # noqa: E402
 
-_custom_ops._register_autograd()
+if _INFO["error"] is None:
+    _warn_refused_kernels()
+    _custom_ops._register_autograd()
 
-from torch_backend import compile as _compile  # noqa: E402
+    from torch_backend import compile as _compile
 
-_compile._register()
+    _compile._register()
 
-from torch_backend import distributed as _distributed  # noqa: E402
+    from torch_backend import distributed as _distributed
 
-_distributed._register()
+    _distributed._register()
 
 
 def _let_autograd_threads_finish() -> None:
@@ -154,7 +188,9 @@ atexit.register(_let_autograd_threads_finish)
 def vendor_info() -> dict[str, Any]:
     """The loaded vendor: ``device_type`` (the name in ``torch.device``), ``vendor`` and
     ``version`` (its own name and version), ``abi_version`` ("major.minor"), ``library`` (the
-    loaded file) and ``device_count``."""
+    loaded file), ``device_count`` and ``error``: None, or the message of the vendor's failure
+    to start, in which case ``device_count`` is 0 and the other fields but ``device_type`` (when
+    known) are None."""
     return dict(_INFO)
 
 

@@ -40,6 +40,12 @@ Info load() {
           t.abi_major,   t.abi_minor,   vendor.device_count()};
 }
 
+// (device type, message) of a failed load; see Vendor::LoadFailure.
+std::tuple<std::string, std::string> load_error() {
+  auto [device_type, message] = Vendor::LoadFailure();
+  return {device_type, message};
+}
+
 void lazy_init() {
   Vendor::Use("init");
   at::globalContext().lazyInitDevice(c10::DeviceType::PrivateUse1);
@@ -205,6 +211,7 @@ std::tuple<std::vector<std::string>, std::vector<std::string>> get_autocast_poli
 
 TORCH_LIBRARY(torch_backend, m) {
   m.def("_load() -> (str, str, str, str, int, int, int)", &load);
+  m.def("_load_error() -> (str, str)", &load_error);
   m.def("_lazy_init() -> ()", &lazy_init);
   m.def("_is_in_bad_fork() -> bool", &is_in_bad_fork);
   m.def("_is_initialized() -> bool", &is_initialized);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
@@ -28,7 +29,28 @@ namespace {
 // once and never changes.
 std::mutex g_mutex;
 tb_vendor_get_fn g_linked_entry = nullptr;
-std::string g_load_error;  // non-empty after a failed load
+std::string g_load_error;          // non-empty after a failed load
+std::string g_failed_device_type;  // the device type of a vendor that failed to load, or ""
+
+// The device type a vendor named `name` (TORCH_BACKEND_VENDOR) would have, judged from its
+// name alone: a bundled vendor's name is its device type, a library libtb_vendor_NAME.so is
+// taken to be NAME's; "" when the name says nothing (or is no identifier).
+std::string device_type_from_name(const std::string& name) {
+  std::string type = name;
+  const size_t slash = name.find_last_of('/');
+  if (slash != std::string::npos) {
+    const std::string file = name.substr(slash + 1);
+    const std::string prefix = "libtb_vendor_", suffix = ".so";
+    if (file.size() <= prefix.size() + suffix.size() || file.rfind(prefix, 0) != 0 ||
+        file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      return "";
+    }
+    type = file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+  }
+  bool valid = !type.empty() && !std::isdigit(static_cast<unsigned char>(type[0]));
+  for (char c : type) valid &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  return valid ? type : "";
+}
 std::atomic<const Vendor*> g_vendor{nullptr};
 
 // Fork state: set by Use() / the atfork child handler; plain flags, read on every call.
@@ -88,12 +110,14 @@ const Vendor& Vendor::Get() {
     g_load_error = c10::str("torch_backend: cannot load the vendor '",
                             g_linked_entry != nullptr ? "(linked in)" : name, "' (",
                             g_linked_entry != nullptr ? "UseLinkedIn" : kVendorEnv, "): ", error);
+    g_failed_device_type = g_linked_entry != nullptr ? "" : device_type_from_name(name);
     TORCH_CHECK(false, g_load_error);
   }
   try {
     vendor = new Vendor(handle);
   } catch (const c10::Error& e) {
     g_load_error = e.what_without_backtrace();
+    g_failed_device_type = handle->device_type;
     tb_loader_close(handle);
     throw;
   }
@@ -151,6 +175,11 @@ void Vendor::UseLinkedIn(tb_vendor_get_fn entry) {
 }
 
 bool Vendor::IsLoaded() { return g_vendor.load(std::memory_order_acquire) != nullptr; }
+
+std::pair<std::string, std::string> Vendor::LoadFailure() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return {g_failed_device_type, g_load_error};
+}
 
 void Vendor::Fail(const char* call, tb_status status, const std::string& arguments) const {
   const char* message = last_error();

@@ -20,6 +20,7 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace torch_backend {
 
@@ -50,6 +51,12 @@ class Vendor {
 
   // True once Get() has loaded a vendor successfully.
   static bool IsLoaded();
+
+  // After Get() failed: its message, and the device type the failed vendor has or would have
+  // had (the library's own when it opened, else the name it was asked for: a bundled name, or
+  // NAME of a path ending in libtb_vendor_NAME.so), "" when there is none.  Empty strings
+  // while no load has failed.
+  static std::pair<std::string, std::string> LoadFailure();
 
   // True once Use() has been called in this process (the vendor holds device state).
   static bool IsInUse();

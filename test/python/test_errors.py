@@ -38,55 +38,6 @@ def test_bad_device_index():
         assert isinstance(error.value, RuntimeError)
 
 
-def test_unknown_vendor_fails_import_with_the_loader_message():
-    result = run_python("import torch_backend", TORCH_BACKEND_VENDOR="nosuchvendor")
-    assert result.returncode != 0
-    assert "cannot load the vendor 'nosuchvendor' (TORCH_BACKEND_VENDOR)" in result.stderr
-    assert "no bundled vendor named 'nosuchvendor'" in result.stderr
-
-
-def test_vendor_library_path_that_does_not_exist():
-    result = run_python(
-        "import torch_backend", TORCH_BACKEND_VENDOR="/nonexistent/libtb_vendor_x.so"
-    )
-    assert result.returncode != 0
-    assert "cannot load vendor library '/nonexistent/libtb_vendor_x.so'" in result.stderr
-
-
-def test_init_failure_fails_import_with_the_vendors_message():
-    result = faulty("vendor.init", "import torch_backend")
-    assert result.returncode != 0
-    assert "torch_backend: cannot initialise the vendor library" in result.stderr
-    assert (
-        f"{DEV}: init failed with TB_ERROR_INTERNAL: faulty: injected TB_ERROR_INTERNAL into "
-        "vendor.init (call 1)"
-    ) in result.stderr, result.stderr
-
-
-def test_a_bad_environment_fails_the_vendors_own_init():
-    variable = {
-        "emu": "TORCH_BACKEND_EMU_DEVICE_COUNT",
-        "fake": "TORCH_BACKEND_FAKE_DEVICE_COUNT",
-        "npu": "TORCH_BACKEND_NPU_ACL_CONFIG",  # aclInit's configuration file
-    }
-    if DEV not in variable:
-        pytest.skip(f"no known configuration variable for vendor '{DEV}'")
-    result = run_python("import torch_backend", **{variable[DEV]: "many"})
-    assert result.returncode != 0
-    assert f"{DEV}: init failed with TB_ERROR_UNAVAILABLE: {DEV}: {variable[DEV]}='many'" in (
-        result.stderr
-    ), result.stderr
-
-
-@pytest.mark.parametrize("count", [128, 300, -5])
-def test_device_counts_device_index_cannot_hold_are_refused(count):
-    # c10::DeviceIndex is int8_t: 127 devices of one type at most.
-    result = faulty("", "import torch_backend", TORCH_BACKEND_FAULTY_DEVICE_COUNT=str(count))
-    assert result.returncode != 0
-    assert f"{DEV}: the vendor 'torch_backend faulty shim over" in result.stderr, result.stderr
-    assert f"reports {count} devices, but PyTorch addresses at most 127 devices" in result.stderr
-
-
 def test_finalize_runs_once_at_exit_and_never_in_a_forked_child():
     # emu prints its profile when its context is finalized: once, by the parent.
     result = run_python(
