@@ -132,8 +132,9 @@ def two_devices():
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    """Prints the OpInfo conformance summary (test_opinfo.py) and the fault matrix
-    (test_fault_matrix.py) when those suites ran."""
+    """Prints the OpInfo conformance summary (test_opinfo.py), the fault matrix
+    (test_fault_matrix.py) and the operator sweeps' figures (test_sweeps.py) when those suites
+    ran."""
     module = sys.modules.get("test_opinfo")
     summary = getattr(module, "SUMMARY", None)
     if summary is not None and summary.samples:
@@ -145,3 +146,8 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.section("Fault matrix")
         for line in matrix:
             terminalreporter.write_line(line)
+    reports = getattr(sys.modules.get("test_sweeps"), "REPORTS", None)
+    if reports:
+        terminalreporter.section("Operator sweeps")
+        for report in reports.values():
+            terminalreporter.write_line(report.line())
