@@ -35,7 +35,7 @@ APT_PACKAGES := cmake ninja-build gcc g++ make binutils libgtest-dev ccache clan
                 libopenblas-dev doxygen graphviz chromium linux-perf
 
 # Inputs of the full build: a change to any of them reinstalls the package.
-BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake include loader backends \
+BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake codegen include loader backends third_party \
                   conformance csrc torch_backend test -type f -not -path '*/__pycache__/*' \
                   -not -path 'test/python/*' -not -path 'test/compat/*' 2>/dev/null)
 C_SOURCES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' '*.cpp' 2>/dev/null)

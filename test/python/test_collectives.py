@@ -34,8 +34,11 @@ def test_one_rank_collectives_are_identities_on_the_current_stream(comm):
     x = torch.arange(10.0, device=d)
     out = torch.empty_like(x)
     side = torch.Stream(device=d)
+    # The side stream waits for x's values on the default stream.  (Inside the stream context,
+    # current_stream(0) is the side stream itself: waiting for it there waited for nothing, and
+    # on a loaded machine the collectives read x before arange had written it.)
+    side.wait_stream(torch.accelerator.current_stream(0))
     with torch.accelerator.device_index(0), getattr(torch, DEV).stream(side):
-        side.wait_stream(torch.accelerator.current_stream(0))
         ops._coll_run(comm, "all_reduce", x, out, 0)
         gathered = torch.empty(10, device=d)
         ops._coll_run(comm, "all_gather", x, gathered, 0)

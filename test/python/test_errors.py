@@ -5,9 +5,12 @@ parent used the device refuses every device call with CUDA's message."""
 
 from __future__ import annotations
 
+import sys
+import textwrap
+
 import pytest
 import torch
-from conftest import DEV, MODULE, run_python
+from conftest import DEV, MODULE, run, run_python
 
 import torch_backend
 
@@ -235,6 +238,26 @@ def test_dataloader_fork_workers_that_do_not_touch_the_device():
     )
     assert result.returncode == 0, result.stderr
     assert "total 66.0" in result.stdout
+
+
+def test_fork_while_the_device_computes_does_not_hang():
+    # The parent forks (a DataLoader starting its workers) while matrix products run on the
+    # device's streams; the children exit at once.  npu's stand-in once hung the parent here:
+    # OpenBLAS's fork handler stopped the thread pool a product was waiting for.
+    code = f"""
+        import os, torch, torch_backend
+        x = torch.randn(384, 384, device="{DEV}")
+        for _ in range(20):
+            y = (x @ x) @ x
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+        torch.accelerator.synchronize()
+        print("done")
+        """
+    result = run([sys.executable, "-c", textwrap.dedent(code)], timeout=120)
+    assert result.returncode == 0 and "done" in result.stdout, result.stderr
 
 
 def test_fork_before_use_is_fine():

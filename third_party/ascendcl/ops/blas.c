@@ -8,6 +8,7 @@
  * and computes every mode in the compute type above.
  */
 #include <cblas.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -16,11 +17,19 @@
 #include "aclnnop/aclnn_mm.h"
 #include "dense.h"
 
+/* OpenBLAS runs single-threaded, each product on the stream worker that runs it.  With its own
+ * thread pool, fork() while a worker was inside OpenBLAS hung the parent: OpenBLAS's
+ * prepare-fork handler stops the pool, and the product in flight then waits forever for threads
+ * that are gone (a DataLoader forking its workers while the device computes). */
+static pthread_once_t g_blas_once = PTHREAD_ONCE_INIT;
+static void blas_single_thread(void) { openblas_set_num_threads(1); }
+
 /* c[b] = alpha * a[b] @ b[b] + beta * c[b] for `batch` row-major [m, k] @ [k, n] float
  * products, k > 0; a_step / b_step: elements between batches (0 broadcasts one matrix). */
 static void gemm_batched(int64_t batch, int64_t m, int64_t n, int64_t k, double alpha,
                          const float *a, int64_t a_step, const float *b, int64_t b_step,
                          double beta, float *c) {
+  pthread_once(&g_blas_once, blas_single_thread);
   for (int64_t i = 0; i < batch; i++) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, (float)alpha,
                 a + i * a_step, (int)k, b + i * b_step, (int)n, (float)beta, c + i * m * n, (int)n);
