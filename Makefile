@@ -174,7 +174,10 @@ ASAN_FLAGS := check_initialization_order=1:detect_stack_use_after_return=1:stric
 UBSAN_ENV := UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 SANITIZE_PYTEST_FAKE := test_streams.py test_events.py test_memory.py test_guard.py \
                         test_device.py test_multi_device.py test_errors.py test_fallback.py \
-                        test_rng.py
+                        test_rng.py test_device_checks.py test_overlap.py test_placement.py \
+                        test_copy_semantics.py test_differential.py
+# The differential stress harness's programs under the sanitizers (2000 in test-full).
+SANITIZE_STRESS_PROGRAMS := 300
 SANITIZE_PYTEST_EMU := $(SANITIZE_PYTEST_FAKE) test_kernels.py test_training.py test_opinfo.py \
                        test_boxed_ops.py test_custom_ops.py
 # Python under ASan: the runtime preloaded, build/asan/lib searched before the package's lib/.
@@ -187,8 +190,8 @@ ASAN_CHECK_LOADED := import sys, torch_backend as t; p = t.vendor_info()["librar
 asan_pytest = echo "== pytest under ASan+UBSan against vendor '$(1)'" && \
   TORCH_BACKEND_VENDOR=$(1) $(ASAN_PYTHON) -c '$(ASAN_CHECK_LOADED)' \
     $(abspath $(ASAN_BUILD))/lib/ && \
-  TORCH_BACKEND_EMU_GUARD=1 TORCH_BACKEND_VENDOR=$(1) $(ASAN_PYTHON) -m pytest -q \
-    $(addprefix test/python/,$(2))
+  TB_STRESS_PROGRAMS=$(SANITIZE_STRESS_PROGRAMS) TORCH_BACKEND_EMU_GUARD=1 TORCH_BACKEND_VENDOR=$(1) \
+    $(ASAN_PYTHON) -m pytest -q $(addprefix test/python/,$(2))
 
 test-sanitize: $(STAMP)/build
 	@mkdir -p $(ASAN_BUILD)
@@ -207,7 +210,13 @@ test-sanitize: $(STAMP)/build
 # fake and npu (whose streams are the AscendCL stand-in's worker threads), test/sanitize's large
 # copies from several threads, which reach emu's worker pool, and the stand-in's own test
 # (ascendcl.runtime: its threads, streams and events).
-test-tsan: $(STAMP)/apt
+# Then the differential stress harness (test/stress) on the installed runtime with the
+# instrumented emu and npu (and the stand-in) loaded as the vendor, the ThreadSanitizer runtime
+# preloaded into the uninstrumented interpreter: the vendors' streams, events and kernels racing
+# the host's calls, under the runtime's real use.
+LIBTSAN = $(realpath $(shell $(CC) -print-file-name=libtsan.so))
+PYTHON_EXE = $(shell $(PYTHON) -c 'import sys; print(sys.executable)')
+test-tsan: $(STAMP)/build
 	@mkdir -p $(TSAN_BUILD)
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DTORCH_BACKEND_SANITIZE=thread -DTORCH_BACKEND_WITH_TORCH=OFF \
@@ -217,6 +226,12 @@ test-tsan: $(STAMP)/apt
 	  ascendcl_structured_test
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir $(TSAN_BUILD) \
 	  --output-on-failure -j$(JOBS) -R '^(contract\.(emu|fake|fake_2dev|npu)\.|sanitize\.|ascendcl\.(runtime|ops|structured)$$|npu\.runtime$$)'
+	@for vendor in emu npu; do \
+	  echo "== differential stress under ThreadSanitizer, vendor $(TSAN_BUILD)/lib/libtb_vendor_$$vendor.so"; \
+	  LD_PRELOAD=$(LIBTSAN) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	    TORCH_BACKEND_VENDOR=$(abspath $(TSAN_BUILD))/lib/libtb_vendor_$$vendor.so \
+	    $(PYTHON_EXE) test/stress/differential.py --programs $(SANITIZE_STRESS_PROGRAMS) || exit 1; \
+	done
 
 # test-compat: one vendor binary, runtimes built against two torch releases (docs/decisions.md,
 # "Two torch releases").  emu is built once, by the C-only build (build/c, no torch), and that
@@ -282,7 +297,22 @@ lint: $(STAMP)/pip
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
 
-test: lint test-c test-full test-sanitize test-tsan test-docs test-compat
+# Every stage in turn, stopping at the first that fails; the time of each is printed at the end
+# (and kept in build/test-times.txt), whether the run passed or not.
+TEST_STAGES := lint test-c test-full test-sanitize test-tsan test-docs test-compat
+test:
+	@mkdir -p $(BUILD); : > $(BUILD)/test-times.txt; status=0; \
+	for stage in $(TEST_STAGES); do \
+	  start=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$stage || status=$$?; \
+	  echo "$$stage $$(( $$(date +%s) - start ))" >> $(BUILD)/test-times.txt; \
+	  [ $$status -eq 0 ] || { echo "make test: $$stage failed"; break; }; \
+	done; \
+	echo "== make test: stage times"; \
+	awk '{ printf "  %-14s %5d s  (%dm%02ds)\n", $$1, $$2, $$2 / 60, $$2 % 60; total += $$2 } \
+	  END { printf "  %-14s %5d s  (%dm%02ds)\n", "total", total, total / 60, total % 60 }' \
+	  $(BUILD)/test-times.txt; \
+	exit $$status
 
 format: $(STAMP)/pip
 	clang-format -i $(C_SOURCES)

@@ -374,6 +374,9 @@ void run_on_cpu(const c10::OperatorHandle& op, const c10::OperatorHandle& kernel
     if (!host.defined() || !host.device().is_cpu()) return host;
     at::Tensor view = stage.device_view(host);
     if (view.defined()) return view;
+    // Without the bytes fetched, only a view of a staged storage has meaningful contents.
+    TORCH_INTERNAL_ASSERT(!view_only, "torch_backend: view operator ", name,
+                          " returned a tensor that is not a view of its arguments");
     if (is_view) {
       TORCH_WARN_ONCE(Vendor::Get().device_type(), ": view operator ", name,
                       " ran through the CPU fallback and returned a copy, not a view");

@@ -129,10 +129,7 @@ KernelCall& KernelCall::operand(const at::Tensor& tensor, at::ScalarType common,
                                 at::IntArrayRef shape, const char* name) {
   if (at::isComplexType(common)) {
     // No tb_value carries a complex number, and no tb_dtype a complex tensor: decline.
-    tb_value invalid{};
-    invalid.kind = static_cast<tb_value_kind>(-1);
-    values_.push_back(invalid);
-    return *this;
+    return undescribable();
   }
   if (tensor.device().is_cpu() && tensor.dim() == 0) {
     at::Scalar value = tensor.item();
@@ -154,11 +151,12 @@ KernelCall& KernelCall::scalar(const at::Scalar& value) {
   if (value.isBoolean()) return boolean(value.toBool());
   if (value.isIntegral(false)) return integer(value.toLong());
   if (value.isFloatingPoint()) return real(value.toDouble());
-  // Complex or symbolic: no descriptor for it.
-  tb_value invalid{};
-  invalid.kind = static_cast<tb_value_kind>(-1);
-  values_.push_back(invalid);
-  return *this;
+  return undescribable();  // complex or symbolic: no descriptor for it
+}
+
+KernelCall& KernelCall::undescribable() {
+  undescribable_ = true;
+  return none();  // keeps the argument positions; the call declines at launch
 }
 
 KernelCall& KernelCall::scalar(const std::optional<at::Scalar>& value) {
@@ -254,7 +252,7 @@ KernelCall& KernelCall::dtype(at::ScalarType type) {
   tb_value value{};
   value.kind = TB_VALUE_DTYPE;
   value.as.dtype = to_tb_dtype(type, &ok);
-  if (!ok) value.kind = static_cast<tb_value_kind>(-1);
+  if (!ok) return undescribable();
   values_.push_back(value);
   return *this;
 }
@@ -295,9 +293,7 @@ KernelCall& KernelCall::owned_bools(const std::vector<bool>& flags) {
 }
 
 const tb_value* KernelCall::shape_values(int32_t* count) {
-  for (const tb_value& v : values_) {
-    if (static_cast<int>(v.kind) < 0) return nullptr;
-  }
+  if (undescribable_) return nullptr;
   item_pointers_.resize(tensors_.size());
   for (size_t i = 0; i < tensors_.size(); i++) {
     const at::Tensor& t = sources_[i];
@@ -366,9 +362,7 @@ c10::Device KernelCall::check_devices() const {
 }
 
 bool KernelCall::launch() {
-  for (const tb_value& v : values_) {
-    if (static_cast<int>(v.kind) < 0) return false;  // an argument without a descriptor
-  }
+  if (undescribable_) return false;  // an argument without a descriptor
   const at::Tensor* first = first_tensor();
   TORCH_INTERNAL_ASSERT(first != nullptr, "torch_backend: a kernel call without tensors");
   const c10::Device target = check_devices();

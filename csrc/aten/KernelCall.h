@@ -152,6 +152,9 @@ class KernelCall {
   };
 
   KernelCall& bool_list(const bool* values, size_t count);
+  // An argument no tb_value describes (a complex number, a dtype outside tb_dtype): the call
+  // declines at launch (and has no shape values).
+  KernelCall& undescribable();
   const at::Tensor* first_tensor() const;
   void add_tensor(at::Tensor tensor, const char* name);
   // The device every tensor must be on: the first device tensor's; raises for one elsewhere.
@@ -159,6 +162,7 @@ class KernelCall {
 
   const tb_kernel* kernel_;
   std::atomic<uint64_t>* calls_;
+  bool undescribable_ = false;
   c10::SmallVector<tb_value, 12> values_;
   c10::SmallVector<tb_tensor, 8> tensors_;  // values of kind TENSOR(_LIST) index into this
   c10::SmallVector<const tb_tensor*, 8> item_pointers_;  // &tensors_[i], or NULL if absent

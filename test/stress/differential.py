@@ -573,12 +573,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(outcome.program)
     elapsed = time.perf_counter() - start
     print(
-        f"differential on {device}: {args.programs} programs of {args.steps} steps "
-        f"(seeds {args.seed}..{args.seed + args.programs - 1}), {len(wrong)} wrong, "
-        f"{elapsed:.1f} s"
+        f"differential on {device} ({torch_backend.vendor_info()['library']}): {args.programs} "
+        f"programs of {args.steps} steps (seeds {args.seed}..{args.seed + args.programs - 1}), "
+        f"{len(wrong)} wrong, {elapsed:.1f} s"
     )
     if wrong:
-        print("wrong seeds:", " ".join(str(o.seed) for o in wrong))
+        seeds = " ".join(str(o.seed) for o in wrong[:20])
+        print(f"wrong seeds: {seeds}{' ...' if len(wrong) > 20 else ''}")
     return 1 if wrong else 0
 
 
