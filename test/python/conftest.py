@@ -131,6 +131,14 @@ def two_devices():
         pytest.skip(f"needs two devices, the vendor has {MODULE.device_count()}")
 
 
+def pytest_collection_finish(session) -> None:
+    """What is alive once the suites are collected -- torch, the test modules, OpInfo's tables
+    -- is no test's garbage: frozen out of the collector, so that no_leaks' two gc.collect()
+    per test walk only what tests create (about 0.07 s each otherwise, minutes per run)."""
+    gc.collect()
+    gc.freeze()
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     """Prints the OpInfo conformance summary (test_opinfo.py), the fault matrix
     (test_fault_matrix.py) and the operator sweeps' figures (test_sweeps.py) when those suites
