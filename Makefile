@@ -29,10 +29,12 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 export PIP_ROOT_USER_ACTION := ignore
 
 # Debian packages: compilers and build tools, googletest, clang-format (style check), binutils
-# (nm/readelf for the ABI checks), OpenBLAS (emu's matrix products), Doxygen and Graphviz (the
+# (nm/readelf for the ABI checks), OpenBLAS (emu's matrix products), the OpenCL ICD loader, its
+# headers and PoCL (the opencl vendor, run on this machine's cores), Doxygen and Graphviz (the
 # docs), Chromium (the docs' browser test), perf (make profile).
 APT_PACKAGES := cmake ninja-build gcc g++ make binutils libgtest-dev ccache clang-format \
-                libopenblas-dev doxygen graphviz chromium linux-perf
+                libopenblas-dev ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd \
+                doxygen graphviz chromium linux-perf
 
 # Inputs of the full build: a change to any of them reinstalls the package.
 BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake codegen include loader backends third_party \
@@ -84,10 +86,12 @@ build: $(STAMP)/build
 # The vendors the Python suites run against, each in its own process (faulty, the fault
 # injection shim, is exercised by the error-path suite instead): every libtb_vendor_*.so of the
 # package -- emu, fake and npu (over the AscendCL stand-in, whose libraries sit in
-# lib/ascendcl-standin/ and are no vendors).
-PYTEST_VENDORS = $(filter-out faulty,$(shell $(PYTHON) -c 'import importlib.util, pathlib; \
+# lib/ascendcl-standin/ and are no vendors).  opencl has no kernels yet (issue 25): until it
+# has, it runs the runtime's suites only (OPENCL_PYTEST), not every suite through the fallback.
+ALL_VENDORS = $(shell $(PYTHON) -c 'import importlib.util, pathlib; \
   lib = pathlib.Path(importlib.util.find_spec("torch_backend").submodule_search_locations[0]) / "lib"; \
-  print(*sorted(p.name[13:-3] for p in lib.glob("libtb_vendor_*.so")))' 2>/dev/null))
+  print(*sorted(p.name[13:-3] for p in lib.glob("libtb_vendor_*.so")))' 2>/dev/null)
+PYTEST_VENDORS = $(filter-out faulty opencl,$(ALL_VENDORS))
 
 demo: $(STAMP)/build
 	@for vendor in $(PYTEST_VENDORS); do \
@@ -133,6 +137,13 @@ test-c: $(STAMP)/apt
 
 # The suites that compile: run a second time on emu with host access (test-full).
 COMPILE_PYTEST := test/python/test_compile.py test/python/test_custom_ops.py
+# The runtime's suites on opencl (PoCL asked for two devices; other drivers ignore
+# POCL_DEVICES): streams, events, memory, copies, devices, faults, the fallback, and the
+# differential stress harness, in the default memory mode.  The contract suite covers both.
+OPENCL_PYTEST := $(addprefix test/python/,test_streams.py test_events.py test_memory.py \
+  test_copy_semantics.py test_multi_device.py test_errors.py test_differential.py \
+  test_device.py test_guard.py test_rng.py test_fallback.py test_placement.py test_overlap.py \
+  test_device_checks.py test_faults.py test_vendor_start.py)
 
 test-full: $(STAMP)/build
 	TORCH_BACKEND_EMU_GUARD=1 ctest --test-dir $(BUILD)/py --output-on-failure -j$(JOBS)
@@ -151,6 +162,11 @@ test-full: $(STAMP)/build
 	  TORCH_BACKEND_EMU_GUARD=1 TORCH_BACKEND_VENDOR=$$vendor $(PYTHON) -m pytest -q test/python \
 	    || exit 1; \
 	done
+	@if [ -n "$(filter opencl,$(ALL_VENDORS))" ]; then \
+	  echo "== pytest (the runtime's suites) against vendor 'opencl'"; \
+	  POCL_DEVICES="pthread pthread" TORCH_BACKEND_VENDOR=opencl \
+	    $(PYTHON) -m pytest -q $(OPENCL_PYTEST); \
+	fi
 	@echo "== pytest (torch.compile) against vendor 'emu' with host access"
 	TORCH_BACKEND_EMU_GUARD=0 TORCH_BACKEND_VENDOR=emu $(PYTHON) -m pytest -q $(COMPILE_PYTEST)
 

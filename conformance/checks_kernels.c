@@ -274,8 +274,10 @@ static tb_check_outcome check_schema_stated(tb_check_context *ctx) {
              kernel->name, parsed.name, schema);
     }
   }
-  snprintf(ctx->message, sizeof ctx->message, "%s%lld kernels state their schemas", misnamed,
-           (long long)(api->count - unchecked_count));
+  /* Through append (which truncates on purpose): a message longer than the buffer is cut. */
+  ctx->message[0] = '\0';
+  append(ctx->message, sizeof ctx->message, "%s%lld kernels state their schemas", misnamed,
+         (long long)(api->count - unchecked_count));
   if (unchecked_count > 0) {
     append(ctx->message, sizeof ctx->message, "; %d unchecked (no schema, used as they are): %s",
            unchecked_count, unchecked);

@@ -67,7 +67,16 @@ struct HostAllocatorImpl final : at::CachingHostAllocatorImpl<c10::Stream, Poole
     }
   }
 
-  bool query_event(PooledEvent& event) override { return torch_backend::query_event(event.get()); }
+  // Called while any device's thread allocates pinned memory.  A block whose event cannot be
+  // queried (its device is faulted) stays out of the cache -- until a reset makes the query
+  // answer, or for good -- instead of failing an allocation for another device's work.
+  bool query_event(PooledEvent& event) override {
+    try {
+      return torch_backend::query_event(event.get());
+    } catch (const c10::Error&) {
+      return false;
+    }
+  }
 
   c10::Stream get_current_stream() const override { return current_stream(current_device()); }
 

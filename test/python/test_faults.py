@@ -100,6 +100,25 @@ def test_other_devices_are_not_affected(two_devices):
             MODULE.synchronize(0)
 
 
+def test_pinned_memory_of_a_faulted_device_does_not_fail_another_devices_copies(two_devices):
+    """A pinned block that device 0's copy used is freed with an event on device 0; once
+    device 0 faults, that event cannot be queried.  Pinned allocations for device 1 (which
+    query the cache's events) must keep working, and the block stays out of the cache."""
+    n = 1 << 16
+    source = torch.arange(float(n), device=f"{DEV}:0")
+    staging = torch.empty(n).pin_memory()
+    staging.copy_(source, non_blocking=True)  # the block's event: device 0's stream
+    del staging
+    with faulted(0):
+        pinned = torch.empty(n).pin_memory()  # queries the cache's events
+        pinned.copy_(torch.full((n,), 3.0, device=f"{DEV}:1"), non_blocking=True)
+        MODULE.synchronize(1)
+        torch.testing.assert_close(pinned, torch.full((n,), 3.0))
+        with raises_fault():
+            MODULE.synchronize(0)
+    MODULE.synchronize(0)
+
+
 def test_an_out_of_range_index_never_returns_garbage():
     """The issue's scenario: an index out of range found while the kernel runs (on a vendor
     with a native index_select) or at the call (through the CPU fallback)."""

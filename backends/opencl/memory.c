@@ -1,0 +1,394 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * The opencl vendor's memory: allocations, the address table, copies and memset.
+ *
+ * PyTorch does arithmetic on device pointers (storage offsets, views), and the ABI allows it
+ * (vendor.h, "Memory model"); OpenCL 1.2's buffers are handles.  Each allocation therefore
+ * gets a device pointer, and the address table -- allocations sorted by pointer, searched under
+ * a read lock -- turns any pointer inside one back into (cl_mem, offset) for the OpenCL call
+ * (docs/decisions.md, "OpenCL memory"):
+ *
+ * - buffer mode (OpenCL 1.2, or TORCH_BACKEND_OPENCL_MEMORY=buffer): the pointer is an address
+ *   of a range this vendor hands out (never dereferenced by anyone); copies and kernels take the
+ *   buffer and the offset.
+ * - SVM mode (every device has coarse-grained SVM): the pointer is clSVMAlloc's; copies and
+ *   memsets take it as it is (clEnqueueSVMMemcpy, clEnqueueSVMMemFill), kernels too
+ *   (clSetKernelArgSVMPointer).  A buffer over the same bytes (CL_MEM_USE_HOST_PTR on the SVM
+ *   pointer, which OpenCL 2.0 defines to share the storage) serves libraries that take
+ *   buffers (CLBlast); the table still checks every pointer, so that a stale or foreign one is
+ *   refused with a message instead of reaching the driver.
+ *
+ * Coarse-grained SVM is not host-accessible without a map, so neither mode reports
+ * TB_DEVICE_HOST_ACCESS.  OpenCL reports no free memory, so get_info counts the vendor's own
+ * allocations against CL_DEVICE_GLOBAL_MEM_SIZE, and allocations beyond either limit
+ * (CL_DEVICE_MAX_MEM_ALLOC_SIZE for one buffer) are refused before reaching the driver; a new
+ * buffer is migrated to its device at once, so that a driver that allocates lazily fails in
+ * device_malloc rather than in the first kernel.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opencl.h"
+
+/* Buffer mode: ranges are rounded up to this, and this much is left unused between two, so
+ * that a pointer one past an allocation's end never falls inside the next one. */
+#define OCL_RANGE_GRAIN ((uintptr_t)1 << 16)
+
+/* ---- the address table ---- */
+
+/* Index of the first block whose base is greater than `address`; under the lock. */
+static size_t upper(tb_context ctx, uintptr_t address) {
+  size_t low = 0, high = ctx->block_count;
+  while (low < high) {
+    size_t mid = low + (high - low) / 2;
+    if (ctx->blocks[mid].base <= address) {
+      low = mid + 1;
+    } else {
+      high = mid;
+    }
+  }
+  return low;
+}
+
+static int add_block(tb_context ctx, const ocl_block *block) {
+  if (ctx->block_count == ctx->block_capacity) {
+    size_t capacity = ctx->block_capacity ? 2 * ctx->block_capacity : 64;
+    ocl_block *grown = realloc(ctx->blocks, capacity * sizeof *grown);
+    if (grown == NULL) return -1;
+    ctx->blocks = grown;
+    ctx->block_capacity = capacity;
+  }
+  size_t at = upper(ctx, block->base);
+  memmove(&ctx->blocks[at + 1], &ctx->blocks[at], (ctx->block_count - at) * sizeof(ocl_block));
+  ctx->blocks[at] = *block;
+  ctx->block_count++;
+  return 0;
+}
+
+tb_status ocl_place_of(tb_context ctx, int32_t device, const void *ptr, size_t size,
+                       const char *what, ocl_place *place) {
+  uintptr_t address = (uintptr_t)ptr;
+  pthread_rwlock_rdlock(&ctx->blocks_lock);
+  size_t at = upper(ctx, address);
+  const ocl_block *block = at > 0 ? &ctx->blocks[at - 1] : NULL;
+  bool inside = block != NULL && address - block->base <= block->size &&
+                size <= block->size - (address - block->base);
+  if (inside && block->device == device) {
+    place->mem = block->mem;
+    place->offset = address - block->base;
+    place->svm = ctx->mode == OCL_MEMORY_SVM ? (void *)address : NULL;
+    pthread_rwlock_unlock(&ctx->blocks_lock);
+    return TB_OK;
+  }
+  int32_t owner = inside ? block->device : -1;
+  pthread_rwlock_unlock(&ctx->blocks_lock);
+  if (owner >= 0) {
+    return ocl_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "%s %p (%zu bytes) is memory of ocl:%d, not of ocl:%d", what, ptr, size,
+                    (int)owner, (int)device);
+  }
+  return ocl_fail(TB_ERROR_INVALID_ARGUMENT,
+                  "%s %p (%zu bytes) is not inside an allocation of ocl:%d (freed, or not "
+                  "allocated by this vendor)",
+                  what, ptr, size, (int)device);
+}
+
+static void release_block(tb_context ctx, const ocl_block *block) {
+  clReleaseMemObject(block->mem);
+  if (ctx->mode == OCL_MEMORY_SVM) clSVMFree(ctx->context, (void *)block->base);
+}
+
+void ocl_memory_release(tb_context ctx) {
+  for (size_t i = 0; i < ctx->block_count; i++) release_block(ctx, &ctx->blocks[i]);
+  free(ctx->blocks);
+  ctx->blocks = NULL;
+  ctx->block_count = ctx->block_capacity = 0;
+}
+
+/* ---- allocation ---- */
+
+tb_status ocl_memory_device_malloc(tb_context ctx, int32_t device, size_t size, void **ptr) {
+  tb_status status = ocl_enter(ctx, device);
+  if (status != TB_OK) return status;
+  if (ptr == NULL) return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "device_malloc: ptr is NULL");
+  if (size == 0) {
+    *ptr = NULL;
+    return TB_OK;
+  }
+  ocl_device *dev = &ctx->devices[device];
+  if (size > dev->max_alloc) {
+    return ocl_fail(TB_ERROR_OUT_OF_MEMORY,
+                    "cannot allocate %zu bytes on ocl:%d (%s): one buffer holds at most %llu "
+                    "bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+                    size, (int)device, dev->name, (unsigned long long)dev->max_alloc);
+  }
+  pthread_mutex_lock(&dev->lock);
+  bool fits = size <= dev->global_mem - dev->allocated;
+  if (fits) dev->allocated += size; /* reserved now, given back below on failure */
+  size_t allocated = dev->allocated;
+  pthread_mutex_unlock(&dev->lock);
+  if (!fits) {
+    return ocl_fail(TB_ERROR_OUT_OF_MEMORY,
+                    "cannot allocate %zu bytes on ocl:%d (%s): %zu of its %llu bytes are "
+                    "allocated",
+                    size, (int)device, dev->name, allocated, (unsigned long long)dev->global_mem);
+  }
+  ocl_block block = {0, size, NULL, device};
+  void *svm = NULL;
+  cl_int err = CL_SUCCESS;
+  if (ctx->mode == OCL_MEMORY_SVM) {
+    svm = clSVMAlloc(ctx->context, CL_MEM_READ_WRITE, size, TB_MEMORY_ALIGNMENT);
+    if (svm == NULL) {
+      status = ocl_fail(TB_ERROR_OUT_OF_MEMORY, "clSVMAlloc of %zu bytes failed on ocl:%d (%s)",
+                        size, (int)device, dev->name);
+      goto failed;
+    }
+    block.base = (uintptr_t)svm;
+    block.mem =
+        clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, size, svm, &err);
+    if (err != CL_SUCCESS) {
+      status = ocl_check(ctx, device, err, "clCreateBuffer (over SVM)");
+      goto failed;
+    }
+  } else {
+    block.mem = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, size, NULL, &err);
+    if (err != CL_SUCCESS) {
+      status = ocl_check(ctx, device, err, "clCreateBuffer");
+      goto failed;
+    }
+  }
+  /* Place it on its device now: lazy drivers fail here, not in the first kernel. */
+  err = clEnqueueMigrateMemObjects(dev->internal, 1, &block.mem,
+                                   CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, NULL, NULL);
+  if (err == CL_SUCCESS) err = clFinish(dev->internal);
+  if (err != CL_SUCCESS) {
+    status = ocl_check(ctx, device, err, "clEnqueueMigrateMemObjects");
+    goto failed;
+  }
+  pthread_rwlock_wrlock(&ctx->blocks_lock);
+  if (ctx->mode == OCL_MEMORY_BUFFER) {
+    block.base = ctx->next_address;
+    ctx->next_address +=
+        (size + OCL_RANGE_GRAIN - 1) / OCL_RANGE_GRAIN * OCL_RANGE_GRAIN + OCL_RANGE_GRAIN;
+  }
+  int added = add_block(ctx, &block);
+  pthread_rwlock_unlock(&ctx->blocks_lock);
+  if (added != 0) {
+    status = ocl_fail(TB_ERROR_OUT_OF_MEMORY, "device_malloc: out of host memory");
+    goto failed;
+  }
+  *ptr = (void *)block.base;
+  return TB_OK;
+failed:
+  if (block.mem != NULL) clReleaseMemObject(block.mem);
+  if (svm != NULL) clSVMFree(ctx->context, svm);
+  pthread_mutex_lock(&dev->lock);
+  dev->allocated -= size;
+  pthread_mutex_unlock(&dev->lock);
+  return status;
+}
+
+tb_status ocl_memory_device_free(tb_context ctx, int32_t device, void *ptr) {
+  tb_status status = ocl_enter(ctx, device);
+  if (status != TB_OK) return status;
+  if (ptr == NULL) return TB_OK;
+  pthread_rwlock_wrlock(&ctx->blocks_lock);
+  size_t at = upper(ctx, (uintptr_t)ptr);
+  ocl_block block = {0};
+  bool found =
+      at > 0 && ctx->blocks[at - 1].base == (uintptr_t)ptr && ctx->blocks[at - 1].device == device;
+  if (found) {
+    block = ctx->blocks[at - 1];
+    memmove(&ctx->blocks[at - 1], &ctx->blocks[at], (ctx->block_count - at) * sizeof(ocl_block));
+    ctx->block_count--;
+  }
+  pthread_rwlock_unlock(&ctx->blocks_lock);
+  if (!found) {
+    return ocl_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "device_free: %p is not an allocation of ocl:%d (freed twice, or not "
+                    "returned by device_malloc on that device)",
+                    ptr, (int)device);
+  }
+  release_block(ctx, &block);
+  ocl_device *dev = &ctx->devices[device];
+  pthread_mutex_lock(&dev->lock);
+  dev->allocated -= block.size;
+  pthread_mutex_unlock(&dev->lock);
+  return TB_OK;
+}
+
+tb_status ocl_memory_get_info(tb_context ctx, int32_t device, size_t *free_bytes,
+                              size_t *total_bytes) {
+  tb_status status = ocl_enter(ctx, device);
+  if (status != TB_OK) return status;
+  if (free_bytes == NULL || total_bytes == NULL) {
+    return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "get_info: free_bytes or total_bytes is NULL");
+  }
+  ocl_device *dev = &ctx->devices[device];
+  pthread_mutex_lock(&dev->lock);
+  *total_bytes = dev->global_mem;
+  *free_bytes = dev->global_mem - dev->allocated;
+  pthread_mutex_unlock(&dev->lock);
+  return TB_OK;
+}
+
+/* ---- copies ---- */
+
+/* The checks every copy starts with: the device exists and is not faulted. */
+static tb_status enter_healthy(tb_context ctx, int32_t device) {
+  tb_status status = ocl_enter(ctx, device);
+  if (status != TB_OK) return status;
+  return ocl_fault_status(ctx, device);
+}
+
+static tb_status stream_device(tb_context ctx, tb_stream stream, const char *call,
+                               int32_t *device) {
+  tb_status status = ocl_start(ctx);
+  if (status != TB_OK) return status;
+  if (stream == NULL) return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "%s: stream is NULL", call);
+  *device = ocl_stream_of(stream)->device;
+  return ocl_fault_status(ctx, *device);
+}
+
+/* Host to device on `queue` (blocking or not); `event` receives the command's event (or NULL). */
+static tb_status copy_in(tb_context ctx, int32_t device, cl_command_queue queue, cl_bool blocking,
+                         void *dst, const void *src, size_t size, cl_event *event) {
+  ocl_place place;
+  tb_status status = ocl_place_of(ctx, device, dst, size, "dst", &place);
+  if (status != TB_OK) return status;
+  if (src == NULL)
+    return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "copy to ocl:%d: src is NULL", (int)device);
+  cl_int err = ctx->mode == OCL_MEMORY_SVM
+                   ? clEnqueueSVMMemcpy(queue, blocking, dst, src, size, 0, NULL, event)
+                   : clEnqueueWriteBuffer(queue, place.mem, blocking, place.offset, size, src, 0,
+                                          NULL, event);
+  return ocl_check(ctx, device, err,
+                   ctx->mode == OCL_MEMORY_SVM ? "clEnqueueSVMMemcpy" : "clEnqueueWriteBuffer");
+}
+
+/* Device to host on `queue` (blocking or not); `event` as for copy_in. */
+static tb_status copy_out(tb_context ctx, int32_t device, cl_command_queue queue, cl_bool blocking,
+                          void *dst, const void *src, size_t size, cl_event *event) {
+  ocl_place place;
+  tb_status status = ocl_place_of(ctx, device, src, size, "src", &place);
+  if (status != TB_OK) return status;
+  if (dst == NULL)
+    return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "copy from ocl:%d: dst is NULL", (int)device);
+  cl_int err = ctx->mode == OCL_MEMORY_SVM
+                   ? clEnqueueSVMMemcpy(queue, blocking, dst, src, size, 0, NULL, event)
+                   : clEnqueueReadBuffer(queue, place.mem, blocking, place.offset, size, dst, 0,
+                                         NULL, event);
+  return ocl_check(ctx, device, err,
+                   ctx->mode == OCL_MEMORY_SVM ? "clEnqueueSVMMemcpy" : "clEnqueueReadBuffer");
+}
+
+/* Device to device on `queue` (of `queue_device`), not waited for; `event` as for copy_in. */
+static tb_status copy_across(tb_context ctx, int32_t queue_device, cl_command_queue queue,
+                             int32_t dst_device, void *dst, int32_t src_device, const void *src,
+                             size_t size, cl_event *event) {
+  ocl_place to, from;
+  tb_status status = ocl_place_of(ctx, dst_device, dst, size, "dst", &to);
+  if (status == TB_OK) status = ocl_place_of(ctx, src_device, src, size, "src", &from);
+  if (status != TB_OK) return status;
+  cl_int err = ctx->mode == OCL_MEMORY_SVM
+                   ? clEnqueueSVMMemcpy(queue, CL_FALSE, dst, src, size, 0, NULL, event)
+                   : clEnqueueCopyBuffer(queue, from.mem, to.mem, from.offset, to.offset, size, 0,
+                                         NULL, event);
+  return ocl_check(ctx, queue_device, err,
+                   ctx->mode == OCL_MEMORY_SVM ? "clEnqueueSVMMemcpy" : "clEnqueueCopyBuffer");
+}
+
+tb_status ocl_memory_copy_h2d(tb_context ctx, int32_t device, void *dst, const void *src,
+                              size_t size) {
+  tb_status status = enter_healthy(ctx, device);
+  if (status != TB_OK || size == 0) return status;
+  return copy_in(ctx, device, ctx->devices[device].internal, CL_TRUE, dst, src, size, NULL);
+}
+
+tb_status ocl_memory_copy_d2h(tb_context ctx, int32_t device, void *dst, const void *src,
+                              size_t size) {
+  tb_status status = enter_healthy(ctx, device);
+  if (status != TB_OK || size == 0) return status;
+  return copy_out(ctx, device, ctx->devices[device].internal, CL_TRUE, dst, src, size, NULL);
+}
+
+tb_status ocl_memory_copy_d2d(tb_context ctx, int32_t dst_device, void *dst, int32_t src_device,
+                              const void *src, size_t size) {
+  tb_status status = enter_healthy(ctx, dst_device);
+  if (status == TB_OK) status = enter_healthy(ctx, src_device);
+  if (status != TB_OK || size == 0) return status;
+  cl_command_queue queue = ctx->devices[dst_device].internal;
+  status = copy_across(ctx, dst_device, queue, dst_device, dst, src_device, src, size, NULL);
+  if (status != TB_OK) return status;
+  return ocl_check(ctx, dst_device, clFinish(queue), "clFinish");
+}
+
+tb_status ocl_memory_copy_h2d_async(tb_context ctx, tb_stream stream, void *dst, const void *src,
+                                    size_t size) {
+  int32_t device = -1;
+  tb_status status = stream_device(ctx, stream, "copy_h2d_async", &device);
+  if (status != TB_OK || size == 0) return status;
+  cl_event event = NULL;
+  ocl_stream_begin(ocl_stream_of(stream));
+  status = copy_in(ctx, device, ocl_stream_of(stream)->queue, CL_FALSE, dst, src, size, &event);
+  ocl_stream_end(ocl_stream_of(stream), status == TB_OK ? event : NULL);
+  return status;
+}
+
+tb_status ocl_memory_copy_d2h_async(tb_context ctx, tb_stream stream, void *dst, const void *src,
+                                    size_t size) {
+  int32_t device = -1;
+  tb_status status = stream_device(ctx, stream, "copy_d2h_async", &device);
+  if (status != TB_OK || size == 0) return status;
+  cl_event event = NULL;
+  ocl_stream_begin(ocl_stream_of(stream));
+  status = copy_out(ctx, device, ocl_stream_of(stream)->queue, CL_FALSE, dst, src, size, &event);
+  ocl_stream_end(ocl_stream_of(stream), status == TB_OK ? event : NULL);
+  return status;
+}
+
+tb_status ocl_memory_copy_d2d_async(tb_context ctx, tb_stream stream, int32_t dst_device, void *dst,
+                                    int32_t src_device, const void *src, size_t size) {
+  int32_t device = -1;
+  tb_status status = stream_device(ctx, stream, "copy_d2d_async", &device);
+  if (status == TB_OK) status = enter_healthy(ctx, dst_device);
+  if (status == TB_OK) status = enter_healthy(ctx, src_device);
+  if (status != TB_OK || size == 0) return status;
+  if (device != dst_device && device != src_device) {
+    return ocl_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "copy_d2d_async: the stream belongs to ocl:%d, neither the destination's "
+                    "ocl:%d nor the source's ocl:%d",
+                    (int)device, (int)dst_device, (int)src_device);
+  }
+  cl_event event = NULL;
+  ocl_stream_begin(ocl_stream_of(stream));
+  status = copy_across(ctx, device, ocl_stream_of(stream)->queue, dst_device, dst, src_device, src,
+                       size, &event);
+  ocl_stream_end(ocl_stream_of(stream), status == TB_OK ? event : NULL);
+  return status;
+}
+
+tb_status ocl_memory_memset_async(tb_context ctx, tb_stream stream, void *ptr, int value,
+                                  size_t size) {
+  int32_t device = -1;
+  tb_status status = stream_device(ctx, stream, "memset_async", &device);
+  if (status != TB_OK || size == 0) return status;
+  ocl_place place;
+  status = ocl_place_of(ctx, device, ptr, size, "ptr", &place);
+  if (status != TB_OK) return status;
+  const cl_uchar byte = (cl_uchar)value;
+  cl_command_queue queue = ocl_stream_of(stream)->queue;
+  cl_event event = NULL;
+  ocl_stream_begin(ocl_stream_of(stream));
+  cl_int err =
+      ctx->mode == OCL_MEMORY_SVM
+          ? clEnqueueSVMMemFill(queue, ptr, &byte, 1, size, 0, NULL, &event)
+          : clEnqueueFillBuffer(queue, place.mem, &byte, 1, place.offset, size, 0, NULL, &event);
+  ocl_stream_end(ocl_stream_of(stream), err == CL_SUCCESS ? event : NULL);
+  return ocl_check(ctx, device, err,
+                   ctx->mode == OCL_MEMORY_SVM ? "clEnqueueSVMMemFill" : "clEnqueueFillBuffer");
+}

@@ -1,0 +1,347 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * The opencl vendor's internal interface: the context and the devices (vendor.c, device.c),
+ * the address table that turns the ABI's device pointers into OpenCL memory (memory.c),
+ * streams and events over command queues (stream.c), programs compiled per device and cached
+ * on disk (program.c), and the error model (error.c) that every part reports through.
+ *
+ * The vendor talks to OpenCL only through the ICD loader (libOpenCL.so) and the Khronos
+ * headers; OpenCL 1.2's core API is the floor, and 2.0's coarse-grained SVM is used where every
+ * chosen device has it.  Everything lives in the tb_context: several contexts (tools that load
+ * the library twice) each have their own cl_context and share nothing but the thread-local
+ * last error.
+ */
+#ifndef TB_OPENCL_OPENCL_H_
+#define TB_OPENCL_OPENCL_H_
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 300
+#endif
+
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <torch_backend/vendor.h>
+
+/** How device pointers map onto OpenCL memory (docs/decisions.md, "OpenCL memory"). */
+typedef enum ocl_memory_mode {
+  /** OpenCL 1.2: every allocation is a cl_mem; its device pointer is an address of a range
+   *  this vendor hands out, mapped back to (cl_mem, offset) through the address table. */
+  OCL_MEMORY_BUFFER = 0,
+  /** OpenCL 2.0 coarse-grained SVM: device pointers are clSVMAlloc's; kernels take them as
+   *  they are (clSetKernelArgSVMPointer), copies use clEnqueueSVMMemcpy.  Each allocation
+   *  also has a cl_mem over the same bytes, for libraries that take buffers (CLBlast). */
+  OCL_MEMORY_SVM = 1
+} ocl_memory_mode;
+
+/** One allocation: the device pointer handed out, its size and the memory behind it. */
+typedef struct ocl_block {
+  uintptr_t base;
+  size_t size;
+  cl_mem mem; /* the buffer (both modes: in SVM mode, a buffer over the SVM bytes) */
+  int32_t device;
+} ocl_block;
+
+/** Where a device pointer lives: the buffer and the byte offset in it. */
+typedef struct ocl_place {
+  cl_mem mem;
+  size_t offset;
+  void *svm; /* OCL_MEMORY_SVM: the pointer itself; NULL in buffer mode */
+} ocl_place;
+
+/** The bytes a kernel that detects a failure (an index out of range) writes, once, at the
+ *  first failure on the device: program.c's OCL_FAULT_RECORD_SOURCE declares the same. */
+typedef struct ocl_fault_record {
+  cl_uint code; /* 0: no failure; otherwise the site (ocl_fault_site) + 1 */
+  cl_uint pad;
+  cl_long values[2]; /* the site's message's two integers */
+} ocl_fault_record;
+
+/** Device-side failures that kernels detect, each with its message's format (two `%lld`). */
+typedef enum ocl_fault_site {
+  OCL_FAULT_INJECTED = 0, /* stream.inject_fault: values[0] is the message's slot */
+  OCL_FAULT_INDEX = 1,    /* an index out of range: values are the index and the size */
+  OCL_FAULT_SITE_COUNT
+} ocl_fault_site;
+
+struct ocl_stream;
+
+/** One chosen OpenCL device. */
+typedef struct ocl_device {
+  cl_device_id id;
+  int32_t index;
+  char name[TB_DEVICE_NAME_SIZE];
+  char version[128];        /* CL_DEVICE_VERSION */
+  char driver_version[128]; /* CL_DRIVER_VERSION */
+  cl_device_type type;
+  cl_ulong global_mem;
+  cl_ulong max_alloc;
+  cl_uint compute_units;
+  int cl_major, cl_minor;
+  bool fp64, fp16, svm;
+  uint64_t dtypes; /* TB_DTYPE_BIT set */
+
+  /* The vendor's own queue on the device: synchronous copies and fault-record reads. */
+  cl_command_queue internal;
+  cl_mem fault; /* an ocl_fault_record, zeroed at start and by reset */
+
+  pthread_mutex_t lock; /* guards everything below */
+  struct ocl_stream **streams;
+  size_t stream_count, stream_capacity;
+  cl_event *retired; /* the last work of destroyed streams, until it completes */
+  size_t retired_count, retired_capacity;
+  size_t allocated; /* bytes of live device allocations */
+  /* The sticky fault (vendor.h, "Device faults"): set once, cleared by reset. */
+  atomic_bool faulted;
+  char fault_message[1024];
+  /* Kernels that may write the fault record bump this; checks read the record only when it
+   * moved since the last one. */
+  atomic_ullong fault_launches;
+  unsigned long long fault_checked;
+  /* Messages of injected faults, by slot (OCL_FAULT_INJECTED's values[0]). */
+  char injected[4][256];
+  unsigned injected_next;
+} ocl_device;
+
+/** The vendor's context. */
+struct tb_context_impl {
+  uint32_t magic;
+  /* The environment, read by init (cheap, fork-safe); OpenCL starts on first use. */
+  char platform_choice[256];
+  char devices_choice[256];
+  char memory_choice[32];
+  char cache_dir[1024];
+  uint64_t memory_limit; /* TORCH_BACKEND_OPENCL_MEMORY_LIMIT; 0: none */
+
+  pthread_mutex_t start_lock;
+  atomic_bool started;
+  tb_status start_status;
+  char start_error[1024];
+  /* device.count's answer from a forked child while OpenCL has not started here (device.c). */
+  bool probed;
+  tb_status probed_status;
+  int32_t probed_count;
+
+  cl_platform_id platform;
+  char platform_name[256];
+  cl_context context;
+  ocl_memory_mode mode;
+  int32_t count;
+  ocl_device *devices;
+
+  /* The address table (memory.c): blocks sorted by base. */
+  pthread_rwlock_t blocks_lock;
+  ocl_block *blocks;
+  size_t block_count, block_capacity;
+  uintptr_t next_address; /* buffer mode: where the next range starts */
+
+  /* Programs (program.c). */
+  pthread_mutex_t programs_lock;
+  struct ocl_program *programs;
+};
+
+/** A stream: an in-order command queue of one device, and the event of the last command
+ *  enqueued on it (NULL: none yet), which query and synchronize look at. */
+typedef struct ocl_stream {
+  int32_t device;
+  cl_command_queue queue;
+  pthread_mutex_t lock; /* guards last */
+  cl_event last;
+} ocl_stream;
+
+/** An event: the marker of its latest record (NULL: never recorded). */
+typedef struct ocl_event {
+  int32_t device;
+  uint32_t flags;
+  pthread_mutex_t lock;
+  cl_event marker;
+} ocl_event;
+
+/* ---- error.c ---- */
+
+/** The name of OpenCL error code @p err ("CL_OUT_OF_RESOURCES"), or "CL_UNKNOWN_ERROR". */
+const char *ocl_error_name(cl_int err);
+
+/** Appends printf-style text to the NUL-terminated string in @p buffer of @p size bytes,
+ *  cutting what does not fit (messages are bounded on purpose). */
+void ocl_append(char *buffer, size_t size, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/** Sets the calling thread's last error (printf-style) and returns @p status. */
+tb_status ocl_fail(tb_status status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/**
+ * Maps the result @p err of OpenCL call @p call on device @p device (-1: none) to a tb_status;
+ * for a failure, sets the last error to "<call> failed on ocl:<device> (<device name>) with
+ * <CL name> (<code>)".  Allocation failures map to TB_ERROR_OUT_OF_MEMORY, bad arguments to
+ * TB_ERROR_INVALID_ARGUMENT, a missing platform or device to TB_ERROR_UNAVAILABLE, the rest to
+ * TB_ERROR_INTERNAL.  CL_SUCCESS maps to TB_OK.
+ */
+tb_status ocl_check(tb_context ctx, int32_t device, cl_int err, const char *call);
+
+/** The last error of the calling thread (tb_vendor::last_error). */
+const char *ocl_last_error(tb_context ctx);
+
+/**
+ * Records the sticky fault of @p device with @p message, unless it is already faulted (the
+ * first failure is the one reported).  Returns TB_ERROR_DEVICE_FAULT with the recorded message
+ * as the last error.
+ */
+tb_status ocl_fault(tb_context ctx, int32_t device, const char *message);
+
+/** TB_ERROR_DEVICE_FAULT with the recorded message when @p device is faulted, else TB_OK. */
+tb_status ocl_fault_status(tb_context ctx, int32_t device);
+
+/**
+ * Once work of @p device has completed as far as the caller knows (after a finish, or a
+ * completed marker): reads the device's fault record when fault-capable kernels were launched
+ * since the last drain, and faults the device with its message when a kernel wrote one.
+ * @p launches is `fault_launches` as read before the wait; @p drained says that the wait
+ * covered every queue of the device (device.synchronize), so that a clean record lets later
+ * checks skip the read until the next fault-capable launch.  Returns TB_OK,
+ * TB_ERROR_DEVICE_FAULT, or the read's failure.
+ */
+tb_status ocl_check_fault_record(tb_context ctx, int32_t device, unsigned long long launches,
+                                 bool drained);
+
+/**
+ * The completion status of @p event (CL_EVENT_COMMAND_EXECUTION_STATUS) on @p device: TB_OK
+ * when complete, TB_ERROR_NOT_READY when not yet, and for a negative status (the command
+ * failed asynchronously) the device's sticky fault naming @p what and the error.
+ */
+tb_status ocl_event_state(tb_context ctx, int32_t device, cl_event event, const char *what);
+
+/* ---- vendor.c / device.c ---- */
+
+/** Starts OpenCL on first use (platform, devices, context): TB_OK, or the start's failure
+ *  (the same on every call). */
+tb_status ocl_start(tb_context ctx);
+
+/** ocl_start, then checks @p device's index: TB_OK or TB_ERROR_INVALID_DEVICE. */
+tb_status ocl_enter(tb_context ctx, int32_t device);
+
+/** Releases what device.c created for the context's devices (finalize). */
+void ocl_devices_release(tb_context ctx);
+
+tb_status ocl_device_count(tb_context ctx, int32_t *count);
+tb_status ocl_device_get_properties(tb_context ctx, int32_t device,
+                                    tb_device_properties *properties);
+tb_status ocl_device_synchronize(tb_context ctx, int32_t device);
+tb_status ocl_device_reset(tb_context ctx, int32_t device);
+
+/* ---- memory.c ---- */
+
+/**
+ * Finds the allocation holding the @p size bytes at device pointer @p ptr on @p device.
+ * TB_OK with @p place filled, or TB_ERROR_INVALID_ARGUMENT naming @p what ("dst", "src") when
+ * the range is not inside one live allocation of that device.
+ */
+tb_status ocl_place_of(tb_context ctx, int32_t device, const void *ptr, size_t size,
+                       const char *what, ocl_place *place);
+
+/** Frees every allocation the caller left (finalize). */
+void ocl_memory_release(tb_context ctx);
+
+tb_status ocl_memory_device_malloc(tb_context ctx, int32_t device, size_t size, void **ptr);
+tb_status ocl_memory_device_free(tb_context ctx, int32_t device, void *ptr);
+tb_status ocl_memory_copy_h2d(tb_context ctx, int32_t device, void *dst, const void *src,
+                              size_t size);
+tb_status ocl_memory_copy_d2h(tb_context ctx, int32_t device, void *dst, const void *src,
+                              size_t size);
+tb_status ocl_memory_copy_d2d(tb_context ctx, int32_t dst_device, void *dst, int32_t src_device,
+                              const void *src, size_t size);
+tb_status ocl_memory_copy_h2d_async(tb_context ctx, tb_stream stream, void *dst, const void *src,
+                                    size_t size);
+tb_status ocl_memory_copy_d2h_async(tb_context ctx, tb_stream stream, void *dst, const void *src,
+                                    size_t size);
+tb_status ocl_memory_copy_d2d_async(tb_context ctx, tb_stream stream, int32_t dst_device, void *dst,
+                                    int32_t src_device, const void *src, size_t size);
+tb_status ocl_memory_memset_async(tb_context ctx, tb_stream stream, void *ptr, int value,
+                                  size_t size);
+tb_status ocl_memory_get_info(tb_context ctx, int32_t device, size_t *free_bytes,
+                              size_t *total_bytes);
+
+/* ---- stream.c ---- */
+
+/** The stream behind a handle, NULL for NULL. */
+static inline ocl_stream *ocl_stream_of(tb_stream stream) { return (ocl_stream *)stream; }
+
+/**
+ * Enqueueing on a stream: ocl_stream_begin takes the stream's lock; the caller enqueues one
+ * command asking for its event and passes that event (owned: released here or later; NULL
+ * when the enqueue failed) to ocl_stream_end, which makes it the stream's last command and
+ * unlocks.  Holding the lock across the enqueue keeps `last` the latest command when threads
+ * share a stream.  Query and synchronize look at `last`.
+ */
+void ocl_stream_begin(ocl_stream *stream);
+/** See ocl_stream_begin. */
+void ocl_stream_end(ocl_stream *stream, cl_event event);
+
+/**
+ * Waits for every command queued on @p device so far (its streams', destroyed streams' and
+ * the vendor's own), then checks the fault record.  Used by device.synchronize and reset.
+ */
+tb_status ocl_device_drain(tb_context ctx, int32_t device);
+
+/** Releases the streams the caller left (finalize). */
+void ocl_streams_release(tb_context ctx);
+
+tb_status ocl_stream_create(tb_context ctx, int32_t device, int32_t priority, tb_stream *stream);
+tb_status ocl_stream_destroy(tb_context ctx, tb_stream stream);
+tb_status ocl_stream_query(tb_context ctx, tb_stream stream);
+tb_status ocl_stream_synchronize(tb_context ctx, tb_stream stream);
+tb_status ocl_stream_wait_event(tb_context ctx, tb_stream stream, tb_event event);
+tb_status ocl_stream_inject_fault(tb_context ctx, tb_stream stream, const char *message);
+
+tb_status ocl_event_create(tb_context ctx, int32_t device, uint32_t flags, tb_event *event);
+tb_status ocl_event_destroy(tb_context ctx, tb_event event);
+tb_status ocl_event_record(tb_context ctx, tb_event event, tb_stream stream);
+tb_status ocl_event_query(tb_context ctx, tb_event event);
+tb_status ocl_event_synchronize(tb_context ctx, tb_event event);
+tb_status ocl_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, float *ms);
+
+/* ---- program.c ---- */
+
+/** A kernel of a program built for one device, with the lock its argument setting needs
+ *  (a cl_kernel's arguments are shared state: set and enqueue under the lock). */
+typedef struct ocl_kernel {
+  cl_kernel kernel;
+  pthread_mutex_t lock;
+} ocl_kernel;
+
+/**
+ * Kernel @p name of the program with OpenCL C source @p source (its identity is the pointer:
+ * a static string), built for @p device on first use -- from the disk cache when a binary for
+ * this device, driver and source is there, otherwise from source, then stored -- and kept
+ * until finalize.  The source is compiled after the vendor's prelude (ocl_prelude_source).
+ * TB_OK with @p kernel set, or the build's failure with the compiler's log in the message.
+ */
+tb_status ocl_kernel_get(tb_context ctx, int32_t device, const char *source, const char *name,
+                         ocl_kernel **kernel);
+
+/**
+ * Sets argument @p index of @p kernel to the device memory at @p place: in SVM mode the
+ * pointer, in buffer mode the buffer; @p index + 1 receives the byte offset (a `ulong`) --
+ * every kernel's device-memory parameter is such a pair (OCL_PTR in the prelude).
+ */
+tb_status ocl_set_arg_place(tb_context ctx, int32_t device, cl_kernel kernel, cl_uint index,
+                            const ocl_place *place);
+
+/** Releases every program and kernel (finalize). */
+void ocl_programs_release(tb_context ctx);
+
+/** The directory program binaries are cached in ("" when caching is off). */
+const char *ocl_cache_dir(tb_context ctx);
+
+#endif /* TB_OPENCL_OPENCL_H_ */

@@ -1,0 +1,272 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * The opencl vendor's programs: OpenCL C sources compiled per device on first use, kept for
+ * the context's life, and cached on disk as program binaries.
+ *
+ * Every source is compiled after the prelude below (the fault record kernels write, and the
+ * OCL_PTR convention for device memory parameters), with the options the device allows
+ * (-DTB_FP64 where it has cl_khr_fp64).  A binary is cached under a key made of everything
+ * that decides it -- platform, device name, device and driver versions, options, prelude and
+ * source -- so that a new driver or an edited kernel compiles afresh; a cached binary the
+ * driver refuses is deleted and the source compiled.  Files are written to a temporary name
+ * and renamed, so that processes sharing the cache never read half a file.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "opencl.h"
+
+/* What every program starts with.  Device memory parameters come in pairs (OCL_PTR): the
+ * pointer (an SVM pointer, or the buffer) and a byte offset into it (0 in SVM mode, the
+ * offset of the view in buffer mode); OCL_AT gives the typed pointer. */
+static const char k_prelude[] =
+    "#ifdef TB_FP64\n"
+    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    "#endif\n"
+    "#define TB_FAULT_INJECTED 0u\n"
+    "#define TB_FAULT_INDEX 1u\n"
+    "#define OCL_PTR(type, name) __global type *name##_base, ulong name##_offset\n"
+    "#define OCL_AT(type, name) ((__global type *)((__global char *)name##_base + "
+    "name##_offset))\n"
+    "void tb_report_fault(__global uint *fault, uint site, long a, long b) {\n"
+    "  if (atomic_cmpxchg((volatile __global uint *)fault, 0u, site + 1u) == 0u) {\n"
+    "    __global long *values = (__global long *)(fault + 2);\n"
+    "    values[0] = a;\n"
+    "    values[1] = b;\n"
+    "  }\n"
+    "}\n";
+
+typedef struct ocl_kernel_entry {
+  const char *name;
+  ocl_kernel kernel;
+  struct ocl_kernel_entry *next;
+} ocl_kernel_entry;
+
+struct ocl_program {
+  const char *source;
+  int32_t device;
+  cl_program program;
+  ocl_kernel_entry *kernels;
+  struct ocl_program *next;
+};
+
+const char *ocl_cache_dir(tb_context ctx) { return ctx->cache_dir; }
+
+/* ---- the disk cache ---- */
+
+static uint64_t fnv1a(uint64_t hash, const char *text) {
+  for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
+    hash = (hash ^ *p) * 0x100000001b3ull;
+  }
+  return (hash ^ 0xff) * 0x100000001b3ull; /* separates consecutive strings */
+}
+
+static void cache_path(tb_context ctx, const ocl_device *dev, const char *options,
+                       const char *source, char *path, size_t size) {
+  const char *parts[] = {ctx->platform_name, dev->name, dev->version, dev->driver_version, options,
+                         k_prelude,          source};
+  uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+    a = fnv1a(a, parts[i]);
+    b = fnv1a(b ^ (uint64_t)(i + 1), parts[i]);
+  }
+  snprintf(path, size, "%s/%016llx%016llx.bin", ctx->cache_dir, (unsigned long long)a,
+           (unsigned long long)b);
+}
+
+static void make_dirs(const char *dir) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s", dir);
+  for (char *p = path + 1; *p != '\0'; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    (void)mkdir(path, 0755);
+    *p = '/';
+  }
+  (void)mkdir(path, 0755);
+}
+
+/* The cached binary at `path`, or NULL. */
+static unsigned char *load_binary(const char *path, size_t *size) {
+  FILE *file = fopen(path, "rb");
+  if (file == NULL) return NULL;
+  unsigned char *data = NULL;
+  long length = -1;
+  if (fseek(file, 0, SEEK_END) == 0) length = ftell(file);
+  if (length > 0 && fseek(file, 0, SEEK_SET) == 0 && (data = malloc((size_t)length)) != NULL &&
+      fread(data, 1, (size_t)length, file) != (size_t)length) {
+    free(data);
+    data = NULL;
+  }
+  fclose(file);
+  *size = length > 0 ? (size_t)length : 0;
+  return data;
+}
+
+static void store_binary(tb_context ctx, cl_program program, const char *path) {
+  size_t size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
+      size == 0) {
+    return;
+  }
+  unsigned char *data = malloc(size);
+  if (data == NULL) return;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof data, &data, NULL) == CL_SUCCESS) {
+    make_dirs(ctx->cache_dir);
+    char temporary[1100];
+    snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, (long)getpid());
+    FILE *file = fopen(temporary, "wb");
+    if (file != NULL) {
+      bool written = fwrite(data, 1, size, file) == size;
+      written = fclose(file) == 0 && written;
+      if (!written || rename(temporary, path) != 0) remove(temporary);
+    }
+  }
+  free(data);
+}
+
+/* ---- building ---- */
+
+/* The build log of `program` for `dev`, into `log`. */
+static void build_log(cl_program program, const ocl_device *dev, char *log, size_t size) {
+  log[0] = '\0';
+  size_t length = 0;
+  clGetProgramBuildInfo(program, dev->id, CL_PROGRAM_BUILD_LOG, size - 1, log, &length);
+  log[size - 1] = '\0';
+}
+
+static tb_status build(tb_context ctx, int32_t device, const char *source, cl_program *out) {
+  const ocl_device *dev = &ctx->devices[device];
+  const char *options = dev->fp64 ? "-cl-std=CL1.2 -DTB_FP64" : "-cl-std=CL1.2";
+  char path[1200] = "";
+  cl_int err = CL_SUCCESS;
+  if (ctx->cache_dir[0] != '\0') {
+    cache_path(ctx, dev, options, source, path, sizeof path);
+    size_t size = 0;
+    unsigned char *binary = load_binary(path, &size);
+    if (binary != NULL) {
+      const unsigned char *binaries[] = {binary};
+      cl_int binary_status = CL_SUCCESS;
+      cl_program program = clCreateProgramWithBinary(ctx->context, 1, &dev->id, &size, binaries,
+                                                     &binary_status, &err);
+      free(binary);
+      if (err == CL_SUCCESS && binary_status == CL_SUCCESS &&
+          clBuildProgram(program, 1, &dev->id, options, NULL, NULL) == CL_SUCCESS) {
+        *out = program;
+        return TB_OK;
+      }
+      if (err == CL_SUCCESS) clReleaseProgram(program);
+      remove(path); /* stale or foreign: compile afresh */
+    }
+  }
+  const char *sources[] = {k_prelude, source};
+  cl_program program = clCreateProgramWithSource(ctx->context, 2, sources, NULL, &err);
+  if (err != CL_SUCCESS) return ocl_check(ctx, device, err, "clCreateProgramWithSource");
+  err = clBuildProgram(program, 1, &dev->id, options, NULL, NULL);
+  if (err != CL_SUCCESS) {
+    char log[2048];
+    build_log(program, dev, log, sizeof log);
+    clReleaseProgram(program);
+    return ocl_fail(err == CL_BUILD_PROGRAM_FAILURE ? TB_ERROR_INTERNAL : TB_ERROR_UNAVAILABLE,
+                    "clBuildProgram failed on ocl:%d (%s) with %s (%d): %s", (int)device, dev->name,
+                    ocl_error_name(err), (int)err, log);
+  }
+  if (path[0] != '\0') store_binary(ctx, program, path);
+  *out = program;
+  return TB_OK;
+}
+
+tb_status ocl_kernel_get(tb_context ctx, int32_t device, const char *source, const char *name,
+                         ocl_kernel **out) {
+  pthread_mutex_lock(&ctx->programs_lock);
+  struct ocl_program *program = ctx->programs;
+  while (program != NULL && (program->source != source || program->device != device)) {
+    program = program->next;
+  }
+  tb_status status = TB_OK;
+  if (program == NULL) {
+    program = calloc(1, sizeof *program);
+    if (program == NULL) {
+      pthread_mutex_unlock(&ctx->programs_lock);
+      return ocl_fail(TB_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    /* Built under the lock: two threads never compile the same program twice. */
+    status = build(ctx, device, source, &program->program);
+    if (status != TB_OK) {
+      free(program);
+      pthread_mutex_unlock(&ctx->programs_lock);
+      return status;
+    }
+    program->source = source;
+    program->device = device;
+    program->next = ctx->programs;
+    ctx->programs = program;
+  }
+  ocl_kernel_entry *entry = program->kernels;
+  while (entry != NULL && entry->name != name && strcmp(entry->name, name) != 0) {
+    entry = entry->next;
+  }
+  if (entry == NULL) {
+    entry = calloc(1, sizeof *entry);
+    cl_int err = CL_SUCCESS;
+    if (entry == NULL) {
+      status = ocl_fail(TB_ERROR_OUT_OF_MEMORY, "out of host memory");
+    } else {
+      entry->kernel.kernel = clCreateKernel(program->program, name, &err);
+      if (err != CL_SUCCESS) {
+        status = ocl_fail(TB_ERROR_INTERNAL, "clCreateKernel of '%s' failed on ocl:%d with %s (%d)",
+                          name, (int)device, ocl_error_name(err), (int)err);
+        free(entry);
+        entry = NULL;
+      } else {
+        entry->name = name;
+        pthread_mutex_init(&entry->kernel.lock, NULL);
+        entry->next = program->kernels;
+        program->kernels = entry;
+      }
+    }
+  }
+  pthread_mutex_unlock(&ctx->programs_lock);
+  if (status == TB_OK) *out = &entry->kernel;
+  return status;
+}
+
+tb_status ocl_set_arg_place(tb_context ctx, int32_t device, cl_kernel kernel, cl_uint index,
+                            const ocl_place *place) {
+  cl_int err;
+  cl_ulong offset = 0;
+  if (ctx->mode == OCL_MEMORY_SVM) {
+    err = clSetKernelArgSVMPointer(kernel, index, place->svm);
+  } else {
+    err = clSetKernelArg(kernel, index, sizeof(cl_mem), &place->mem);
+    offset = place->offset;
+  }
+  if (err == CL_SUCCESS) err = clSetKernelArg(kernel, index + 1, sizeof offset, &offset);
+  return ocl_check(ctx, device, err, "clSetKernelArg");
+}
+
+void ocl_programs_release(tb_context ctx) {
+  struct ocl_program *program = ctx->programs;
+  while (program != NULL) {
+    struct ocl_program *next = program->next;
+    ocl_kernel_entry *entry = program->kernels;
+    while (entry != NULL) {
+      ocl_kernel_entry *following = entry->next;
+      clReleaseKernel(entry->kernel.kernel);
+      pthread_mutex_destroy(&entry->kernel.lock);
+      free(entry);
+      entry = following;
+    }
+    clReleaseProgram(program->program);
+    free(program);
+    program = next;
+  }
+  ctx->programs = NULL;
+}
