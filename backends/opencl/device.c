@@ -17,13 +17,19 @@
  * a fork that runs the same platform and device choice, writes the count (or the failure)
  * into a pipe and exits without touching anything else.  The parent starts OpenCL on its first
  * real call, exactly as CUDA's lazy initialisation does; the answer is the same because the
- * choice is the same code over the same environment.  Where fork fails, count starts OpenCL
- * in-process.
+ * choice is the same code over the same environment.  Once any context of this process has
+ * started OpenCL, a child would inherit a started driver without its threads and hang, so
+ * count starts in-process instead (the process is no longer fork-safe anyway); where fork
+ * fails, or the child does not answer within OCL_PROBE_TIMEOUT_MS (an application that started
+ * OpenCL itself before importing torch), likewise.
  */
+
 #define _POSIX_C_SOURCE 200809L
 
 #include <ctype.h>
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +38,12 @@
 #include <unistd.h>
 
 #include "opencl.h"
+
+#define OCL_PROBE_TIMEOUT_MS 20000
+
+/* Whether a context of this process has started OpenCL (process-wide on purpose: the driver is
+ * one per process).  Set before the start, never cleared. */
+static atomic_bool g_opencl_started_here = false;
 
 #define OCL_MAX_PLATFORMS 16
 #define OCL_MAX_DEVICES 64
@@ -331,6 +343,7 @@ tb_status ocl_start(tb_context ctx) {
   }
   pthread_mutex_lock(&ctx->start_lock);
   if (!atomic_load(&ctx->started)) {
+    atomic_store(&g_opencl_started_here, true);
     ctx->start_status = start(ctx);
     if (ctx->start_status != TB_OK) {
       snprintf(ctx->start_error, sizeof ctx->start_error, "%s", ocl_last_error(ctx));
@@ -392,6 +405,13 @@ static int probe(tb_context ctx, probe_answer *answer) {
   char *p = (char *)answer;
   size_t got = 0;
   while (got < sizeof *answer) {
+    struct pollfd ready = {fds[0], POLLIN, 0};
+    int polled = poll(&ready, 1, OCL_PROBE_TIMEOUT_MS);
+    if (polled < 0 && errno == EINTR) continue;
+    if (polled <= 0) { /* no answer: a driver the child cannot start */
+      kill(pid, SIGKILL);
+      break;
+    }
     ssize_t n = read(fds[0], p + got, sizeof *answer - got);
     if (n == 0 || (n < 0 && errno != EINTR)) break;
     if (n > 0) got += (size_t)n;
@@ -409,7 +429,7 @@ tb_status ocl_device_count(tb_context ctx, int32_t *count) {
   if (ctx == NULL) return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "the context is NULL");
   if (!atomic_load(&ctx->started)) {
     pthread_mutex_lock(&ctx->start_lock);
-    if (!atomic_load(&ctx->started) && !ctx->probed) {
+    if (!atomic_load(&ctx->started) && !ctx->probed && !atomic_load(&g_opencl_started_here)) {
       probe_answer answer;
       if (probe(ctx, &answer) == 0) {
         ctx->probed = true;
