@@ -30,10 +30,10 @@ export PIP_ROOT_USER_ACTION := ignore
 
 # Debian packages: compilers and build tools, googletest, clang-format (style check), binutils
 # (nm/readelf for the ABI checks), OpenBLAS (emu's matrix products), the OpenCL ICD loader, its
-# headers and PoCL (the opencl vendor, run on this machine's cores), Doxygen and Graphviz (the
+# headers, PoCL and CLBlast (the opencl vendor, run on this machine's cores), Doxygen and Graphviz (the
 # docs), Chromium (the docs' browser test), perf (make profile).
 APT_PACKAGES := cmake ninja-build gcc g++ make binutils libgtest-dev ccache clang-format \
-                libopenblas-dev ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd \
+                libopenblas-dev ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd libclblast-dev \
                 doxygen graphviz chromium linux-perf
 
 # Inputs of the full build: a change to any of them reinstalls the package.
@@ -138,9 +138,10 @@ test-c: $(STAMP)/apt
 # The suites that compile: run a second time on emu with host access (test-full).
 COMPILE_PYTEST := test/python/test_compile.py test/python/test_custom_ops.py
 # The runtime's suites on opencl (PoCL asked for two devices; other drivers ignore
-# POCL_DEVICES): streams, events, memory, copies, devices, faults, the fallback, and the
-# differential stress harness, in the default memory mode.  The contract suite covers both.
-OPENCL_PYTEST := $(addprefix test/python/,test_streams.py test_events.py test_memory.py \
+# POCL_DEVICES): streams, events, memory, copies, devices, faults, the fallback, the
+# differential stress harness, and OpInfo over its native kernels, in the default memory mode.
+# The contract suite covers both modes.
+OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_streams.py test_events.py test_memory.py \
   test_copy_semantics.py test_multi_device.py test_errors.py test_differential.py \
   test_device.py test_guard.py test_rng.py test_fallback.py test_placement.py test_overlap.py \
   test_device_checks.py test_faults.py test_vendor_start.py)

@@ -24,8 +24,6 @@
  * OpenCL itself before importing torch), likewise.
  */
 
-#define _POSIX_C_SOURCE 200809L
-
 #include <ctype.h>
 #include <errno.h>
 #include <poll.h>

@@ -14,7 +14,6 @@
  * such a kernel.  The first fault is kept with its message; every call of the contract's list
  * returns TB_ERROR_DEVICE_FAULT with it until device.reset clears it.
  */
-#define _POSIX_C_SOURCE 200809L
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -26,7 +26,6 @@
  * buffer is migrated to its device at once, so that a driver that allocates lazily fails in
  * device_malloc rather than in the first kernel.
  */
-#define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -70,6 +70,9 @@ typedef enum ocl_fault_site {
 
 struct ocl_stream;
 
+/** Buckets of the context's program table (program.c). */
+#define OCL_PROGRAM_BUCKETS 256
+
 /** One chosen OpenCL device. */
 typedef struct ocl_device {
   cl_device_id id;
@@ -141,7 +144,7 @@ struct tb_context_impl {
 
   /* Programs (program.c). */
   pthread_mutex_t programs_lock;
-  struct ocl_program *programs;
+  struct ocl_program *programs[OCL_PROGRAM_BUCKETS]; /* a hash table by key and device */
 };
 
 /** A stream: an in-order command queue of one device, and the event of the last command
@@ -317,17 +320,20 @@ tb_status ocl_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, f
  *  (a cl_kernel's arguments are shared state: set and enqueue under the lock). */
 typedef struct ocl_kernel {
   cl_kernel kernel;
+  size_t work_group; /* CL_KERNEL_WORK_GROUP_SIZE on its device */
   pthread_mutex_t lock;
 } ocl_kernel;
 
 /**
- * Kernel @p name of the program with OpenCL C source @p source (its identity is the pointer:
- * a static string), built for @p device on first use -- from the disk cache when a binary for
- * this device, driver and source is there, otherwise from source, then stored -- and kept
- * until finalize.  The source is compiled after the vendor's prelude (ocl_prelude_source).
- * TB_OK with @p kernel set, or the build's failure with the compiler's log in the message.
+ * Kernel @p name of the program identified by @p key (a short string naming everything the
+ * sources depend on, e.g. "map add.out float"), built from the @p count OpenCL C @p sources
+ * for @p device on first use -- from the disk cache when a binary for this device, driver and
+ * source is there, otherwise from source, then stored -- and kept until finalize.  The sources
+ * are compiled after the vendor's prelude.  TB_OK with @p kernel set, or the build's failure
+ * with the compiler's log in the message.  @p name must be a static string.
  */
-tb_status ocl_kernel_get(tb_context ctx, int32_t device, const char *source, const char *name,
+tb_status ocl_kernel_get(tb_context ctx, int32_t device, const char *key,
+                         const char *const *sources, size_t count, const char *name,
                          ocl_kernel **kernel);
 
 /**

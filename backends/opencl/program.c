@@ -12,7 +12,6 @@
  * driver refuses is deleted and the source compiled.  Files are written to a temporary name
  * and renamed, so that processes sharing the cache never read half a file.
  */
-#define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
 #include <stdio.h>
@@ -50,7 +49,8 @@ typedef struct ocl_kernel_entry {
 } ocl_kernel_entry;
 
 struct ocl_program {
-  const char *source;
+  char *key;
+  uint64_t hash;
   int32_t device;
   cl_program program;
   ocl_kernel_entry *kernels;
@@ -69,13 +69,15 @@ static uint64_t fnv1a(uint64_t hash, const char *text) {
 }
 
 static void cache_path(tb_context ctx, const ocl_device *dev, const char *options,
-                       const char *source, char *path, size_t size) {
-  const char *parts[] = {ctx->platform_name, dev->name, dev->version, dev->driver_version, options,
-                         k_prelude,          source};
+                       const char *const *sources, size_t count, char *path, size_t size) {
+  const char *parts[] = {ctx->platform_name,  dev->name, dev->version,
+                         dev->driver_version, options,   k_prelude};
+  const size_t fixed = sizeof parts / sizeof parts[0];
   uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
-  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-    a = fnv1a(a, parts[i]);
-    b = fnv1a(b ^ (uint64_t)(i + 1), parts[i]);
+  for (size_t i = 0; i < fixed + count; i++) {
+    const char *part = i < fixed ? parts[i] : sources[i - fixed];
+    a = fnv1a(a, part);
+    b = fnv1a(b ^ (uint64_t)(i + 1), part);
   }
   snprintf(path, size, "%s/%016llx%016llx.bin", ctx->cache_dir, (unsigned long long)a,
            (unsigned long long)b);
@@ -142,13 +144,14 @@ static void build_log(cl_program program, const ocl_device *dev, char *log, size
   log[size - 1] = '\0';
 }
 
-static tb_status build(tb_context ctx, int32_t device, const char *source, cl_program *out) {
+static tb_status build(tb_context ctx, int32_t device, const char *const *sources, size_t count,
+                       cl_program *out) {
   const ocl_device *dev = &ctx->devices[device];
   const char *options = dev->fp64 ? "-cl-std=CL1.2 -DTB_FP64" : "-cl-std=CL1.2";
   char path[1200] = "";
   cl_int err = CL_SUCCESS;
   if (ctx->cache_dir[0] != '\0') {
-    cache_path(ctx, dev, options, source, path, sizeof path);
+    cache_path(ctx, dev, options, sources, count, path, sizeof path);
     size_t size = 0;
     unsigned char *binary = load_binary(path, &size);
     if (binary != NULL) {
@@ -166,8 +169,10 @@ static tb_status build(tb_context ctx, int32_t device, const char *source, cl_pr
       remove(path); /* stale or foreign: compile afresh */
     }
   }
-  const char *sources[] = {k_prelude, source};
-  cl_program program = clCreateProgramWithSource(ctx->context, 2, sources, NULL, &err);
+  const char *all[8] = {k_prelude};
+  if (count > 7) return ocl_fail(TB_ERROR_INTERNAL, "a program of more than 7 sources");
+  for (size_t k = 0; k < count; k++) all[k + 1] = sources[k];
+  cl_program program = clCreateProgramWithSource(ctx->context, (cl_uint)count + 1, all, NULL, &err);
   if (err != CL_SUCCESS) return ocl_check(ctx, device, err, "clCreateProgramWithSource");
   err = clBuildProgram(program, 1, &dev->id, options, NULL, NULL);
   if (err != CL_SUCCESS) {
@@ -183,36 +188,49 @@ static tb_status build(tb_context ctx, int32_t device, const char *source, cl_pr
   return TB_OK;
 }
 
-tb_status ocl_kernel_get(tb_context ctx, int32_t device, const char *source, const char *name,
+static uint64_t key_hash(const char *key, int32_t device) {
+  return fnv1a(0xcbf29ce484222325ull ^ (uint64_t)(uint32_t)device, key);
+}
+
+tb_status ocl_kernel_get(tb_context ctx, int32_t device, const char *key,
+                         const char *const *sources, size_t count, const char *name,
                          ocl_kernel **out) {
+  uint64_t hash = key_hash(key, device);
+  size_t bucket = hash % OCL_PROGRAM_BUCKETS;
   pthread_mutex_lock(&ctx->programs_lock);
-  struct ocl_program *program = ctx->programs;
-  while (program != NULL && (program->source != source || program->device != device)) {
+  struct ocl_program *program = ctx->programs[bucket];
+  while (program != NULL &&
+         (program->hash != hash || program->device != device || strcmp(program->key, key) != 0)) {
     program = program->next;
   }
   tb_status status = TB_OK;
   if (program == NULL) {
     program = calloc(1, sizeof *program);
-    if (program == NULL) {
+    size_t key_size = strlen(key) + 1;
+    char *key_copy = malloc(key_size);
+    if (program == NULL || key_copy == NULL) {
+      free(program);
+      free(key_copy);
       pthread_mutex_unlock(&ctx->programs_lock);
       return ocl_fail(TB_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
+    memcpy(key_copy, key, key_size);
     /* Built under the lock: two threads never compile the same program twice. */
-    status = build(ctx, device, source, &program->program);
+    status = build(ctx, device, sources, count, &program->program);
     if (status != TB_OK) {
       free(program);
+      free(key_copy);
       pthread_mutex_unlock(&ctx->programs_lock);
       return status;
     }
-    program->source = source;
+    program->key = key_copy;
+    program->hash = hash;
     program->device = device;
-    program->next = ctx->programs;
-    ctx->programs = program;
+    program->next = ctx->programs[bucket];
+    ctx->programs[bucket] = program;
   }
   ocl_kernel_entry *entry = program->kernels;
-  while (entry != NULL && entry->name != name && strcmp(entry->name, name) != 0) {
-    entry = entry->next;
-  }
+  while (entry != NULL && strcmp(entry->name, name) != 0) entry = entry->next;
   if (entry == NULL) {
     entry = calloc(1, sizeof *entry);
     cl_int err = CL_SUCCESS;
@@ -227,6 +245,11 @@ tb_status ocl_kernel_get(tb_context ctx, int32_t device, const char *source, con
         entry = NULL;
       } else {
         entry->name = name;
+        entry->kernel.work_group = 1;
+        clGetKernelWorkGroupInfo(entry->kernel.kernel, ctx->devices[device].id,
+                                 CL_KERNEL_WORK_GROUP_SIZE, sizeof entry->kernel.work_group,
+                                 &entry->kernel.work_group, NULL);
+        if (entry->kernel.work_group == 0) entry->kernel.work_group = 1;
         pthread_mutex_init(&entry->kernel.lock, NULL);
         entry->next = program->kernels;
         program->kernels = entry;
@@ -253,20 +276,23 @@ tb_status ocl_set_arg_place(tb_context ctx, int32_t device, cl_kernel kernel, cl
 }
 
 void ocl_programs_release(tb_context ctx) {
-  struct ocl_program *program = ctx->programs;
-  while (program != NULL) {
-    struct ocl_program *next = program->next;
-    ocl_kernel_entry *entry = program->kernels;
-    while (entry != NULL) {
-      ocl_kernel_entry *following = entry->next;
-      clReleaseKernel(entry->kernel.kernel);
-      pthread_mutex_destroy(&entry->kernel.lock);
-      free(entry);
-      entry = following;
+  for (size_t bucket = 0; bucket < OCL_PROGRAM_BUCKETS; bucket++) {
+    struct ocl_program *program = ctx->programs[bucket];
+    while (program != NULL) {
+      struct ocl_program *next = program->next;
+      ocl_kernel_entry *entry = program->kernels;
+      while (entry != NULL) {
+        ocl_kernel_entry *following = entry->next;
+        clReleaseKernel(entry->kernel.kernel);
+        pthread_mutex_destroy(&entry->kernel.lock);
+        free(entry);
+        entry = following;
+      }
+      clReleaseProgram(program->program);
+      free(program->key);
+      free(program);
+      program = next;
     }
-    clReleaseProgram(program->program);
-    free(program);
-    program = next;
+    ctx->programs[bucket] = NULL;
   }
-  ctx->programs = NULL;
 }

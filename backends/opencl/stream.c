@@ -19,7 +19,6 @@
  * Faults: a marker whose status is negative (the runtime failed a command) faults the device;
  * after each wait, the fault record kernels write is read back (error.c).
  */
-#define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -459,7 +458,9 @@ tb_status ocl_stream_inject_fault(tb_context ctx, tb_stream handle, const char *
   status = ocl_fault_status(ctx, stream->device);
   if (status != TB_OK) return status;
   ocl_kernel *kernel = NULL;
-  status = ocl_kernel_get(ctx, stream->device, k_inject_source, "tb_inject_fault", &kernel);
+  const char *sources[] = {k_inject_source};
+  status =
+      ocl_kernel_get(ctx, stream->device, "inject_fault", sources, 1, "tb_inject_fault", &kernel);
   if (status != TB_OK) return status;
   ocl_device *dev = &ctx->devices[stream->device];
   pthread_mutex_lock(&dev->lock);

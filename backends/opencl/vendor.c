@@ -22,13 +22,13 @@
  *                                  $XDG_CACHE_HOME/torch_backend/opencl (~/.cache/...); "" or
  *                                  "off" turns the cache off.
  */
-#define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/size.h"
+#include "kernels/kernels.h"
 #include "opencl.h"
 
 #ifndef TORCH_BACKEND_VERSION
@@ -155,28 +155,34 @@ static const tb_event_api k_event = {
     .elapsed_time = ocl_event_elapsed_time,
 };
 
-static const tb_vendor k_vendor = {
-    .struct_size = sizeof(tb_vendor),
-    .abi_major = TB_ABI_VERSION_MAJOR,
-    .abi_minor = TB_ABI_VERSION_MINOR,
-    .device_type = "ocl",
-    .vendor_name = "torch_backend OpenCL vendor (OpenCL ICD)",
-    .vendor_version = TORCH_BACKEND_VERSION,
-    .init = ocl_init,
-    .finalize = ocl_finalize,
-    .last_error = ocl_last_error,
-    .device = &k_device,
-    .memory = &k_memory,
-    .stream = &k_stream,
-    .event = &k_event,
-    .kernels = NULL,
-    .extensions = NULL,
-};
+static tb_vendor g_vendor; /* built once under g_once, then constant */
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void build(void) {
+  g_vendor = (tb_vendor){
+      .struct_size = sizeof(tb_vendor),
+      .abi_major = TB_ABI_VERSION_MAJOR,
+      .abi_minor = TB_ABI_VERSION_MINOR,
+      .device_type = "ocl",
+      .vendor_name = "torch_backend OpenCL vendor (OpenCL ICD)",
+      .vendor_version = TORCH_BACKEND_VERSION,
+      .init = ocl_init,
+      .finalize = ocl_finalize,
+      .last_error = ocl_last_error,
+      .device = &k_device,
+      .memory = &k_memory,
+      .stream = &k_stream,
+      .event = &k_event,
+      .kernels = ocl_kernel_api(),
+      .extensions = NULL,
+  };
+}
 
 TB_EXPORT const tb_vendor *tb_vendor_get(uint32_t abi_major, const char **error) {
   if (abi_major != TB_ABI_VERSION_MAJOR) {
     if (error != NULL) *error = "opencl implements ABI major 2 only";
     return NULL;
   }
-  return &k_vendor;
+  pthread_once(&g_once, build);
+  return &g_vendor;
 }

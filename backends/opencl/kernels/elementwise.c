@@ -1,0 +1,346 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * The ATen elementwise operators, each an expression for the engine of map.c.  torch_backend
+ * prepares their operands (vendor.h, "Elementwise operators"): tensor inputs have the output's
+ * shape and the compute dtype, a CPU scalar operand arrives as a number.  So a kernel here is
+ * a row of a table: where its inputs and numbers are among the arguments, and its expression
+ * for floating and for integral compute dtypes (NULL: that kind is declined, and runs on the
+ * CPU fallback).  Expressions follow ATen's definitions, NaN propagation included (maximum,
+ * clamp, relu keep a NaN input).
+ */
+
+#include <string.h>
+
+#include "kernels.h"
+
+typedef struct ew_op {
+  const char *float_expr;
+  const char *int_expr;
+  int inputs;      /* the inputs are args[0 .. inputs-1] */
+  int alpha;       /* index of the argument alpha stands for; -1: none (alpha = 1) */
+  int beta;        /* likewise for beta; -1: none */
+  bool bool_out;   /* comparisons: the output is bool, the compute dtype the inputs' */
+  bool cond_first; /* where: x0 is the bool condition, the compute dtype the output's */
+} ew_op;
+
+/* The number a value stands for. */
+static bool number_of(const tb_value *value, double *f, int64_t *i) {
+  switch (value->kind) {
+    case TB_VALUE_DOUBLE:
+      *f = value->as.f;
+      *i = (int64_t)value->as.f;
+      return true;
+    case TB_VALUE_INT:
+      *f = (double)value->as.i;
+      *i = value->as.i;
+      return true;
+    case TB_VALUE_BOOL:
+      *f = value->as.b ? 1.0 : 0.0;
+      *i = value->as.b ? 1 : 0;
+      return true;
+    default:
+      return false;
+  }
+}
+
+static bool is_floating(tb_dtype dtype) {
+  return dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64;
+}
+
+/* Runs row `op` with expression choice made; `out` is the last argument. */
+static tb_status run(tb_context ctx, const tb_kernel_call *call, const ew_op *op,
+                     const char *float_expr, const char *int_expr) {
+  const tb_value *args = call->args;
+  int32_t n = call->num_args;
+  if (n < op->inputs || args[n - 1].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *out = args[n - 1].as.tensor;
+  ocl_operand in[3] = {{0}};
+  const tb_tensor *first = NULL;
+  for (int k = 0; k < op->inputs; k++) {
+    if (args[k].kind == TB_VALUE_TENSOR) {
+      in[k].tensor = args[k].as.tensor;
+      if (first == NULL && !(op->cond_first && k == 0)) first = in[k].tensor;
+    } else if (!number_of(&args[k], &in[k].f, &in[k].i)) {
+      return ocl_decline(call, "an input that is neither a tensor nor a number");
+    }
+  }
+  tb_dtype compute = out->dtype;
+  if (op->bool_out) {
+    if (first == NULL) return ocl_decline(call, "no tensor input");
+    compute = first->dtype;
+  }
+  if (op->cond_first && (in[0].tensor == NULL || in[0].tensor->dtype != TB_DTYPE_BOOL)) {
+    return ocl_decline(call, "a condition that is not a bool tensor");
+  }
+  for (int k = 0; k < op->inputs; k++) {
+    if (in[k].tensor != NULL && !(op->cond_first && k == 0) && in[k].tensor->dtype != compute) {
+      return ocl_decline(call, "inputs of another dtype than the compute dtype");
+    }
+  }
+  /* Integral compute (bool included: add is or, mul is and, as ATen's) runs in long. */
+  const char *expr = is_floating(compute) ? float_expr : int_expr;
+  if (expr == NULL) return ocl_decline(call, "this dtype");
+  double alpha = 1, beta = 1;
+  int64_t unused = 0;
+  if (op->alpha >= 0 && !number_of(&args[op->alpha], &alpha, &unused)) {
+    return ocl_decline(call, "a non-numeric scalar argument");
+  }
+  if (op->beta >= 0 && !number_of(&args[op->beta], &beta, &unused)) {
+    return ocl_decline(call, "a non-numeric scalar argument");
+  }
+  ocl_map_spec spec = {expr, compute, op->inputs};
+  return ocl_map(ctx, call, &spec, out, in, alpha, beta);
+}
+
+static tb_status elementwise(tb_context ctx, const tb_kernel_call *call) {
+  const ew_op *op = call->kernel->data;
+  return run(ctx, call, op, op->float_expr, op->int_expr);
+}
+
+/* gelu.out [self, approximate, out] and gelu_backward.grad_input [grad_output, self,
+ * approximate, grad_input]: the expression depends on `approximate`. */
+static const ew_op k_gelu_op = {NULL, NULL, 1, -1, -1, false, false};
+static const ew_op k_gelu_backward_op = {NULL, NULL, 2, -1, -1, false, false};
+static tb_status gelu(tb_context ctx, const tb_kernel_call *call) {
+  bool backward = call->kernel->data == &k_gelu_backward_op;
+  const tb_value *approximate = &call->args[backward ? 2 : 1];
+  if (approximate->kind != TB_VALUE_STRING) return ocl_decline(call, "unexpected arguments");
+  bool tanh_form = strcmp(approximate->as.string, "tanh") == 0;
+  if (!tanh_form && strcmp(approximate->as.string, "none") != 0) {
+    return ocl_decline(call, "an unknown approximation");
+  }
+  const char *expr;
+  if (!backward) {
+    expr = tanh_form ? "(CT)0.5 * x0 * ((CT)1 + tanh((CT)0.7978845608028654 * (x0 + "
+                       "(CT)0.044715 * x0 * x0 * x0)))"
+                     : "(CT)0.5 * x0 * ((CT)1 + erf(x0 * (CT)0.7071067811865476))";
+  } else {
+    expr = tanh_form
+               ? "x0 * ((CT)0.5 * ((CT)1 + tanh((CT)0.7978845608028654 * (x1 + (CT)0.044715 * x1 "
+                 "* x1 * x1))) + (CT)0.5 * x1 * ((CT)1 - tanh((CT)0.7978845608028654 * (x1 + "
+                 "(CT)0.044715 * x1 * x1 * x1)) * tanh((CT)0.7978845608028654 * (x1 + (CT)0.044715 "
+                 "* x1 * x1 * x1))) * (CT)0.7978845608028654 * ((CT)1 + (CT)3 * (CT)0.044715 * x1 "
+                 "* x1))"
+               : "x0 * ((CT)0.5 * ((CT)1 + erf(x1 * (CT)0.7071067811865476)) + x1 * "
+                 "(CT)0.3989422804014327 * exp((CT)-0.5 * x1 * x1))";
+  }
+  return run(ctx, call, call->kernel->data, expr, NULL);
+}
+
+/* clamp.out [self, min?, max?, out]: either bound may be None. */
+static const ew_op k_clamp_op = {NULL, NULL, 1, 1, 2, false, false};
+static tb_status clamp(tb_context ctx, const tb_kernel_call *call) {
+  bool low = call->args[1].kind != TB_VALUE_NONE, high = call->args[2].kind != TB_VALUE_NONE;
+  ew_op op = k_clamp_op;
+  op.alpha = low ? 1 : -1;
+  op.beta = high ? 2 : -1;
+  /* min(max(x, lo), hi), keeping a NaN x (comparisons with NaN are false) */
+  const char *expr = low && high
+                         ? "(x0 < alpha ? alpha : x0) > beta ? beta : (x0 < alpha ? alpha : x0)"
+                     : low  ? "x0 < alpha ? alpha : x0"
+                     : high ? "x0 > beta ? beta : x0"
+                            : "x0";
+  return run(ctx, call, &op, expr, expr);
+}
+
+#define SCHEMA_OUT(op) op ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+#define F32_64 (TB_DTYPE_BIT(TB_DTYPE_FLOAT32) | TB_DTYPE_BIT(TB_DTYPE_FLOAT64))
+#define NUMBERS                                                           \
+  (F32_64 | TB_DTYPE_BIT(TB_DTYPE_INT32) | TB_DTYPE_BIT(TB_DTYPE_INT64) | \
+   TB_DTYPE_BIT(TB_DTYPE_INT16) | TB_DTYPE_BIT(TB_DTYPE_INT8) | TB_DTYPE_BIT(TB_DTYPE_UINT8))
+#define ALL (NUMBERS | TB_DTYPE_BIT(TB_DTYPE_BOOL))
+
+#define KERNEL(sym, name, fn, dtypes, schema, data) \
+  static const tb_kernel sym = {sizeof(tb_kernel), name, fn, dtypes, 0, schema, (void *)(data)};
+#define ROW(sym, name, dtypes, schema, ...)    \
+  static const ew_op op_##sym = {__VA_ARGS__}; \
+  KERNEL(k_##sym, name, elementwise, dtypes, schema, &op_##sym)
+
+/* unary: [self, out] */
+#define UNARY(sym, fexpr, iexpr, dtypes) \
+  ROW(sym, #sym ".out", dtypes, SCHEMA_OUT(#sym), fexpr, iexpr, 1, -1, -1, false, false)
+UNARY(neg, "-x0", "-x0", NUMBERS)
+UNARY(abs, "fabs(x0)", "x0 < 0 ? -x0 : x0", NUMBERS)
+UNARY(exp, "exp(x0)", NULL, F32_64)
+UNARY(expm1, "expm1(x0)", NULL, F32_64)
+UNARY(log, "log(x0)", NULL, F32_64)
+UNARY(log1p, "log1p(x0)", NULL, F32_64)
+UNARY(log2, "log2(x0)", NULL, F32_64)
+UNARY(sqrt, "sqrt(x0)", NULL, F32_64)
+UNARY(rsqrt, "rsqrt(x0)", NULL, F32_64)
+UNARY(sin, "sin(x0)", NULL, F32_64)
+UNARY(cos, "cos(x0)", NULL, F32_64)
+UNARY(tan, "tan(x0)", NULL, F32_64)
+UNARY(tanh, "tanh(x0)", NULL, F32_64)
+UNARY(sigmoid, "(CT)1 / ((CT)1 + exp(-x0))", NULL, F32_64)
+UNARY(reciprocal, "(CT)1 / x0", NULL, F32_64)
+UNARY(erf, "erf(x0)", NULL, F32_64)
+UNARY(floor, "floor(x0)", "x0", NUMBERS)
+UNARY(ceil, "ceil(x0)", "x0", NUMBERS)
+UNARY(trunc, "trunc(x0)", "x0", NUMBERS)
+UNARY(silu, "x0 / ((CT)1 + exp(-x0))", NULL, F32_64)
+ROW(logical_not, "logical_not.out", ALL, SCHEMA_OUT("logical_not"), "x0 == 0", "x0 == 0", 1, -1, -1,
+    true, false)
+/* relu [self, out] and relu_ [self]: out is the last argument either way */
+#define RELU_FLOAT "(x0 > 0 || isnan(x0)) ? x0 : (CT)0"
+ROW(relu, "relu", NUMBERS, "relu(Tensor self) -> Tensor", RELU_FLOAT, "x0 > 0 ? x0 : 0", 1, -1, -1,
+    false, false)
+ROW(relu_, "relu_", NUMBERS, "relu_(Tensor(a!) self) -> Tensor(a!)", RELU_FLOAT, "x0 > 0 ? x0 : 0",
+    1, -1, -1, false, false)
+KERNEL(k_gelu, "gelu.out", gelu, F32_64,
+       "gelu.out(Tensor self, *, str approximate=\"none\", Tensor(a!) out) -> Tensor(a!)",
+       &k_gelu_op)
+ROW(pow_scalar, "pow.Tensor_Scalar_out", F32_64,
+    "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)",
+    "alpha == (CT)2 ? x0 * x0 : alpha == (CT)1 ? x0 : alpha == (CT)0.5 ? sqrt(x0) : pow(x0, alpha)",
+    NULL, 1, 1, -1, false, false)
+KERNEL(k_clamp, "clamp.out", clamp, NUMBERS,
+       "clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       &k_clamp_op)
+ROW(clamp_min, "clamp_min.out", NUMBERS,
+    "clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)",
+    "x0 < alpha ? alpha : x0", "x0 < alpha ? alpha : x0", 1, 1, -1, false, false)
+ROW(clamp_max, "clamp_max.out", NUMBERS,
+    "clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)",
+    "x0 > alpha ? alpha : x0", "x0 > alpha ? alpha : x0", 1, 1, -1, false, false)
+
+/* binary: [self, other, (alpha,) out] */
+#define BINARY_SCHEMA(op) op ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+#define ALPHA_SCHEMA(op) \
+  op ".out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
+ROW(add, "add.out", NUMBERS, ALPHA_SCHEMA("add"), "x0 + alpha * x1", "x0 + alpha * x1", 2, 2, -1,
+    false, false)
+ROW(sub, "sub.out", NUMBERS, ALPHA_SCHEMA("sub"), "x0 - alpha * x1", "x0 - alpha * x1", 2, 2, -1,
+    false, false)
+ROW(mul, "mul.out", NUMBERS, BINARY_SCHEMA("mul"), "x0 * x1", "x0 * x1", 2, -1, -1, false, false)
+ROW(div, "div.out", F32_64, BINARY_SCHEMA("div"), "x0 / x1", NULL, 2, -1, -1, false, false)
+ROW(maximum, "maximum.out", NUMBERS, BINARY_SCHEMA("maximum"),
+    "(isnan(x0) || isnan(x1)) ? x0 + x1 : (x0 > x1 ? x0 : x1)", "x0 > x1 ? x0 : x1", 2, -1, -1,
+    false, false)
+ROW(minimum, "minimum.out", NUMBERS, BINARY_SCHEMA("minimum"),
+    "(isnan(x0) || isnan(x1)) ? x0 + x1 : (x0 < x1 ? x0 : x1)", "x0 < x1 ? x0 : x1", 2, -1, -1,
+    false, false)
+
+/* comparisons: [self, other, out], other a tensor or a number; the output is bool */
+#define COMPARE(sym, op)                                                                         \
+  ROW(sym##_tensor, #sym ".Tensor_out", NUMBERS,                                                 \
+      #sym ".Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", op, op, 2, \
+      -1, -1, true, false)                                                                       \
+  ROW(sym##_scalar, #sym ".Scalar_out", NUMBERS,                                                 \
+      #sym ".Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", op, op, 2, \
+      -1, -1, true, false)
+COMPARE(eq, "x0 == x1")
+COMPARE(ne, "x0 != x1")
+COMPARE(lt, "x0 < x1")
+COMPARE(le, "x0 <= x1")
+COMPARE(gt, "x0 > x1")
+COMPARE(ge, "x0 >= x1")
+
+/* where.self_out [condition, self, other, out] */
+ROW(where, "where.self_out", ALL,
+    "where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> "
+    "Tensor(a!)",
+    "x0 != 0 ? x1 : x2", "x0 != 0 ? x1 : x2", 3, -1, -1, false, true)
+
+/* activation backwards */
+ROW(threshold_backward, "threshold_backward.grad_input", NUMBERS,
+    "threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, "
+    "Tensor(a!) grad_input) -> Tensor(a!)",
+    "x1 <= alpha ? (CT)0 : x0", "x1 <= alpha ? 0 : x0", 2, 2, -1, false, false)
+ROW(sigmoid_backward, "sigmoid_backward.grad_input", F32_64,
+    "sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) "
+    "-> Tensor(a!)",
+    "x0 * ((CT)1 - x1) * x1", NULL, 2, -1, -1, false, false)
+ROW(tanh_backward, "tanh_backward.grad_input", F32_64,
+    "tanh_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> "
+    "Tensor(a!)",
+    "x0 * ((CT)1 - x1 * x1)", NULL, 2, -1, -1, false, false)
+ROW(silu_backward, "silu_backward.grad_input", F32_64,
+    "silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> "
+    "Tensor(a!)",
+    "x0 * ((CT)1 / ((CT)1 + exp(-x1))) * ((CT)1 + x1 * ((CT)1 - (CT)1 / ((CT)1 + exp(-x1))))", NULL,
+    2, -1, -1, false, false)
+KERNEL(k_gelu_backward, "gelu_backward.grad_input", gelu, F32_64,
+       "gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate=\"none\", "
+       "Tensor(a!) grad_input) -> Tensor(a!)",
+       &k_gelu_backward_op)
+
+/* ternary: [self, tensor1, tensor2, value, out], [self, end, weight, out] */
+ROW(addcmul, "addcmul.out", F32_64,
+    "addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) "
+    "out) -> Tensor(a!)",
+    "x0 + alpha * x1 * x2", NULL, 3, 3, -1, false, false)
+ROW(addcdiv, "addcdiv.out", F32_64,
+    "addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) "
+    "out) -> Tensor(a!)",
+    "x0 + alpha * (x1 / x2)", NULL, 3, 3, -1, false, false)
+ROW(lerp_scalar, "lerp.Scalar_out", F32_64,
+    "lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)",
+    "fabs(alpha) < (CT)0.5 ? x0 + alpha * (x1 - x0) : x1 - (x1 - x0) * ((CT)1 - alpha)", NULL, 2, 2,
+    -1, false, false)
+ROW(lerp_tensor, "lerp.Tensor_out", F32_64,
+    "lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)",
+    "fabs(x2) < (CT)0.5 ? x0 + x2 * (x1 - x0) : x1 - (x1 - x0) * ((CT)1 - x2)", NULL, 3, -1, -1,
+    false, false)
+
+const tb_kernel *const ocl_elementwise_kernels[] = {&k_neg,
+                                                    &k_abs,
+                                                    &k_exp,
+                                                    &k_expm1,
+                                                    &k_log,
+                                                    &k_log1p,
+                                                    &k_log2,
+                                                    &k_sqrt,
+                                                    &k_rsqrt,
+                                                    &k_sin,
+                                                    &k_cos,
+                                                    &k_tan,
+                                                    &k_tanh,
+                                                    &k_sigmoid,
+                                                    &k_reciprocal,
+                                                    &k_erf,
+                                                    &k_floor,
+                                                    &k_ceil,
+                                                    &k_trunc,
+                                                    &k_silu,
+                                                    &k_logical_not,
+                                                    &k_relu,
+                                                    &k_relu_,
+                                                    &k_gelu,
+                                                    &k_pow_scalar,
+                                                    &k_clamp,
+                                                    &k_clamp_min,
+                                                    &k_clamp_max,
+                                                    &k_add,
+                                                    &k_sub,
+                                                    &k_mul,
+                                                    &k_div,
+                                                    &k_maximum,
+                                                    &k_minimum,
+                                                    &k_eq_tensor,
+                                                    &k_eq_scalar,
+                                                    &k_ne_tensor,
+                                                    &k_ne_scalar,
+                                                    &k_lt_tensor,
+                                                    &k_lt_scalar,
+                                                    &k_le_tensor,
+                                                    &k_le_scalar,
+                                                    &k_gt_tensor,
+                                                    &k_gt_scalar,
+                                                    &k_ge_tensor,
+                                                    &k_ge_scalar,
+                                                    &k_where,
+                                                    &k_threshold_backward,
+                                                    &k_sigmoid_backward,
+                                                    &k_tanh_backward,
+                                                    &k_silu_backward,
+                                                    &k_gelu_backward,
+                                                    &k_addcmul,
+                                                    &k_addcdiv,
+                                                    &k_lerp_scalar,
+                                                    &k_lerp_tensor,
+                                                    NULL};

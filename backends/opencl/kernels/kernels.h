@@ -1,0 +1,76 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * The opencl vendor's kernel half: what every kernel file shares.  A kernel validates its
+ * arguments on the host, finds (or builds) the OpenCL kernel it needs through the program
+ * cache, sets its arguments and enqueues it on the call's stream (vendor.h, "Kernels").
+ *
+ * - map.c: the elementwise engine, out = EXPR(x0, x1, x2) over strided operands, one OpenCL
+ *   program per expression and dtypes (map.cl);
+ * - elementwise.c: the ATen elementwise operators as expressions for that engine;
+ * - copy.c: copy_ and fill_.Scalar, which torch_backend itself calls;
+ * - blas.c: matrix products through CLBlast;
+ * - registry.c: the kernel table.
+ */
+#ifndef TB_OPENCL_KERNELS_KERNELS_H_
+#define TB_OPENCL_KERNELS_KERNELS_H_
+
+#include "opencl.h"
+
+/* The OpenCL C sources, embedded by the build (embed.cmake). */
+extern const char ocl_source_map[];
+
+/** The OpenCL C type of @p dtype's elements ("float", "uchar" for bool), NULL when the vendor
+ *  has no kernels for it (float16, bfloat16). */
+const char *ocl_type_name(tb_dtype dtype);
+
+/** Bytes per element of @p dtype. */
+size_t ocl_dtype_size(tb_dtype dtype);
+
+/** Sets the calling thread's last error and returns TB_ERROR_NOT_SUPPORTED: the call goes to
+ *  the CPU fallback (the message says why, for TORCH_BACKEND_FALLBACK=warn). */
+tb_status ocl_decline(const tb_kernel_call *call, const char *why);
+
+/** Checks what every kernel checks first: the device exists and is not faulted. */
+tb_status ocl_kernel_enter(tb_context ctx, const tb_kernel_call *call, int32_t *device);
+
+/** The address of @p tensor's bytes on @p device (the span its sizes and strides reach). */
+tb_status ocl_tensor_place(tb_context ctx, int32_t device, const tb_tensor *tensor,
+                           const char *what, ocl_place *place);
+
+/** Enqueues @p kernel (its arguments set, its lock held by the caller) over @p numel
+ *  work-items on the call's stream. */
+tb_status ocl_enqueue(tb_context ctx, int32_t device, const tb_kernel_call *call,
+                      ocl_kernel *kernel, int64_t numel, const char *what);
+
+/** One input of the elementwise engine: a tensor, or a number standing for one (a CPU scalar
+ *  operand, vendor.h "Elementwise operators"), or nothing. */
+typedef struct ocl_operand {
+  const tb_tensor *tensor; /* NULL: the number below, or an unused input */
+  double f;                /* the number, as a double ... */
+  int64_t i;               /* ... and as an integer (integral compute types use this) */
+} ocl_operand;
+
+/** What the elementwise engine computes: `out = EXPR` with x0..x2 the inputs and alpha, beta
+ *  two numbers, all converted to the compute dtype. */
+typedef struct ocl_map_spec {
+  const char *expr;
+  tb_dtype compute;
+  int inputs; /* 0..3 */
+} ocl_map_spec;
+
+/** Runs the engine: @p out (any strides), @p in (@p spec->inputs of them, each a tensor of
+ *  @p out's sizes or a number), @p alpha and @p beta.  Declines layouts of more than 8
+ *  dimensions after collapsing and dtypes without an OpenCL type. */
+tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec *spec,
+                  const tb_tensor *out, const ocl_operand *in, double alpha, double beta);
+
+/* The kernel lists, NULL-terminated. */
+extern const tb_kernel *const ocl_elementwise_kernels[];
+extern const tb_kernel *const ocl_copy_kernels[];
+extern const tb_kernel *const ocl_blas_kernels[]; /* empty without CLBlast */
+
+/** The kernel table (registry.c). */
+const tb_kernel_api *ocl_kernel_api(void);
+
+#endif /* TB_OPENCL_KERNELS_KERNELS_H_ */

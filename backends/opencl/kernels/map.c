@@ -1,0 +1,262 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * The elementwise engine: out = EXPR(x0, x1, x2, alpha, beta) over operands of one shape with
+ * any strides (0 for broadcast dimensions), and the helpers every kernel uses (entering,
+ * placing tensors, enqueueing).
+ *
+ * Each (expression, dtypes) pair is its own small OpenCL program: map.cl after a few #defines
+ * (types, the expression, the store's conversion), built on first use and cached on disk.  The
+ * host collapses dimensions that are contiguous across every operand -- a dense tensor becomes
+ * one dimension, which the kernel indexes without division -- and passes sizes and strides by
+ * value in a struct whose bytes map.cl's tb_layout matches.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels.h"
+
+#define OCL_MAP_DIMS 8
+
+/* map.cl's tb_layout, byte for byte. */
+typedef struct ocl_layout {
+  cl_int ndim;
+  cl_int scalar_mask;
+  cl_long numel;
+  cl_long sizes[OCL_MAP_DIMS];
+  cl_long strides[4][OCL_MAP_DIMS];
+} ocl_layout;
+
+const char *ocl_type_name(tb_dtype dtype) {
+  switch (dtype) {
+    case TB_DTYPE_BOOL:
+    case TB_DTYPE_UINT8:
+      return "uchar";
+    case TB_DTYPE_INT8:
+      return "char";
+    case TB_DTYPE_INT16:
+      return "short";
+    case TB_DTYPE_INT32:
+      return "int";
+    case TB_DTYPE_INT64:
+      return "long";
+    case TB_DTYPE_FLOAT32:
+      return "float";
+    case TB_DTYPE_FLOAT64:
+      return "double";
+    default:
+      return NULL;
+  }
+}
+
+size_t ocl_dtype_size(tb_dtype dtype) {
+  switch (dtype) {
+    case TB_DTYPE_BOOL:
+    case TB_DTYPE_UINT8:
+    case TB_DTYPE_INT8:
+      return 1;
+    case TB_DTYPE_INT16:
+    case TB_DTYPE_FLOAT16:
+    case TB_DTYPE_BFLOAT16:
+      return 2;
+    case TB_DTYPE_INT32:
+    case TB_DTYPE_FLOAT32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+tb_status ocl_decline(const tb_kernel_call *call, const char *why) {
+  return ocl_fail(TB_ERROR_NOT_SUPPORTED, "%s: %s", call->kernel->name, why);
+}
+
+tb_status ocl_kernel_enter(tb_context ctx, const tb_kernel_call *call, int32_t *device) {
+  tb_status status = ocl_start(ctx);
+  if (status != TB_OK) return status;
+  if (call == NULL || call->stream == NULL) {
+    return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "a kernel call without a stream");
+  }
+  *device = ocl_stream_of(call->stream)->device;
+  return ocl_fault_status(ctx, *device);
+}
+
+tb_status ocl_tensor_place(tb_context ctx, int32_t device, const tb_tensor *tensor,
+                           const char *what, ocl_place *place) {
+  int64_t last = 0;
+  for (int32_t d = 0; d < tensor->ndim; d++) {
+    if (tensor->sizes[d] == 0) {
+      *place = (ocl_place){0};
+      return TB_OK;
+    }
+    last += (tensor->sizes[d] - 1) * tensor->strides[d];
+  }
+  if (tensor->device != device) {
+    return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "%s is on ocl:%d, the call's stream on ocl:%d", what,
+                    (int)tensor->device, (int)device);
+  }
+  size_t bytes = (size_t)(last + 1) * ocl_dtype_size(tensor->dtype);
+  return ocl_place_of(ctx, device, tensor->data, bytes, what, place);
+}
+
+tb_status ocl_enqueue(tb_context ctx, int32_t device, const tb_kernel_call *call,
+                      ocl_kernel *kernel, int64_t numel, const char *what) {
+  size_t local = kernel->work_group < 64 ? kernel->work_group : 64;
+  size_t global = ((size_t)numel + local - 1) / local * local;
+  ocl_stream *stream = ocl_stream_of(call->stream);
+  cl_event done = NULL;
+  ocl_stream_begin(stream);
+  cl_int err = clEnqueueNDRangeKernel(stream->queue, kernel->kernel, 1, NULL, &global, &local, 0,
+                                      NULL, &done);
+  ocl_stream_end(stream, err == CL_SUCCESS ? done : NULL);
+  if (err == CL_SUCCESS) return TB_OK;
+  char call_name[160];
+  snprintf(call_name, sizeof call_name, "clEnqueueNDRangeKernel (%s)", what);
+  return ocl_check(ctx, device, err, call_name);
+}
+
+/* ---- the engine ---- */
+
+/* Sets a number argument of the compute type. */
+static cl_int set_number(cl_kernel kernel, cl_uint index, tb_dtype compute, double f, int64_t i) {
+  if (compute == TB_DTYPE_FLOAT32) {
+    cl_float v = (cl_float)f;
+    return clSetKernelArg(kernel, index, sizeof v, &v);
+  }
+  if (compute == TB_DTYPE_FLOAT64) {
+    cl_double v = f;
+    return clSetKernelArg(kernel, index, sizeof v, &v);
+  }
+  cl_long v = (cl_long)i;
+  return clSetKernelArg(kernel, index, sizeof v, &v);
+}
+
+/* Removes size-1 dimensions and merges dimensions contiguous across every operand. */
+static void collapse(ocl_layout *layout, int operands) {
+  int n = 0;
+  for (int d = 0; d < layout->ndim; d++) {
+    if (layout->sizes[d] == 1) continue;
+    if (n > 0) {
+      bool merge = true;
+      for (int k = 0; k < operands && merge; k++) {
+        merge = layout->strides[k][n - 1] == layout->strides[k][d] * layout->sizes[d];
+      }
+      if (merge) {
+        layout->sizes[n - 1] *= layout->sizes[d];
+        for (int k = 0; k < operands; k++) layout->strides[k][n - 1] = layout->strides[k][d];
+        continue;
+      }
+    }
+    layout->sizes[n] = layout->sizes[d];
+    for (int k = 0; k < operands; k++) layout->strides[k][n] = layout->strides[k][d];
+    n++;
+  }
+  if (n == 0) { /* a single element */
+    layout->sizes[0] = 1;
+    for (int k = 0; k < operands; k++) layout->strides[k][0] = 0;
+    n = 1;
+  }
+  layout->ndim = n;
+}
+
+tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec *spec,
+                  const tb_tensor *out, const ocl_operand *in, double alpha, double beta) {
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  const char *out_type = ocl_type_name(out->dtype);
+  /* Floating dtypes compute in their own type, integral ones (bool too) in long. */
+  const char *compute_type = spec->compute == TB_DTYPE_FLOAT32   ? "float"
+                             : spec->compute == TB_DTYPE_FLOAT64 ? "double"
+                                                                 : ocl_type_name(spec->compute);
+  if (compute_type != NULL && spec->compute != TB_DTYPE_FLOAT32 &&
+      spec->compute != TB_DTYPE_FLOAT64) {
+    compute_type = "long";
+  }
+  if (out_type == NULL || compute_type == NULL) return ocl_decline(call, "a dtype without kernels");
+  if (((out->dtype == TB_DTYPE_FLOAT64 || spec->compute == TB_DTYPE_FLOAT64) &&
+       !ctx->devices[device].fp64)) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  if (out->ndim > 3 * OCL_MAP_DIMS) return ocl_decline(call, "too many dimensions");
+  ocl_layout layout = {0};
+  layout.ndim = out->ndim;
+  layout.numel = 1;
+  for (int32_t d = 0; d < out->ndim; d++) {
+    layout.sizes[d] = out->sizes[d];
+    layout.strides[0][d] = out->strides[d];
+    layout.numel *= out->sizes[d];
+  }
+  const char *in_types[3] = {out_type, out_type, out_type};
+  for (int k = 0; k < 3; k++) {
+    const tb_tensor *t = k < spec->inputs ? in[k].tensor : NULL;
+    if (t == NULL) {
+      layout.scalar_mask |= 1 << k;
+      continue;
+    }
+    if (t->ndim != out->ndim) return ocl_decline(call, "an input not of the output's shape");
+    for (int32_t d = 0; d < out->ndim; d++) {
+      if (t->sizes[d] != out->sizes[d]) {
+        return ocl_decline(call, "an input not of the output's shape");
+      }
+      layout.strides[k + 1][d] = t->strides[d];
+    }
+    in_types[k] = ocl_type_name(t->dtype);
+    if (in_types[k] == NULL) return ocl_decline(call, "a dtype without kernels");
+    if (t->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+      return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+    }
+  }
+  if (layout.numel == 0) return TB_OK;
+  if (out->ndim > OCL_MAP_DIMS) {
+    collapse(&layout, 4);
+    if (layout.ndim > OCL_MAP_DIMS) return ocl_decline(call, "more than 8 dimensions");
+  } else {
+    collapse(&layout, 4);
+  }
+
+  /* The program: its defines are its key. */
+  char defines[1024];
+  snprintf(defines, sizeof defines,
+           "#define T_OUT %s\n#define T0 %s\n#define T1 %s\n#define T2 %s\n#define CT %s\n"
+           "#define EXPR (%s)\n#define STORE(v) %s\n",
+           out_type, in_types[0], in_types[1], in_types[2], compute_type, spec->expr,
+           out->dtype == TB_DTYPE_BOOL ? "((uchar)((v) != 0))" : "((T_OUT)(v))");
+  const char *sources[] = {defines, ocl_source_map};
+  ocl_kernel *kernel = NULL;
+  status = ocl_kernel_get(ctx, device, defines, sources, 2, "tb_map", &kernel);
+  if (status != TB_OK) return status;
+
+  ocl_place places[4];
+  status = ocl_tensor_place(ctx, device, out, "out", &places[0]);
+  for (int k = 0; k < 3 && status == TB_OK; k++) {
+    const tb_tensor *t = k < spec->inputs ? in[k].tensor : NULL;
+    places[k + 1] = places[0]; /* unused inputs point at the output, never read */
+    if (t != NULL) status = ocl_tensor_place(ctx, device, t, "an input", &places[k + 1]);
+  }
+  if (status != TB_OK) return status;
+
+  pthread_mutex_lock(&kernel->lock);
+  for (cl_uint k = 0; k < 4 && status == TB_OK; k++) {
+    status = ocl_set_arg_place(ctx, device, kernel->kernel, 2 * k, &places[k]);
+  }
+  cl_int err =
+      status == TB_OK ? clSetKernelArg(kernel->kernel, 8, sizeof layout, &layout) : CL_SUCCESS;
+  for (int k = 0; k < 3 && err == CL_SUCCESS && status == TB_OK; k++) {
+    double f = k < spec->inputs ? in[k].f : 0;
+    int64_t i = k < spec->inputs ? in[k].i : 0;
+    err = set_number(kernel->kernel, 9 + (cl_uint)k, spec->compute, f, i);
+  }
+  if (err == CL_SUCCESS && status == TB_OK) {
+    err = set_number(kernel->kernel, 12, spec->compute, alpha, (int64_t)alpha);
+  }
+  if (err == CL_SUCCESS && status == TB_OK) {
+    err = set_number(kernel->kernel, 13, spec->compute, beta, (int64_t)beta);
+  }
+  if (status == TB_OK && err != CL_SUCCESS) status = ocl_check(ctx, device, err, "clSetKernelArg");
+  if (status == TB_OK)
+    status = ocl_enqueue(ctx, device, call, kernel, layout.numel, call->kernel->name);
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}

@@ -1,0 +1,51 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * The elementwise engine's kernel: out = EXPR(x0, x1, x2, alpha, beta) over strided operands.
+ * The host (kernels/map.c) compiles it once per operation and dtype combination, prefixing
+ * these definitions:
+ *
+ *   T_OUT, T0, T1, T2   storage types of the output and the inputs ("float", "uchar", ...)
+ *   CT                  the compute type the inputs are converted to
+ *   EXPR                the result as an expression of x0, x1, x2, alpha, beta (type CT)
+ *   STORE(v)            v converted to T_OUT (a cast, or `v != 0` for bool outputs)
+ *
+ * The layout (map.c's ocl_layout, the same bytes): dimensions collapsed on the host, the
+ * output's strides in strides[0] and input k's in strides[k + 1], in elements; an input whose
+ * bit is set in scalar_mask is the kernel argument s<k> instead of memory.  One work-item per
+ * output element.
+ */
+typedef struct tb_layout {
+  int ndim;
+  int scalar_mask;
+  long numel;
+  long sizes[8];
+  long strides[4][8];
+} tb_layout;
+
+__kernel void tb_map(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1), OCL_PTR(T2, in2),
+                     tb_layout L, CT s0, CT s1, CT s2, CT alpha, CT beta) {
+  long i = get_global_id(0);
+  if (i >= L.numel) return;
+  long off0 = 0, off1 = 0, off2 = 0, off3 = 0;
+  if (L.ndim == 1) {
+    off0 = i * L.strides[0][0];
+    off1 = i * L.strides[1][0];
+    off2 = i * L.strides[2][0];
+    off3 = i * L.strides[3][0];
+  } else {
+    long rest = i;
+    for (int d = L.ndim - 1; d >= 0; d--) {
+      long c = rest % L.sizes[d];
+      rest /= L.sizes[d];
+      off0 += c * L.strides[0][d];
+      off1 += c * L.strides[1][d];
+      off2 += c * L.strides[2][d];
+      off3 += c * L.strides[3][d];
+    }
+  }
+  CT x0 = (L.scalar_mask & 1) ? s0 : (CT)OCL_AT(T0, in0)[off1];
+  CT x1 = (L.scalar_mask & 2) ? s1 : (CT)OCL_AT(T1, in1)[off2];
+  CT x2 = (L.scalar_mask & 4) ? s2 : (CT)OCL_AT(T2, in2)[off3];
+  OCL_AT(T_OUT, out)[off0] = STORE(EXPR);
+}
