@@ -10,6 +10,7 @@
  * - elementwise.c: the ATen elementwise operators as expressions for that engine;
  * - copy.c: copy_ and fill_.Scalar, which torch_backend itself calls;
  * - blas.c: matrix products through CLBlast;
+ * - reduce.c: reductions and softmax on the row kernels of reduce.cl;
  * - registry.c: the kernel table.
  */
 #ifndef TB_OPENCL_KERNELS_KERNELS_H_
@@ -19,6 +20,7 @@
 
 /* The OpenCL C sources, embedded by the build (embed.cmake). */
 extern const char ocl_source_map[];
+extern const char ocl_source_reduce[];
 
 /** The OpenCL C type of @p dtype's elements ("float", "uchar" for bool), NULL when the vendor
  *  has no kernels for it (float16, bfloat16). */
@@ -68,7 +70,8 @@ tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec
 /* The kernel lists, NULL-terminated. */
 extern const tb_kernel *const ocl_elementwise_kernels[];
 extern const tb_kernel *const ocl_copy_kernels[];
-extern const tb_kernel *const ocl_blas_kernels[]; /* empty without CLBlast */
+extern const tb_kernel *const ocl_blas_kernels[];
+extern const tb_kernel *const ocl_reduce_kernels[];
 
 /** The kernel table (registry.c). */
 const tb_kernel_api *ocl_kernel_api(void);

@@ -1,0 +1,322 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * Reductions (sum, mean, amax, amin over any dimensions) and softmax / log_softmax with their
+ * backwards, on the row kernels of reduce.cl: one work-group per output row, its work-items
+ * striding over the row and combining in local memory.
+ *
+ * These operators are not elementwise: their tensors arrive as the user passed them (vendor.h,
+ * "Elementwise operators" does not cover them), so the host maps the dimensions itself --
+ * the kept ones enumerate rows, the reduced (or softmax) ones the elements of a row -- with
+ * each operand's own strides.  Sums accumulate in the output's type (float for float32, as
+ * ATen's CPU kernels do), integers in long.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels.h"
+
+#define ROW_DIMS 8
+
+/* reduce.cl's tb_rows, byte for byte. */
+typedef struct ocl_rows {
+  cl_int kept_ndim;
+  cl_int row_ndim;
+  cl_long rows;
+  cl_long row_length;
+  cl_long kept_sizes[ROW_DIMS];
+  cl_long kept_strides[3][ROW_DIMS];
+  cl_long row_sizes[ROW_DIMS];
+  cl_long row_strides[3][ROW_DIMS];
+} ocl_rows;
+
+/* Maps `in`'s dimensions (reduced: bit d of `mask`) to rows.  `out` either has `in`'s shape
+ * (same_shape: softmax) or is the reduction's result (with or without `keepdim`); `in2`, when
+ * not NULL, has `in`'s shape. */
+static bool map_rows(const tb_tensor *in, const tb_tensor *in2, const tb_tensor *out, uint64_t mask,
+                     bool same_shape, bool keepdim, ocl_rows *rows) {
+  memset(rows, 0, sizeof *rows);
+  rows->rows = 1;
+  rows->row_length = 1;
+  int32_t od = 0;
+  for (int32_t d = 0; d < in->ndim; d++) {
+    bool reduced = (mask >> d) & 1;
+    int64_t size = in->sizes[d];
+    int64_t out_stride = 0;
+    if (same_shape || keepdim || !reduced) {
+      if (od >= out->ndim) return false;
+      out_stride = out->strides[od];
+      od++;
+    }
+    if (size == 1) continue;
+    if (reduced) {
+      if (rows->row_ndim == ROW_DIMS) return false;
+      int n = rows->row_ndim++;
+      rows->row_sizes[n] = size;
+      rows->row_strides[0][n] = same_shape ? out_stride : 0;
+      rows->row_strides[1][n] = in->strides[d];
+      rows->row_strides[2][n] = in2 != NULL ? in2->strides[d] : 0;
+      rows->row_length *= size;
+    } else {
+      if (rows->kept_ndim == ROW_DIMS) return false;
+      int n = rows->kept_ndim++;
+      rows->kept_sizes[n] = size;
+      rows->kept_strides[0][n] = out_stride;
+      rows->kept_strides[1][n] = in->strides[d];
+      rows->kept_strides[2][n] = in2 != NULL ? in2->strides[d] : 0;
+      rows->rows *= size;
+    }
+  }
+  return od == out->ndim;
+}
+
+static const char *acc_type(tb_dtype dtype) {
+  return dtype == TB_DTYPE_FLOAT32 ? "float" : dtype == TB_DTYPE_FLOAT64 ? "double" : "long";
+}
+
+/* Compiles (once) and runs kernel `name` of reduce.cl over `rows`. */
+static tb_status launch(tb_context ctx, const tb_kernel_call *call, int32_t device,
+                        const char *name, const char *defines, const tb_tensor *out,
+                        const tb_tensor *in0, const tb_tensor *in1, const ocl_rows *rows,
+                        const tb_value *scale, tb_dtype acc) {
+  if (rows->rows == 0) return TB_OK;
+  int wg = rows->row_length >= 64 ? 64 : rows->row_length >= 8 ? 8 : 1;
+  char source[1024];
+  snprintf(source, sizeof source,
+           "#define T_OUT %s\n#define T0 %s\n#define T1 %s\n#define ACC %s\n#define WG %d\n%s",
+           ocl_type_name(out->dtype), ocl_type_name(in0->dtype),
+           ocl_type_name(in1 != NULL ? in1->dtype : in0->dtype), acc_type(acc), wg, defines);
+  const char *sources[] = {source, ocl_source_reduce};
+  ocl_kernel *kernel = NULL;
+  tb_status status = ocl_kernel_get(ctx, device, source, sources, 2, name, &kernel);
+  if (status != TB_OK) return status;
+  ocl_place places[3];
+  status = ocl_tensor_place(ctx, device, out, "out", &places[0]);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, in0, "self", &places[1]);
+  if (status == TB_OK && in1 != NULL)
+    status = ocl_tensor_place(ctx, device, in1, "output", &places[2]);
+  if (status != TB_OK) return status;
+  if (rows->row_length == 0 && strcmp(name, "tb_reduce") != 0) return TB_OK; /* empty rows */
+  pthread_mutex_lock(&kernel->lock);
+  cl_uint arg = 0;
+  for (int k = 0; k < (in1 != NULL ? 3 : 2) && status == TB_OK; k++, arg += 2) {
+    status = ocl_set_arg_place(ctx, device, kernel->kernel, arg, &places[k]);
+  }
+  cl_int err =
+      status == TB_OK ? clSetKernelArg(kernel->kernel, arg++, sizeof *rows, rows) : CL_SUCCESS;
+  if (err == CL_SUCCESS && status == TB_OK && scale != NULL) {
+    double f = scale->as.f;
+    if (acc == TB_DTYPE_FLOAT32) {
+      cl_float v = (cl_float)f;
+      err = clSetKernelArg(kernel->kernel, arg, sizeof v, &v);
+    } else if (acc == TB_DTYPE_FLOAT64) {
+      cl_double v = f;
+      err = clSetKernelArg(kernel->kernel, arg, sizeof v, &v);
+    } else {
+      cl_long v = 1;
+      err = clSetKernelArg(kernel->kernel, arg, sizeof v, &v);
+    }
+  }
+  if (status == TB_OK && err != CL_SUCCESS) status = ocl_check(ctx, device, err, "clSetKernelArg");
+  if (status == TB_OK) {
+    ocl_stream *stream = ocl_stream_of(call->stream);
+    size_t local = (size_t)wg, global = (size_t)rows->rows * local;
+    cl_event done = NULL;
+    ocl_stream_begin(stream);
+    err = clEnqueueNDRangeKernel(stream->queue, kernel->kernel, 1, NULL, &global, &local, 0, NULL,
+                                 &done);
+    ocl_stream_end(stream, err == CL_SUCCESS ? done : NULL);
+    if (err != CL_SUCCESS) status = ocl_check(ctx, device, err, "clEnqueueNDRangeKernel (rows)");
+  }
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
+/* The reduced-dimension mask of `dims` (NONE or empty: all) over `ndim` dimensions. */
+static bool dim_mask(const tb_value *dims, int32_t ndim, uint64_t *mask) {
+  if (ndim > 63) return false;
+  uint64_t all = ndim == 0 ? 0 : ((uint64_t)1 << ndim) - 1;
+  if (dims->kind == TB_VALUE_NONE) {
+    *mask = all;
+    return true;
+  }
+  if (dims->kind != TB_VALUE_INT_LIST) return false;
+  if (dims->as.ints.count == 0) {
+    *mask = all;
+    return true;
+  }
+  *mask = 0;
+  for (int64_t i = 0; i < dims->as.ints.count; i++) {
+    int64_t d = dims->as.ints.items[i];
+    if (d < 0) d += ndim;
+    if (d < 0 || d >= (ndim == 0 ? 1 : ndim)) return false;
+    if (ndim > 0) *mask |= (uint64_t)1 << d;
+  }
+  return true;
+}
+
+typedef enum reduce_kind { R_SUM, R_MEAN, R_AMAX, R_AMIN } reduce_kind;
+
+/* sum.IntList_out / mean.out [self, dim, keepdim, dtype, out]; amax.out / amin.out [self, dim,
+ * keepdim, out] */
+static tb_status reduce(tb_context ctx, const tb_kernel_call *call) {
+  reduce_kind kind = (reduce_kind)(intptr_t)call->kernel->data;
+  const tb_value *args = call->args;
+  int32_t n = call->num_args;
+  if (n < 4 || args[0].kind != TB_VALUE_TENSOR || args[n - 1].kind != TB_VALUE_TENSOR ||
+      args[2].kind != TB_VALUE_BOOL) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = args[0].as.tensor, *out = args[n - 1].as.tensor;
+  uint64_t mask = 0;
+  if (!dim_mask(&args[1], self->ndim, &mask)) return ocl_decline(call, "dimensions it cannot map");
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (ocl_type_name(self->dtype) == NULL || ocl_type_name(out->dtype) == NULL) {
+    return ocl_decline(call, "a dtype without kernels");
+  }
+  bool fp64 = ctx->devices[device].fp64;
+  if (!fp64 && (self->dtype == TB_DTYPE_FLOAT64 || out->dtype == TB_DTYPE_FLOAT64)) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  bool floating = out->dtype == TB_DTYPE_FLOAT32 || out->dtype == TB_DTYPE_FLOAT64;
+  if ((kind == R_MEAN && !floating) ||
+      ((kind == R_AMAX || kind == R_AMIN) && self->dtype != out->dtype)) {
+    return ocl_decline(call, "this dtype combination");
+  }
+  ocl_rows rows;
+  if (!map_rows(self, NULL, out, mask, false, args[2].as.b != 0, &rows)) {
+    return ocl_decline(call, "a layout of more than 8 kept or reduced dimensions");
+  }
+  if (rows.row_length == 0 && (kind == R_AMAX || kind == R_AMIN)) {
+    return ocl_decline(call, "an empty reduction");
+  }
+  tb_dtype acc = floating ? out->dtype : TB_DTYPE_INT64;
+  const char *defines;
+  switch (kind) {
+    case R_SUM:
+      defines = "#define INIT 0\n#define COMBINE(a, b) ((a) + (b))\n#define FINAL(a) (a)\n";
+      break;
+    case R_MEAN:
+      defines =
+          "#define INIT 0\n#define COMBINE(a, b) ((a) + (b))\n#define FINAL(a) ((a) * scale)\n";
+      break;
+    case R_AMAX:
+      defines =
+          floating
+              ? "#define INIT (-INFINITY)\n#define COMBINE(a, b) MAXF(a, b)\n#define FINAL(a) (a)\n"
+              : "#define INIT LONG_MIN\n#define COMBINE(a, b) ((a) > (b) ? (a) : (b))\n#define "
+                "FINAL(a) (a)\n";
+      break;
+    default:
+      defines = floating ? "#define INIT INFINITY\n#define COMBINE(a, b) (((a) < (b) || isnan(a)) "
+                           "? (a) : (b))\n#define FINAL(a) (a)\n"
+                         : "#define INIT LONG_MAX\n#define COMBINE(a, b) ((a) < (b) ? (a) : "
+                           "(b))\n#define FINAL(a) (a)\n";
+      break;
+  }
+  tb_value scale = {TB_VALUE_DOUBLE,
+                    {.f = rows.row_length > 0 ? 1.0 / (double)rows.row_length : NAN}};
+  return launch(ctx, call, device, "tb_reduce", defines, out, self, NULL, &rows, &scale, acc);
+}
+
+typedef enum softmax_kind {
+  S_SOFTMAX,
+  S_LOG_SOFTMAX,
+  S_SOFTMAX_BACKWARD,
+  S_LOG_SOFTMAX_BACKWARD
+} softmax_kind;
+
+/* _softmax.out / _log_softmax.out [self, dim, half_to_float, out];
+ * _softmax_backward_data.out / _log_softmax_backward_data.out [grad_output, output, dim,
+ * input_dtype, grad_input] */
+static tb_status softmax(tb_context ctx, const tb_kernel_call *call) {
+  softmax_kind kind = (softmax_kind)(intptr_t)call->kernel->data;
+  bool backward = kind == S_SOFTMAX_BACKWARD || kind == S_LOG_SOFTMAX_BACKWARD;
+  const tb_value *args = call->args;
+  int32_t n = call->num_args;
+  int dim_arg = backward ? 2 : 1;
+  if (n < 4 || args[0].kind != TB_VALUE_TENSOR || args[dim_arg].kind != TB_VALUE_INT ||
+      args[n - 1].kind != TB_VALUE_TENSOR || (backward && args[1].kind != TB_VALUE_TENSOR)) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *in0 = args[0].as.tensor, *out = args[n - 1].as.tensor;
+  const tb_tensor *in1 = backward ? args[1].as.tensor : NULL;
+  if (in0->dtype != out->dtype || (in1 != NULL && in1->dtype != out->dtype) ||
+      (out->dtype != TB_DTYPE_FLOAT32 && out->dtype != TB_DTYPE_FLOAT64)) {
+    return ocl_decline(call, "this dtype combination");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (out->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  int64_t dim = args[dim_arg].as.i;
+  int32_t ndim = in0->ndim;
+  if (dim < 0) dim += ndim > 0 ? ndim : 1;
+  if (dim < 0 || dim >= (ndim > 0 ? ndim : 1)) return ocl_decline(call, "a dimension out of range");
+  uint64_t mask = ndim > 0 ? (uint64_t)1 << dim : 0;
+  if (out->ndim != ndim || (in1 != NULL && in1->ndim != ndim)) {
+    return ocl_decline(call, "operands of different shapes");
+  }
+  ocl_rows rows;
+  if (!map_rows(in0, in1, out, mask, true, true, &rows)) {
+    return ocl_decline(call, "a layout of more than 8 dimensions");
+  }
+  bool log = kind == S_LOG_SOFTMAX || kind == S_LOG_SOFTMAX_BACKWARD;
+  const char *defines = log ? "#define SOFTMAX\n#define LOG\n" : "#define SOFTMAX\n";
+  return launch(ctx, call, device, backward ? "tb_softmax_backward" : "tb_softmax", defines, out,
+                in0, in1, &rows, NULL, out->dtype);
+}
+
+#define FLOATS (TB_DTYPE_BIT(TB_DTYPE_FLOAT32) | TB_DTYPE_BIT(TB_DTYPE_FLOAT64))
+#define SUMMABLE                                                                               \
+  (FLOATS | TB_DTYPE_BIT(TB_DTYPE_BOOL) | TB_DTYPE_BIT(TB_DTYPE_UINT8) |                       \
+   TB_DTYPE_BIT(TB_DTYPE_INT8) | TB_DTYPE_BIT(TB_DTYPE_INT16) | TB_DTYPE_BIT(TB_DTYPE_INT32) | \
+   TB_DTYPE_BIT(TB_DTYPE_INT64))
+#define KERNEL(sym, name, fn, dtypes, schema, data)                                   \
+  static const tb_kernel sym = {sizeof(tb_kernel),       name, fn, dtypes, 0, schema, \
+                                (void *)(intptr_t)(data)};
+
+KERNEL(k_sum, "sum.IntList_out", reduce, SUMMABLE,
+       "sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+       "Tensor(a!) out) -> Tensor(a!)",
+       R_SUM)
+KERNEL(k_mean, "mean.out", reduce, FLOATS,
+       "mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+       "Tensor(a!) out) -> Tensor(a!)",
+       R_MEAN)
+KERNEL(k_amax, "amax.out", reduce, SUMMABLE & ~TB_DTYPE_BIT(TB_DTYPE_BOOL),
+       "amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+       R_AMAX)
+KERNEL(k_amin, "amin.out", reduce, SUMMABLE & ~TB_DTYPE_BIT(TB_DTYPE_BOOL),
+       "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+       R_AMIN)
+KERNEL(k_softmax, "_softmax.out", softmax, FLOATS,
+       "_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
+       S_SOFTMAX)
+KERNEL(k_log_softmax, "_log_softmax.out", softmax, FLOATS,
+       "_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       S_LOG_SOFTMAX)
+KERNEL(k_softmax_backward, "_softmax_backward_data.out", softmax, FLOATS,
+       "_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType "
+       "input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!)",
+       S_SOFTMAX_BACKWARD)
+KERNEL(k_log_softmax_backward, "_log_softmax_backward_data.out", softmax, FLOATS,
+       "_log_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType "
+       "input_dtype, *, Tensor(a!) out) -> Tensor(a!)",
+       S_LOG_SOFTMAX_BACKWARD)
+
+const tb_kernel *const ocl_reduce_kernels[] = {&k_sum,
+                                               &k_mean,
+                                               &k_amax,
+                                               &k_amin,
+                                               &k_softmax,
+                                               &k_log_softmax,
+                                               &k_softmax_backward,
+                                               &k_log_softmax_backward,
+                                               NULL};
