@@ -139,9 +139,11 @@ test-c: $(STAMP)/apt
 COMPILE_PYTEST := test/python/test_compile.py test/python/test_custom_ops.py
 # The runtime's suites on opencl (PoCL asked for two devices; other drivers ignore
 # POCL_DEVICES): streams, events, memory, copies, devices, faults, the fallback, the
-# differential stress harness, and OpInfo over its native kernels, in the default memory mode.
+# differential stress harness, OpInfo over its native kernels and the training suite (the fused
+# optimizers, dropout, embedding), in the default memory mode.
 # The contract suite covers both modes.
-OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_streams.py test_events.py test_memory.py \
+OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_training.py test_streams.py \
+  test_events.py test_memory.py \
   test_copy_semantics.py test_multi_device.py test_errors.py test_differential.py \
   test_device.py test_guard.py test_rng.py test_fallback.py test_placement.py test_overlap.py \
   test_device_checks.py test_faults.py test_vendor_start.py)

@@ -213,15 +213,36 @@ tb_status ocl_check_fault_record(tb_context ctx, int32_t device, unsigned long l
       pthread_mutex_unlock(&dev->lock);
       break;
     }
-    case OCL_FAULT_INDEX:
-      snprintf(message, sizeof message, "a kernel found index %lld out of range for size %lld",
+    case OCL_FAULT_INDEX: {
+      pthread_mutex_lock(&dev->lock);
+      const char *op = record.op < dev->fault_op_count ? dev->fault_ops[record.op] : "a kernel";
+      pthread_mutex_unlock(&dev->lock);
+      snprintf(message, sizeof message,
+               "%s: index %lld is out of bounds for a dimension of size %lld", op,
                (long long)record.values[0], (long long)record.values[1]);
       break;
+    }
     default:
       snprintf(message, sizeof message, "a kernel reported failure %u", (unsigned)record.code);
       break;
   }
   return ocl_fault(ctx, device, message);
+}
+
+cl_uint ocl_fault_op(tb_context ctx, int32_t device, const char *name) {
+  ocl_device *dev = &ctx->devices[device];
+  pthread_mutex_lock(&dev->lock);
+  if (dev->fault_op_count == 0) dev->fault_ops[dev->fault_op_count++] = "a kernel";
+  cl_uint index = 0;
+  for (cl_uint i = 0; i < dev->fault_op_count && index == 0; i++) {
+    if (dev->fault_ops[i] == name) index = i;
+  }
+  if (index == 0 && dev->fault_op_count < sizeof dev->fault_ops / sizeof dev->fault_ops[0]) {
+    index = dev->fault_op_count;
+    dev->fault_ops[dev->fault_op_count++] = name;
+  }
+  pthread_mutex_unlock(&dev->lock);
+  return index;
 }
 
 tb_status ocl_event_state(tb_context ctx, int32_t device, cl_event event, const char *what) {

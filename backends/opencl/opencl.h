@@ -56,8 +56,8 @@ typedef struct ocl_place {
 /** The bytes a kernel that detects a failure (an index out of range) writes, once, at the
  *  first failure on the device: program.c's OCL_FAULT_RECORD_SOURCE declares the same. */
 typedef struct ocl_fault_record {
-  cl_uint code; /* 0: no failure; otherwise the site (ocl_fault_site) + 1 */
-  cl_uint pad;
+  cl_uint code;      /* 0: no failure; otherwise the site (ocl_fault_site) + 1 */
+  cl_uint op;        /* the failing operator: its index in the device's fault_ops */
   cl_long values[2]; /* the site's message's two integers */
 } ocl_fault_record;
 
@@ -105,6 +105,9 @@ typedef struct ocl_device {
    * moved since the last one. */
   atomic_ullong fault_launches;
   unsigned long long fault_checked;
+  /* The operators of fault-capable launches, by the index the kernel writes (ocl_fault_op). */
+  const char *fault_ops[64];
+  unsigned fault_op_count;
   /* Messages of injected faults, by slot (OCL_FAULT_INJECTED's values[0]). */
   char injected[4][256];
   unsigned injected_next;
@@ -217,6 +220,10 @@ tb_status ocl_fault_status(tb_context ctx, int32_t device);
  */
 tb_status ocl_check_fault_record(tb_context ctx, int32_t device, unsigned long long launches,
                                  bool drained);
+
+/** The index that kernels of @p device write into the fault record for operator @p name (a
+ *  static string), registering it on first use; 0 ("a kernel") once the table is full. */
+cl_uint ocl_fault_op(tb_context ctx, int32_t device, const char *name);
 
 /**
  * The completion status of @p event (CL_EVENT_COMMAND_EXECUTION_STATUS) on @p device: TB_OK

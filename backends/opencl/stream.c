@@ -444,7 +444,7 @@ tb_status ocl_event_elapsed_time(tb_context ctx, tb_event start_handle, tb_event
 /* The injection kernel: writes the fault record as a kernel that found a failure does. */
 static const char k_inject_source[] =
     "__kernel void tb_inject_fault(__global uint *fault, ulong slot) {\n"
-    "  tb_report_fault(fault, TB_FAULT_INJECTED, (long)slot, 0);\n"
+    "  tb_report_fault(fault, 0u, TB_FAULT_INJECTED, (long)slot, 0);\n"
     "}\n";
 
 tb_status ocl_stream_inject_fault(tb_context ctx, tb_stream handle, const char *message) {

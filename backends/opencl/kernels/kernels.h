@@ -11,6 +11,8 @@
  * - copy.c: copy_ and fill_.Scalar, which torch_backend itself calls;
  * - blas.c: matrix products through CLBlast;
  * - reduce.c: reductions and softmax on the row kernels of reduce.cl;
+ * - gather.c: index_select, embedding's backward, nll_loss, cat, dropout's backward;
+ * - optim.c: the fused SGD and AdamW steps, bernoulli_ on Philox;
  * - registry.c: the kernel table.
  */
 #ifndef TB_OPENCL_KERNELS_KERNELS_H_
@@ -21,6 +23,8 @@
 /* The OpenCL C sources, embedded by the build (embed.cmake). */
 extern const char ocl_source_map[];
 extern const char ocl_source_reduce[];
+extern const char ocl_source_gather[];
+extern const char ocl_source_optim[];
 
 /** The OpenCL C type of @p dtype's elements ("float", "uchar" for bool), NULL when the vendor
  *  has no kernels for it (float16, bfloat16). */
@@ -44,6 +48,25 @@ tb_status ocl_tensor_place(tb_context ctx, int32_t device, const tb_tensor *tens
  *  work-items on the call's stream. */
 tb_status ocl_enqueue(tb_context ctx, int32_t device, const tb_kernel_call *call,
                       ocl_kernel *kernel, int64_t numel, const char *what);
+
+/** Setting a kernel's arguments in order: the first failure is kept and later calls do
+ *  nothing; ocl_args_done returns it.  The caller holds the kernel's lock. */
+typedef struct ocl_args {
+  tb_context ctx;
+  int32_t device;
+  cl_kernel kernel;
+  cl_uint next;
+  tb_status status;
+} ocl_args;
+ocl_args ocl_args_begin(tb_context ctx, int32_t device, ocl_kernel *kernel);
+/** A device-memory pair (OCL_PTR): the pointer and its offset. */
+void ocl_arg_place(ocl_args *args, const ocl_place *place);
+/** A value of @p size bytes. */
+void ocl_arg_value(ocl_args *args, size_t size, const void *value);
+/** The device's fault record and the index of operator @p op (a static string) in it:
+ *  `__global uint *fault, uint fault_op`; counts a fault-capable launch. */
+void ocl_arg_fault(ocl_args *args, const char *op);
+tb_status ocl_args_done(ocl_args *args);
 
 /** One input of the elementwise engine: a tensor, or a number standing for one (a CPU scalar
  *  operand, vendor.h "Elementwise operators"), or nothing. */
@@ -72,6 +95,8 @@ extern const tb_kernel *const ocl_elementwise_kernels[];
 extern const tb_kernel *const ocl_copy_kernels[];
 extern const tb_kernel *const ocl_blas_kernels[];
 extern const tb_kernel *const ocl_reduce_kernels[];
+extern const tb_kernel *const ocl_gather_kernels[];
+extern const tb_kernel *const ocl_optim_kernels[];
 
 /** The kernel table (registry.c). */
 const tb_kernel_api *ocl_kernel_api(void);

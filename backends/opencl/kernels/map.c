@@ -116,6 +116,34 @@ tb_status ocl_enqueue(tb_context ctx, int32_t device, const tb_kernel_call *call
   return ocl_check(ctx, device, err, call_name);
 }
 
+/* ---- arguments ---- */
+
+ocl_args ocl_args_begin(tb_context ctx, int32_t device, ocl_kernel *kernel) {
+  return (ocl_args){ctx, device, kernel->kernel, 0, TB_OK};
+}
+
+void ocl_arg_place(ocl_args *args, const ocl_place *place) {
+  if (args->status != TB_OK) return;
+  args->status = ocl_set_arg_place(args->ctx, args->device, args->kernel, args->next, place);
+  args->next += 2;
+}
+
+void ocl_arg_value(ocl_args *args, size_t size, const void *value) {
+  if (args->status != TB_OK) return;
+  cl_int err = clSetKernelArg(args->kernel, args->next++, size, value);
+  if (err != CL_SUCCESS) args->status = ocl_check(args->ctx, args->device, err, "clSetKernelArg");
+}
+
+void ocl_arg_fault(ocl_args *args, const char *op) {
+  ocl_device *dev = &args->ctx->devices[args->device];
+  atomic_fetch_add(&dev->fault_launches, 1);
+  cl_uint index = ocl_fault_op(args->ctx, args->device, op);
+  ocl_arg_value(args, sizeof(cl_mem), &dev->fault);
+  ocl_arg_value(args, sizeof index, &index);
+}
+
+tb_status ocl_args_done(ocl_args *args) { return args->status; }
+
 /* ---- the engine ---- */
 
 /* Sets a number argument of the compute type. */

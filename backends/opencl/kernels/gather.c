@@ -1,0 +1,424 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * Indexing and the kernels around it: index_select, embedding_dense_backward and nll_loss
+ * (gather.cl; an index out of range faults the device with the index and the size), and two
+ * that are copies or products of the elementwise engine: cat (one strided copy per input into
+ * its slice of the output) and native_dropout_backward (grad * mask * scale).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels.h"
+
+/* index_select's layout: gather.cl's tb_select, byte for byte. */
+typedef struct ocl_select {
+  cl_int ndim;
+  cl_int dim;
+  cl_long numel;
+  cl_long sizes[8];
+  cl_long out_strides[8];
+  cl_long self_strides[8];
+  cl_long self_dim_size;
+  cl_long index_stride;
+} ocl_select;
+
+static bool is_float(tb_dtype dtype) {
+  return dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64;
+}
+
+/* The gather.cl kernel `name` for data of `data` and indices of `index`. */
+static tb_status kernel_for(tb_context ctx, int32_t device, tb_dtype data, tb_dtype index,
+                            const char *name, ocl_kernel **kernel) {
+  char defines[256];
+  snprintf(defines, sizeof defines, "#define T %s\n#define ACC %s\n#define IDX %s\n",
+           ocl_type_name(data), data == TB_DTYPE_FLOAT64 ? "double" : "float",
+           index == TB_DTYPE_INT32 ? "int" : "long");
+  const char *sources[] = {defines, ocl_source_gather};
+  return ocl_kernel_get(ctx, device, defines, sources, 2, name, kernel);
+}
+
+static bool is_index(const tb_tensor *t) {
+  return t->dtype == TB_DTYPE_INT64 || t->dtype == TB_DTYPE_INT32;
+}
+
+/* The stride of a tensor that is one dimension once its size-1 dimensions are dropped, or -1
+ * when it is not. */
+static int64_t flat_stride(const tb_tensor *t) {
+  int64_t stride = 1, seen = 0;
+  for (int32_t d = t->ndim - 1; d >= 0; d--) {
+    if (t->sizes[d] == 1) continue;
+    if (seen == 0) {
+      stride = t->strides[d];
+      seen = t->sizes[d];
+    } else if (t->strides[d] != stride * seen) {
+      return -1;
+    } else {
+      seen *= t->sizes[d];
+    }
+  }
+  return stride;
+}
+
+/* index_select.out [self, dim, index, out] */
+static tb_status index_select(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 4 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_INT ||
+      a[2].kind != TB_VALUE_TENSOR || a[3].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *index = a[2].as.tensor, *out = a[3].as.tensor;
+  if (ocl_type_name(self->dtype) == NULL || self->dtype != out->dtype || !is_index(index) ||
+      index->ndim > 1 || self->ndim > 8 || self->ndim != out->ndim || self->ndim == 0) {
+    return ocl_decline(call, "this layout or dtype");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_select layout = {0};
+  layout.ndim = out->ndim;
+  layout.dim = (cl_int)(a[1].as.i < 0 ? a[1].as.i + self->ndim : a[1].as.i);
+  layout.numel = 1;
+  for (int32_t d = 0; d < out->ndim; d++) {
+    layout.sizes[d] = out->sizes[d];
+    layout.out_strides[d] = out->strides[d];
+    layout.self_strides[d] = self->strides[d];
+    layout.numel *= out->sizes[d];
+  }
+  layout.self_dim_size = self->sizes[layout.dim];
+  layout.index_stride = index->ndim == 1 ? index->strides[0] : 0;
+  if (layout.numel == 0) return TB_OK;
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, self->dtype, index->dtype, "tb_index_select", &kernel);
+  ocl_place po, ps, pi;
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "out", &po);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &ps);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, index, "index", &pi);
+  if (status != TB_OK) return status;
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  ocl_arg_place(&args, &po);
+  ocl_arg_place(&args, &ps);
+  ocl_arg_place(&args, &pi);
+  ocl_arg_fault(&args, call->kernel->name);
+  ocl_arg_value(&args, sizeof layout, &layout);
+  status = ocl_args_done(&args);
+  if (status == TB_OK)
+    status = ocl_enqueue(ctx, device, call, kernel, layout.numel, "index_select");
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
+/* embedding_dense_backward [grad_output, indices, num_weights, padding_idx,
+ * scale_grad_by_freq, out] */
+static tb_status embedding_backward(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 6 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
+      a[2].kind != TB_VALUE_INT || a[3].kind != TB_VALUE_INT || a[4].kind != TB_VALUE_BOOL ||
+      a[5].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *grad = a[0].as.tensor, *indices = a[1].as.tensor, *out = a[5].as.tensor;
+  if (a[4].as.b) return ocl_decline(call, "scale_grad_by_freq");
+  if (grad->dtype != TB_DTYPE_FLOAT32 || out->dtype != TB_DTYPE_FLOAT32 || !is_index(indices) ||
+      out->ndim != 2 || grad->ndim < 1) {
+    return ocl_decline(call, "this layout or dtype");
+  }
+  int64_t dim = out->sizes[1], rows = 1;
+  for (int32_t d = 0; d < indices->ndim; d++) rows *= indices->sizes[d];
+  int64_t index_stride = flat_stride(indices);
+  /* grad: [*indices.shape, dim], its leading dimensions one of stride row_stride */
+  tb_tensor lead = *grad;
+  lead.ndim = grad->ndim - 1;
+  int64_t row_stride = flat_stride(&lead);
+  if (index_stride < 0 || row_stride < 0 || out->strides[1] != 1 || out->strides[0] != dim ||
+      grad->sizes[grad->ndim - 1] != dim) {
+    return ocl_decline(call, "a layout it cannot flatten");
+  }
+  if (rows == 1) row_stride = 0;
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  ocl_operand zero[1] = {{NULL, 0, 0}};
+  ocl_map_spec fill = {"x0", TB_DTYPE_FLOAT32, 1};
+  status = ocl_map(ctx, call, &fill, out, zero, 1, 1);
+  if (status != TB_OK || rows == 0 || dim == 0) return status;
+  ocl_kernel *kernel = NULL;
+  status =
+      kernel_for(ctx, device, TB_DTYPE_FLOAT32, indices->dtype, "tb_embedding_backward", &kernel);
+  ocl_place pw, pg, pi;
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "grad_weight", &pw);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, grad, "grad_output", &pg);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, indices, "indices", &pi);
+  if (status != TB_OK) return status;
+  cl_long values[] = {rows,         dim,           row_stride, grad->strides[grad->ndim - 1],
+                      index_stride, out->sizes[0], a[3].as.i};
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  ocl_arg_place(&args, &pw);
+  ocl_arg_place(&args, &pg);
+  ocl_arg_place(&args, &pi);
+  ocl_arg_fault(&args, call->kernel->name);
+  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+    ocl_arg_value(&args, sizeof values[i], &values[i]);
+  }
+  status = ocl_args_done(&args);
+  if (status == TB_OK) {
+    status = ocl_enqueue(ctx, device, call, kernel, rows * dim, "embedding_dense_backward");
+  }
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
+/* The shared checks of nll_loss: self [n, classes] or [classes], target [n] or [], weight
+ * [classes] or None. */
+typedef struct nll_shape {
+  int64_t n, classes, row_stride, col_stride, target_stride, weight_stride;
+  cl_int has_weight;
+} nll_shape;
+
+static bool nll_shape_of(const tb_tensor *self, const tb_tensor *target, const tb_value *weight,
+                         nll_shape *s) {
+  if (!is_float(self->dtype) || !is_index(target) || self->ndim < 1 || self->ndim > 2) {
+    return false;
+  }
+  bool batched = self->ndim == 2;
+  s->n = batched ? self->sizes[0] : 1;
+  s->classes = self->sizes[self->ndim - 1];
+  s->row_stride = batched ? self->strides[0] : 0;
+  s->col_stride = self->strides[self->ndim - 1];
+  s->target_stride = target->ndim == 1 ? target->strides[0] : 0;
+  s->has_weight = weight->kind == TB_VALUE_TENSOR;
+  s->weight_stride = 0;
+  if (s->has_weight) {
+    const tb_tensor *w = weight->as.tensor;
+    if (w->dtype != self->dtype || w->ndim != 1) return false;
+    s->weight_stride = w->strides[0];
+  }
+  return true;
+}
+
+/* nll_loss_forward.output [self, target, weight, reduction, ignore_index, output,
+ * total_weight] */
+static tb_status nll_loss_forward(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 7 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
+      a[3].kind != TB_VALUE_INT || a[4].kind != TB_VALUE_INT || a[5].kind != TB_VALUE_TENSOR ||
+      a[6].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *target = a[1].as.tensor;
+  const tb_tensor *out = a[5].as.tensor, *total = a[6].as.tensor;
+  nll_shape s;
+  int64_t reduction = a[3].as.i;
+  if (!nll_shape_of(self, target, &a[2], &s) || out->dtype != self->dtype ||
+      total->dtype != self->dtype || reduction < 0 || reduction > 2) {
+    return ocl_decline(call, "this layout or dtype");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  if (reduction == 0 && s.n == 0) return TB_OK;
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, self->dtype, target->dtype,
+                      reduction == 0 ? "tb_nll_loss_none" : "tb_nll_loss_reduce", &kernel);
+  ocl_place po, pt, ps, pg, pw;
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "output", &po);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, total, "total_weight", &pt);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &ps);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, target, "target", &pg);
+  pw = ps; /* unused without a weight */
+  if (status == TB_OK && s.has_weight) {
+    status = ocl_tensor_place(ctx, device, a[2].as.tensor, "weight", &pw);
+  }
+  if (status != TB_OK) return status;
+  cl_long ignore = a[4].as.i;
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  ocl_arg_place(&args, &po);
+  if (reduction != 0) ocl_arg_place(&args, &pt);
+  ocl_arg_place(&args, &ps);
+  ocl_arg_place(&args, &pg);
+  ocl_arg_place(&args, &pw);
+  ocl_arg_fault(&args, call->kernel->name);
+  cl_long values[] = {s.n, s.classes, s.row_stride, s.col_stride, s.target_stride, s.weight_stride};
+  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+    ocl_arg_value(&args, sizeof values[i], &values[i]);
+  }
+  if (reduction == 0) {
+    cl_long out_stride = out->ndim == 1 ? out->strides[0] : 0;
+    ocl_arg_value(&args, sizeof out_stride, &out_stride);
+  }
+  ocl_arg_value(&args, sizeof s.has_weight, &s.has_weight);
+  ocl_arg_value(&args, sizeof ignore, &ignore);
+  if (reduction != 0) {
+    cl_int mean = reduction == 1;
+    ocl_arg_value(&args, sizeof mean, &mean);
+  }
+  status = ocl_args_done(&args);
+  if (status == TB_OK) {
+    status = ocl_enqueue(ctx, device, call, kernel, reduction == 0 ? s.n : 64, "nll_loss_forward");
+  }
+  pthread_mutex_unlock(&kernel->lock);
+  if (status == TB_OK && reduction == 0) { /* total_weight is unused then; ATen leaves 0 */
+    ocl_operand zero[1] = {{NULL, 0, 0}};
+    ocl_map_spec fill = {"x0", total->dtype, 1};
+    status = ocl_map(ctx, call, &fill, total, zero, 1, 1);
+  }
+  return status;
+}
+
+/* nll_loss_backward.grad_input [grad_output, self, target, weight, reduction, ignore_index,
+ * total_weight, grad_input] */
+static tb_status nll_loss_backward(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 8 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
+      a[2].kind != TB_VALUE_TENSOR || a[4].kind != TB_VALUE_INT || a[5].kind != TB_VALUE_INT ||
+      a[6].kind != TB_VALUE_TENSOR || a[7].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *grad = a[0].as.tensor, *self = a[1].as.tensor, *target = a[2].as.tensor;
+  const tb_tensor *total = a[6].as.tensor, *gi = a[7].as.tensor;
+  nll_shape s;
+  int64_t reduction = a[4].as.i;
+  if (!nll_shape_of(gi, target, &a[3], &s) || gi->dtype != self->dtype ||
+      grad->dtype != self->dtype || total->dtype != self->dtype || gi->ndim != self->ndim ||
+      reduction < 0 || reduction > 2) {
+    return ocl_decline(call, "this layout or dtype");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (gi->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_operand zero[1] = {{NULL, 0, 0}};
+  ocl_map_spec fill = {"x0", gi->dtype, 1};
+  status = ocl_map(ctx, call, &fill, gi, zero, 1, 1);
+  if (status != TB_OK || s.n == 0) return status;
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, gi->dtype, target->dtype, "tb_nll_loss_backward", &kernel);
+  ocl_place pgi, pg, pt, pw, ptw;
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, gi, "grad_input", &pgi);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, grad, "grad_output", &pg);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, target, "target", &pt);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, total, "total_weight", &ptw);
+  pw = pgi;
+  if (status == TB_OK && s.has_weight) {
+    status = ocl_tensor_place(ctx, device, a[3].as.tensor, "weight", &pw);
+  }
+  if (status != TB_OK) return status;
+  cl_long grad_stride = grad->ndim == 1 ? grad->strides[0] : 0;
+  cl_long ignore = a[5].as.i;
+  cl_int red = (cl_int)reduction;
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  ocl_arg_place(&args, &pgi);
+  ocl_arg_place(&args, &pg);
+  ocl_arg_place(&args, &pt);
+  ocl_arg_place(&args, &pw);
+  ocl_arg_place(&args, &ptw);
+  cl_long values[] = {
+      s.n, s.classes, s.row_stride, s.col_stride, s.target_stride, s.weight_stride, grad_stride};
+  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+    ocl_arg_value(&args, sizeof values[i], &values[i]);
+  }
+  ocl_arg_value(&args, sizeof s.has_weight, &s.has_weight);
+  ocl_arg_value(&args, sizeof ignore, &ignore);
+  ocl_arg_value(&args, sizeof red, &red);
+  status = ocl_args_done(&args);
+  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, s.n, "nll_loss_backward");
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
+/* cat.out [tensors, dim, out]: each input copied into its slice of out. */
+static tb_status cat(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 3 || a[0].kind != TB_VALUE_TENSOR_LIST || a[1].kind != TB_VALUE_INT ||
+      a[2].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *out = a[2].as.tensor;
+  int64_t dim = a[1].as.i < 0 ? a[1].as.i + out->ndim : a[1].as.i;
+  if (ocl_type_name(out->dtype) == NULL || dim < 0 || dim >= out->ndim) {
+    return ocl_decline(call, "this dtype or dimension");
+  }
+  /* Check every input first: nothing is enqueued for a call that then declines. */
+  for (int64_t i = 0; i < a[0].as.tensors.count; i++) {
+    const tb_tensor *t = a[0].as.tensors.items[i];
+    if (t == NULL || ocl_type_name(t->dtype) == NULL) return ocl_decline(call, "an input's dtype");
+    bool legacy_empty = t->ndim == 1 && t->sizes[0] == 0;
+    if (!legacy_empty && t->ndim != out->ndim) return ocl_decline(call, "inputs of another rank");
+  }
+  int64_t at = 0;
+  for (int64_t i = 0; i < a[0].as.tensors.count; i++) {
+    const tb_tensor *t = a[0].as.tensors.items[i];
+    if (t->ndim == 1 && t->sizes[0] == 0 && out->ndim != 1) continue; /* legacy empty input */
+    tb_tensor slice = *out;
+    slice.data = (char *)out->data + (size_t)(at * out->strides[dim]) * ocl_dtype_size(out->dtype);
+    slice.sizes = t->sizes;
+    at += t->sizes[dim];
+    ocl_operand in[1] = {{t, 0, 0}};
+    tb_dtype compute =
+        t->dtype == TB_DTYPE_FLOAT32 || t->dtype == TB_DTYPE_FLOAT64 ? t->dtype : TB_DTYPE_INT64;
+    ocl_map_spec copy = {"x0", compute, 1};
+    tb_status status = ocl_map(ctx, call, &copy, &slice, in, 1, 1);
+    if (status != TB_OK) return status;
+  }
+  return TB_OK;
+}
+
+/* native_dropout_backward [grad_output, mask, scale, out] */
+static tb_status dropout_backward(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 4 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
+      a[2].kind != TB_VALUE_DOUBLE || a[3].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *grad = a[0].as.tensor, *out = a[3].as.tensor;
+  if (!is_float(grad->dtype) || out->dtype != grad->dtype) return ocl_decline(call, "this dtype");
+  ocl_operand in[2] = {{grad, 0, 0}, {a[1].as.tensor, 0, 0}};
+  ocl_map_spec spec = {"x0 * x1 * alpha", grad->dtype, 2};
+  return ocl_map(ctx, call, &spec, out, in, a[2].as.f, 1);
+}
+
+#define FLOATS (TB_DTYPE_BIT(TB_DTYPE_FLOAT32) | TB_DTYPE_BIT(TB_DTYPE_FLOAT64))
+#define EVERY                                                                                   \
+  (TB_DTYPE_BIT(TB_DTYPE_BOOL) | TB_DTYPE_BIT(TB_DTYPE_UINT8) | TB_DTYPE_BIT(TB_DTYPE_INT8) |   \
+   TB_DTYPE_BIT(TB_DTYPE_INT16) | TB_DTYPE_BIT(TB_DTYPE_INT32) | TB_DTYPE_BIT(TB_DTYPE_INT64) | \
+   FLOATS)
+#define KERNEL(sym, name, fn, dtypes, schema) \
+  static const tb_kernel sym = {sizeof(tb_kernel), name, fn, dtypes, 0, schema, NULL};
+
+KERNEL(k_index_select, "index_select.out", index_select, EVERY,
+       "index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)")
+KERNEL(k_embedding_backward, "embedding_dense_backward", embedding_backward,
+       TB_DTYPE_BIT(TB_DTYPE_FLOAT32),
+       "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt "
+       "padding_idx, bool scale_grad_by_freq) -> Tensor")
+KERNEL(k_nll_loss_forward, "nll_loss_forward.output", nll_loss_forward, FLOATS,
+       "nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt "
+       "ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))")
+KERNEL(k_nll_loss_backward, "nll_loss_backward.grad_input", nll_loss_backward, FLOATS,
+       "nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? "
+       "weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) "
+       "grad_input) -> Tensor(a!)")
+KERNEL(k_cat, "cat.out", cat, 0,
+       "cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)")
+KERNEL(k_dropout_backward, "native_dropout_backward", dropout_backward, FLOATS,
+       "native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor")
+
+const tb_kernel *const ocl_gather_kernels[] = {&k_index_select,
+                                               &k_embedding_backward,
+                                               &k_nll_loss_forward,
+                                               &k_nll_loss_backward,
+                                               &k_cat,
+                                               &k_dropout_backward,
+                                               NULL};

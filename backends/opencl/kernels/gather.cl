@@ -1,0 +1,152 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * Kernels that read or write through integer indices: index_select, embedding's backward and
+ * nll_loss.  An index out of range writes the device's fault record (the prelude's
+ * tb_report_fault) and the work-item stops: the device is then faulted, and the next
+ * synchronize reports the index and the size.  The host (kernels/gather.c) prefixes T (the
+ * data's storage type), ACC (float or double) and IDX (the index type: int or long).
+ */
+typedef struct tb_select {
+  int ndim;
+  int dim;
+  long numel;
+  long sizes[8];       /* the output's */
+  long out_strides[8];
+  long self_strides[8];
+  long self_dim_size;
+  long index_stride;
+} tb_select;
+
+/* out = self.index_select(dim, index): one work-item per output element */
+__kernel void tb_index_select(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, index),
+                              __global uint *fault, uint fault_op, tb_select L) {
+  long i = get_global_id(0);
+  if (i >= L.numel) return;
+  long rest = i, o = 0, s = 0;
+  for (int d = L.ndim - 1; d >= 0; d--) {
+    long c = rest % L.sizes[d];
+    rest /= L.sizes[d];
+    o += c * L.out_strides[d];
+    if (d == L.dim) {
+      long k = (long)OCL_AT(IDX, index)[c * L.index_stride];
+      if (k < 0) k += L.self_dim_size;
+      if (k < 0 || k >= L.self_dim_size) {
+        tb_report_fault(fault, fault_op, TB_FAULT_INDEX, (long)OCL_AT(IDX, index)[c * L.index_stride],
+                        L.self_dim_size);
+        return;
+      }
+      c = k;
+    }
+    s += c * L.self_strides[d];
+  }
+  OCL_AT(T, out)[o] = OCL_AT(T, self)[s];
+}
+
+/* Adds v to *p atomically (OpenCL 1.2 has no floating-point atomic add). */
+void tb_atomic_add(volatile __global float *p, float v) {
+  union {
+    uint u;
+    float f;
+  } old, new;
+  do {
+    old.f = *p;
+    new.f = old.f + v;
+  } while (atomic_cmpxchg((volatile __global uint *)p, old.u, new.u) != old.u);
+}
+
+/* grad_weight[indices[r], c] += grad[r, c] for every row r not padding_idx; grad_weight
+ * (contiguous, zeroed by the host) has `dim` columns */
+__kernel void tb_embedding_backward(OCL_PTR(float, grad_weight), OCL_PTR(float, grad),
+                                    OCL_PTR(IDX, indices), __global uint *fault, uint fault_op, long rows,
+                                    long dim, long grad_row_stride, long grad_col_stride,
+                                    long index_stride, long num_weights, long padding_idx) {
+  long i = get_global_id(0);
+  if (i >= rows * dim) return;
+  long r = i / dim, c = i % dim;
+  long k = (long)OCL_AT(IDX, indices)[r * index_stride];
+  if (k == padding_idx) return;
+  if (k < 0 || k >= num_weights) {
+    tb_report_fault(fault, fault_op, TB_FAULT_INDEX, k, num_weights);
+    return;
+  }
+  tb_atomic_add(OCL_AT(float, grad_weight) + k * dim + c,
+                OCL_AT(float, grad)[r * grad_row_stride + c * grad_col_stride]);
+}
+
+/* nll_loss, reduction none: out[n] = -w[t] * x[n, t] (0 for ignore_index) */
+__kernel void tb_nll_loss_none(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, target),
+                               OCL_PTR(T, weight), __global uint *fault, uint fault_op, long n, long classes,
+                               long row_stride, long col_stride, long target_stride,
+                               long weight_stride, long out_stride, int has_weight,
+                               long ignore_index) {
+  long i = get_global_id(0);
+  if (i >= n) return;
+  long t = (long)OCL_AT(IDX, target)[i * target_stride];
+  if (t == ignore_index) {
+    OCL_AT(T, out)[i * out_stride] = (T)0;
+    return;
+  }
+  if (t < 0 || t >= classes) {
+    tb_report_fault(fault, fault_op, TB_FAULT_INDEX, t, classes);
+    return;
+  }
+  ACC w = has_weight ? (ACC)OCL_AT(T, weight)[t * weight_stride] : (ACC)1;
+  OCL_AT(T, out)[i * out_stride] = (T)(-w * (ACC)OCL_AT(T, self)[i * row_stride + t * col_stride]);
+}
+
+/* nll_loss, reduction mean (mean != 0) or sum, in one work-group of 64: out = -sum w[t] x[n, t]
+ * (divided by the weights' sum for mean), total_weight = the weights' sum */
+__kernel void tb_nll_loss_reduce(OCL_PTR(T, out), OCL_PTR(T, total_weight), OCL_PTR(T, self),
+                                 OCL_PTR(IDX, target), OCL_PTR(T, weight), __global uint *fault, uint fault_op,
+                                 long n, long classes, long row_stride, long col_stride,
+                                 long target_stride, long weight_stride, int has_weight,
+                                 long ignore_index, int mean) {
+  __local ACC loss[64];
+  __local ACC weights[64];
+  int lid = get_local_id(0);
+  ACC l = 0, ws = 0;
+  for (long i = lid; i < n; i += 64) {
+    long t = (long)OCL_AT(IDX, target)[i * target_stride];
+    if (t == ignore_index) continue;
+    if (t < 0 || t >= classes) {
+      tb_report_fault(fault, fault_op, TB_FAULT_INDEX, t, classes);
+      continue;
+    }
+    ACC w = has_weight ? (ACC)OCL_AT(T, weight)[t * weight_stride] : (ACC)1;
+    l -= w * (ACC)OCL_AT(T, self)[i * row_stride + t * col_stride];
+    ws += w;
+  }
+  loss[lid] = l;
+  weights[lid] = ws;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = 32; s > 0; s >>= 1) {
+    if (lid < s) {
+      loss[lid] += loss[lid + s];
+      weights[lid] += weights[lid + s];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) {
+    OCL_AT(T, out)[0] = (T)(mean ? loss[0] / weights[0] : loss[0]);
+    OCL_AT(T, total_weight)[0] = (T)weights[0];
+  }
+}
+
+/* nll_loss's backward: grad_input (zeroed by the host) [n, t] = -w[t] * g, g the output's
+ * gradient (per row for reduction none, else one value, divided by total_weight for mean) */
+__kernel void tb_nll_loss_backward(OCL_PTR(T, grad_input), OCL_PTR(T, grad_output),
+                                   OCL_PTR(IDX, target), OCL_PTR(T, weight),
+                                   OCL_PTR(T, total_weight), long n, long classes,
+                                   long row_stride, long col_stride, long target_stride,
+                                   long weight_stride, long grad_stride, int has_weight,
+                                   long ignore_index, int reduction) {
+  long i = get_global_id(0);
+  if (i >= n) return;
+  long t = (long)OCL_AT(IDX, target)[i * target_stride];
+  if (t == ignore_index || t < 0 || t >= classes) return; /* the forward reported the index */
+  ACC w = has_weight ? (ACC)OCL_AT(T, weight)[t * weight_stride] : (ACC)1;
+  ACC g = (ACC)OCL_AT(T, grad_output)[reduction == 0 ? i * grad_stride : 0];
+  if (reduction == 1) g /= (ACC)OCL_AT(T, total_weight)[0];
+  OCL_AT(T, grad_input)[i * row_stride + t * col_stride] = (T)(-w * g);
+}
