@@ -13,6 +13,7 @@
  * - reduce.c: reductions and softmax on the row kernels of reduce.cl;
  * - gather.c: index_select, embedding's backward, nll_loss, cat, dropout's backward;
  * - optim.c: the fused SGD and AdamW steps, bernoulli_ on Philox;
+ * - norm.c: layer_norm forward and backward;
  * - registry.c: the kernel table.
  */
 #ifndef TB_OPENCL_KERNELS_KERNELS_H_
@@ -90,6 +91,25 @@ typedef struct ocl_map_spec {
 tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec *spec,
                   const tb_tensor *out, const ocl_operand *in, double alpha, double beta);
 
+/** reduce.cl's row layout (reduce.c): kept dimensions enumerate rows, the others the
+ *  elements of a row, each with strides per operand (0: out, 1 and 2: inputs). */
+typedef struct ocl_rows {
+  cl_int kept_ndim;
+  cl_int row_ndim;
+  cl_long rows;
+  cl_long row_length;
+  cl_long kept_sizes[8];
+  cl_long kept_strides[3][8];
+  cl_long row_sizes[8];
+  cl_long row_strides[3][8];
+} ocl_rows;
+
+/** Maps @p in's dimensions (reduced or in a row: the bits of @p mask) to rows; @p out has
+ *  @p in's shape (@p same_shape) or is the reduction's result (with or without @p keepdim);
+ *  @p in2 (or NULL) has @p in's shape.  False when more than 8 dimensions of either kind. */
+bool ocl_map_rows(const tb_tensor *in, const tb_tensor *in2, const tb_tensor *out, uint64_t mask,
+                  bool same_shape, bool keepdim, ocl_rows *rows);
+
 /* The kernel lists, NULL-terminated. */
 extern const tb_kernel *const ocl_elementwise_kernels[];
 extern const tb_kernel *const ocl_copy_kernels[];
@@ -97,6 +117,7 @@ extern const tb_kernel *const ocl_blas_kernels[];
 extern const tb_kernel *const ocl_reduce_kernels[];
 extern const tb_kernel *const ocl_gather_kernels[];
 extern const tb_kernel *const ocl_optim_kernels[];
+extern const tb_kernel *const ocl_norm_kernels[];
 
 /** The kernel table (registry.c). */
 const tb_kernel_api *ocl_kernel_api(void);

@@ -19,23 +19,8 @@
 
 #define ROW_DIMS 8
 
-/* reduce.cl's tb_rows, byte for byte. */
-typedef struct ocl_rows {
-  cl_int kept_ndim;
-  cl_int row_ndim;
-  cl_long rows;
-  cl_long row_length;
-  cl_long kept_sizes[ROW_DIMS];
-  cl_long kept_strides[3][ROW_DIMS];
-  cl_long row_sizes[ROW_DIMS];
-  cl_long row_strides[3][ROW_DIMS];
-} ocl_rows;
-
-/* Maps `in`'s dimensions (reduced: bit d of `mask`) to rows.  `out` either has `in`'s shape
- * (same_shape: softmax) or is the reduction's result (with or without `keepdim`); `in2`, when
- * not NULL, has `in`'s shape. */
-static bool map_rows(const tb_tensor *in, const tb_tensor *in2, const tb_tensor *out, uint64_t mask,
-                     bool same_shape, bool keepdim, ocl_rows *rows) {
+bool ocl_map_rows(const tb_tensor *in, const tb_tensor *in2, const tb_tensor *out, uint64_t mask,
+                  bool same_shape, bool keepdim, ocl_rows *rows) {
   memset(rows, 0, sizeof *rows);
   rows->rows = 1;
   rows->row_length = 1;
@@ -187,7 +172,7 @@ static tb_status reduce(tb_context ctx, const tb_kernel_call *call) {
     return ocl_decline(call, "this dtype combination");
   }
   ocl_rows rows;
-  if (!map_rows(self, NULL, out, mask, false, args[2].as.b != 0, &rows)) {
+  if (!ocl_map_rows(self, NULL, out, mask, false, args[2].as.b != 0, &rows)) {
     return ocl_decline(call, "a layout of more than 8 kept or reduced dimensions");
   }
   if (rows.row_length == 0 && (kind == R_AMAX || kind == R_AMIN)) {
@@ -263,7 +248,7 @@ static tb_status softmax(tb_context ctx, const tb_kernel_call *call) {
     return ocl_decline(call, "operands of different shapes");
   }
   ocl_rows rows;
-  if (!map_rows(in0, in1, out, mask, true, true, &rows)) {
+  if (!ocl_map_rows(in0, in1, out, mask, true, true, &rows)) {
     return ocl_decline(call, "a layout of more than 8 dimensions");
   }
   bool log = kind == S_LOG_SOFTMAX || kind == S_LOG_SOFTMAX_BACKWARD;

@@ -163,3 +163,145 @@ __kernel void tb_softmax_backward(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR
   }
 }
 #endif
+
+#ifdef NORM
+/* Sums `value` over the work-group (every work-item gets the total). */
+#define GROUP_SUM(partial, lid, value, total) \
+  do {                                        \
+    partial[lid] = (value);                   \
+    GROUP_COMBINE(partial, lid, ADD);         \
+    total = partial[0];                       \
+    barrier(CLK_LOCAL_MEM_FENCE);             \
+  } while (0)
+
+/* layer_norm over rows of n contiguous elements: out, and each row's mean and rstd */
+__kernel void tb_layer_norm(OCL_PTR(T0, out), OCL_PTR(T0, in), OCL_PTR(T0, weight),
+                            OCL_PTR(T0, bias), OCL_PTR(T0, mean), OCL_PTR(T0, rstd), long n,
+                            int has_weight, int has_bias, ACC eps) {
+  __local ACC partial[WG];
+  long row = get_group_id(0);
+  int lid = get_local_id(0);
+  __global T0 *x = OCL_AT(T0, in) + row * n;
+  __global T0 *y = OCL_AT(T0, out) + row * n;
+  ACC s = 0, total = 0;
+  for (long e = lid; e < n; e += WG) s += (ACC)x[e];
+  GROUP_SUM(partial, lid, s, total);
+  ACC mu = total / (ACC)n;
+  s = 0;
+  for (long e = lid; e < n; e += WG) s += ((ACC)x[e] - mu) * ((ACC)x[e] - mu);
+  GROUP_SUM(partial, lid, s, total);
+  ACC r = rsqrt(total / (ACC)n + eps);
+  if (lid == 0) {
+    OCL_AT(T0, mean)[row] = (T0)mu;
+    OCL_AT(T0, rstd)[row] = (T0)r;
+  }
+  for (long e = lid; e < n; e += WG) {
+    ACC v = ((ACC)x[e] - mu) * r;
+    if (has_weight) v *= (ACC)OCL_AT(T0, weight)[e];
+    if (has_bias) v += (ACC)OCL_AT(T0, bias)[e];
+    y[e] = (T0)v;
+  }
+}
+
+/* layer_norm's input gradient, per row */
+__kernel void tb_layer_norm_backward_input(OCL_PTR(T0, grad_input), OCL_PTR(T0, grad),
+                                           OCL_PTR(T0, in), OCL_PTR(T0, mean),
+                                           OCL_PTR(T0, rstd), OCL_PTR(T0, weight), long n,
+                                           int has_weight) {
+  __local ACC partial[WG];
+  long row = get_group_id(0);
+  int lid = get_local_id(0);
+  __global T0 *x = OCL_AT(T0, in) + row * n;
+  __global T0 *g = OCL_AT(T0, grad) + row * n;
+  __global T0 *gi = OCL_AT(T0, grad_input) + row * n;
+  ACC mu = (ACC)OCL_AT(T0, mean)[row], r = (ACC)OCL_AT(T0, rstd)[row];
+  ACC a = 0, b = 0, ta = 0, tb = 0;
+  for (long e = lid; e < n; e += WG) {
+    ACC gw = (ACC)g[e] * (has_weight ? (ACC)OCL_AT(T0, weight)[e] : (ACC)1);
+    a += gw;
+    b += gw * ((ACC)x[e] - mu) * r;
+  }
+  GROUP_SUM(partial, lid, a, ta);
+  GROUP_SUM(partial, lid, b, tb);
+  for (long e = lid; e < n; e += WG) {
+    ACC gw = (ACC)g[e] * (has_weight ? (ACC)OCL_AT(T0, weight)[e] : (ACC)1);
+    ACC xhat = ((ACC)x[e] - mu) * r;
+    gi[e] = (T0)(r * (gw - ta / (ACC)n - xhat * tb / (ACC)n));
+  }
+}
+
+/* layer_norm's weight and bias gradients: one work-item per column */
+__kernel void tb_layer_norm_backward_params(OCL_PTR(T0, grad_weight), OCL_PTR(T0, grad_bias),
+                                            OCL_PTR(T0, grad), OCL_PTR(T0, in),
+                                            OCL_PTR(T0, mean), OCL_PTR(T0, rstd), long rows,
+                                            long n, int want_weight, int want_bias) {
+  long e = get_global_id(0);
+  if (e >= n) return;
+  ACC sw = 0, sb = 0;
+  for (long row = 0; row < rows; row++) {
+    ACC g = (ACC)OCL_AT(T0, grad)[row * n + e];
+    ACC xhat = ((ACC)OCL_AT(T0, in)[row * n + e] - (ACC)OCL_AT(T0, mean)[row]) *
+               (ACC)OCL_AT(T0, rstd)[row];
+    sw += g * xhat;
+    sb += g;
+  }
+  if (want_weight) OCL_AT(T0, grad_weight)[e] = (T0)sw;
+  if (want_bias) OCL_AT(T0, grad_bias)[e] = (T0)sb;
+}
+/* batch_norm: one work-group per channel (the one kept dimension); training computes the
+ * channel's statistics (and updates the running ones), evaluation uses the running ones */
+__kernel void tb_batch_norm(OCL_PTR(T0, out), OCL_PTR(T0, in), OCL_PTR(T0, weight),
+                            OCL_PTR(T0, bias), OCL_PTR(T0, running_mean), OCL_PTR(T0, running_var),
+                            OCL_PTR(T0, save_mean), OCL_PTR(T0, save_invstd), tb_rows L,
+                            int has_weight, int has_bias, int has_running, int training,
+                            int save, ACC momentum, ACC eps) {
+  __local ACC partial[WG];
+  long c = get_group_id(0);
+  int lid = get_local_id(0);
+  long b0 = 0, b1 = 0, b2 = 0;
+  ROW_BASE(L, c, b0, b1, b2);
+  /* The batch's statistics, computed in evaluation too: barriers stay out of branches. */
+  ACC s = 0, total = 0;
+  for (long e = lid; e < L.row_length; e += WG) {
+    long o0 = 0, o1 = b1, o2 = 0;
+    ROW_ELEMENT(L, e, o0, o1, o2);
+    s += (ACC)OCL_AT(T0, in)[o1];
+  }
+  GROUP_SUM(partial, lid, s, total);
+  ACC mu = total / (ACC)L.row_length;
+  s = 0;
+  for (long e = lid; e < L.row_length; e += WG) {
+    long o0 = 0, o1 = b1, o2 = 0;
+    ROW_ELEMENT(L, e, o0, o1, o2);
+    ACC d = (ACC)OCL_AT(T0, in)[o1] - mu;
+    s += d * d;
+  }
+  GROUP_SUM(partial, lid, s, total);
+  ACC var = total / (ACC)L.row_length;
+  ACC invstd = rsqrt(var + eps);
+  if (training && lid == 0) {
+    if (save) {
+      OCL_AT(T0, save_mean)[c] = (T0)mu;
+      OCL_AT(T0, save_invstd)[c] = (T0)invstd;
+    }
+    if (has_running) {
+      ACC unbiased = L.row_length > 1 ? var * (ACC)L.row_length / (ACC)(L.row_length - 1) : var;
+      OCL_AT(T0, running_mean)[c] =
+          (T0)(((ACC)1 - momentum) * (ACC)OCL_AT(T0, running_mean)[c] + momentum * mu);
+      OCL_AT(T0, running_var)[c] =
+          (T0)(((ACC)1 - momentum) * (ACC)OCL_AT(T0, running_var)[c] + momentum * unbiased);
+    }
+  }
+  if (!training) {
+    mu = (ACC)OCL_AT(T0, running_mean)[c];
+    invstd = rsqrt((ACC)OCL_AT(T0, running_var)[c] + eps);
+  }
+  ACC w = has_weight ? (ACC)OCL_AT(T0, weight)[c] : (ACC)1;
+  ACC b = has_bias ? (ACC)OCL_AT(T0, bias)[c] : (ACC)0;
+  for (long e = lid; e < L.row_length; e += WG) {
+    long o0 = b0, o1 = b1, o2 = 0;
+    ROW_ELEMENT(L, e, o0, o1, o2);
+    OCL_AT(T0, out)[o0] = (T0)(((ACC)OCL_AT(T0, in)[o1] - mu) * invstd * w + b);
+  }
+}
+#endif
