@@ -11,12 +11,77 @@
  * the CPU fallback.  The output is written with beta: ATen's addmm ignores `self` when beta is
  * 0 (NaN included) and mm has no self, and CLBlast reads C even then (NaN * 0), so C is zeroed
  * first in those cases.
+ *
+ * CLBlast is loaded at run time (dlopen of libclblast.so.1 at the first product), not linked:
+ * the vendor library stays plain C with libOpenCL as its only dependency (CLBlast is C++), and
+ * where CLBlast is not installed the products decline to the CPU fallback with a message
+ * naming it instead of the vendor failing to load.
  */
 #include <clblast_c.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "kernels.h"
+
+typedef CLBlastStatusCode (*sgemm_fn)(CLBlastLayout, CLBlastTranspose, CLBlastTranspose, size_t,
+                                      size_t, size_t, float, cl_mem, size_t, size_t, cl_mem, size_t,
+                                      size_t, float, cl_mem, size_t, size_t, cl_command_queue *,
+                                      cl_event *);
+typedef CLBlastStatusCode (*dgemm_fn)(CLBlastLayout, CLBlastTranspose, CLBlastTranspose, size_t,
+                                      size_t, size_t, double, cl_mem, size_t, size_t, cl_mem,
+                                      size_t, size_t, double, cl_mem, size_t, size_t,
+                                      cl_command_queue *, cl_event *);
+typedef CLBlastStatusCode (*sgemm_batched_fn)(CLBlastLayout, CLBlastTranspose, CLBlastTranspose,
+                                              size_t, size_t, size_t, float, cl_mem, size_t, size_t,
+                                              size_t, cl_mem, size_t, size_t, size_t, float, cl_mem,
+                                              size_t, size_t, size_t, size_t, cl_command_queue *,
+                                              cl_event *);
+typedef CLBlastStatusCode (*dgemm_batched_fn)(CLBlastLayout, CLBlastTranspose, CLBlastTranspose,
+                                              size_t, size_t, size_t, double, cl_mem, size_t,
+                                              size_t, size_t, cl_mem, size_t, size_t, size_t,
+                                              double, cl_mem, size_t, size_t, size_t, size_t,
+                                              cl_command_queue *, cl_event *);
+
+/* The CLBlast entry points, resolved once per process (the library is one per process). */
+static struct {
+  pthread_once_t once;
+  sgemm_fn sgemm;
+  dgemm_fn dgemm;
+  sgemm_batched_fn sgemm_batched;
+  dgemm_batched_fn dgemm_batched;
+  char error[512];
+} g_clblast = {PTHREAD_ONCE_INIT, NULL, NULL, NULL, NULL, ""};
+
+/* A function pointer from dlsym (POSIX guarantees the conversion works). */
+static void *symbol(void *library, const char *name) {
+  void *address = dlsym(library, name);
+  if (address == NULL) {
+    snprintf(g_clblast.error, sizeof g_clblast.error, "libclblast lacks %s", name);
+  }
+  return address;
+}
+
+static void load_clblast(void) {
+  void *library = dlopen("libclblast.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (library == NULL) library = dlopen("libclblast.so", RTLD_NOW | RTLD_LOCAL);
+  if (library == NULL) {
+    const char *why = dlerror();
+    snprintf(g_clblast.error, sizeof g_clblast.error,
+             "CLBlast is not installed (%s; on Debian: apt-get install libclblast1)",
+             why != NULL ? why : "libclblast.so.1 not found");
+    return;
+  }
+  void *s = symbol(library, "CLBlastSgemm"), *d = symbol(library, "CLBlastDgemm");
+  void *sb = symbol(library, "CLBlastSgemmStridedBatched");
+  void *db = symbol(library, "CLBlastDgemmStridedBatched");
+  if (s == NULL || d == NULL || sb == NULL || db == NULL) return; /* the library stays open */
+  /* Object pointers to function pointers through memcpy: ISO C has no direct conversion. */
+  memcpy(&g_clblast.sgemm, &s, sizeof s);
+  memcpy(&g_clblast.dgemm, &d, sizeof d);
+  memcpy(&g_clblast.sgemm_batched, &sb, sizeof sb);
+  memcpy(&g_clblast.dgemm_batched, &db, sizeof db);
+}
 
 /* A matrix operand: its transpose flag and leading dimension for row-major GEMM. */
 typedef struct matrix {
@@ -107,6 +172,8 @@ static tb_status gemm(tb_context ctx, const tb_kernel_call *call) {
   if (out->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
     return ocl_decline(call, "float64 on a device without cl_khr_fp64");
   }
+  pthread_once(&g_clblast.once, load_clblast);
+  if (g_clblast.sgemm == NULL) return ocl_decline(call, g_clblast.error);
   int o = batched ? 1 : 0; /* the first matrix dimension */
   int64_t batch = batched ? out->sizes[0] : 1;
   int64_t m = out->sizes[o], n = out->sizes[o + 1], k = a->sizes[o + 1];
@@ -159,23 +226,23 @@ static tb_status gemm(tb_context ctx, const tb_kernel_call *call) {
   ocl_stream_begin(stream);
   size_t oa = pa.offset / item, ob = pb.offset / item, oc = pc.offset / item;
   if (batch == 1 && out->dtype == TB_DTYPE_FLOAT32) {
-    code = CLBlastSgemm(CLBlastLayoutRowMajor, ma.transpose, mb.transpose, (size_t)m, (size_t)n,
-                        (size_t)k, (float)alpha, pa.mem, oa, ma.ld, pb.mem, ob, mb.ld, (float)beta,
-                        pc.mem, oc, mc.ld, &stream->queue, &done);
+    code = g_clblast.sgemm(CLBlastLayoutRowMajor, ma.transpose, mb.transpose, (size_t)m, (size_t)n,
+                           (size_t)k, (float)alpha, pa.mem, oa, ma.ld, pb.mem, ob, mb.ld,
+                           (float)beta, pc.mem, oc, mc.ld, &stream->queue, &done);
   } else if (batch == 1) {
-    code = CLBlastDgemm(CLBlastLayoutRowMajor, ma.transpose, mb.transpose, (size_t)m, (size_t)n,
-                        (size_t)k, alpha, pa.mem, oa, ma.ld, pb.mem, ob, mb.ld, beta, pc.mem, oc,
-                        mc.ld, &stream->queue, &done);
+    code = g_clblast.dgemm(CLBlastLayoutRowMajor, ma.transpose, mb.transpose, (size_t)m, (size_t)n,
+                           (size_t)k, alpha, pa.mem, oa, ma.ld, pb.mem, ob, mb.ld, beta, pc.mem, oc,
+                           mc.ld, &stream->queue, &done);
   } else if (out->dtype == TB_DTYPE_FLOAT32) {
-    code = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ma.transpose, mb.transpose, (size_t)m,
-                                      (size_t)n, (size_t)k, (float)alpha, pa.mem, oa, ma.ld,
-                                      batch_a, pb.mem, ob, mb.ld, batch_b, (float)beta, pc.mem, oc,
-                                      mc.ld, batch_c, (size_t)batch, &stream->queue, &done);
+    code = g_clblast.sgemm_batched(CLBlastLayoutRowMajor, ma.transpose, mb.transpose, (size_t)m,
+                                   (size_t)n, (size_t)k, (float)alpha, pa.mem, oa, ma.ld, batch_a,
+                                   pb.mem, ob, mb.ld, batch_b, (float)beta, pc.mem, oc, mc.ld,
+                                   batch_c, (size_t)batch, &stream->queue, &done);
   } else {
-    code = CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, ma.transpose, mb.transpose, (size_t)m,
-                                      (size_t)n, (size_t)k, alpha, pa.mem, oa, ma.ld, batch_a,
-                                      pb.mem, ob, mb.ld, batch_b, beta, pc.mem, oc, mc.ld, batch_c,
-                                      (size_t)batch, &stream->queue, &done);
+    code = g_clblast.dgemm_batched(CLBlastLayoutRowMajor, ma.transpose, mb.transpose, (size_t)m,
+                                   (size_t)n, (size_t)k, alpha, pa.mem, oa, ma.ld, batch_a, pb.mem,
+                                   ob, mb.ld, batch_b, beta, pc.mem, oc, mc.ld, batch_c,
+                                   (size_t)batch, &stream->queue, &done);
   }
   ocl_stream_end(stream, code == CLBlastSuccess ? done : NULL);
   if (code == CLBlastSuccess) return TB_OK;
