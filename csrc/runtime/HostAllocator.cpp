@@ -68,13 +68,16 @@ struct HostAllocatorImpl final : at::CachingHostAllocatorImpl<c10::Stream, Poole
   }
 
   // Called while any device's thread allocates pinned memory.  A block whose event cannot be
-  // queried (its device is faulted) stays out of the cache -- until a reset makes the query
-  // answer, or for good -- instead of failing an allocation for another device's work.
+  // queried because its device is faulted stays out of the cache -- until a reset makes the
+  // query answer, or for good -- instead of failing an allocation for another device's work
+  // (the fault itself is sticky: that device's next synchronize reports it).  Any other
+  // failure of the query reaches the caller.
   bool query_event(PooledEvent& event) override {
     try {
       return torch_backend::query_event(event.get());
-    } catch (const c10::Error&) {
-      return false;
+    } catch (const c10::AcceleratorError& e) {
+      if (e.get_error_code() == TB_ERROR_DEVICE_FAULT) return false;
+      throw;
     }
   }
 
