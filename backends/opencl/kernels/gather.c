@@ -167,7 +167,7 @@ static tb_status embedding_backward(tb_context ctx, const tb_kernel_call *call) 
   }
   status = ocl_args_done(&args);
   if (status == TB_OK) {
-    status = ocl_enqueue(ctx, device, call, kernel, rows * dim, "embedding_dense_backward");
+    status = ocl_enqueue(ctx, device, call, kernel, dim, "embedding_dense_backward");
   }
   pthread_mutex_unlock(&kernel->lock);
   return status;

@@ -43,35 +43,27 @@ __kernel void tb_index_select(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, in
   OCL_AT(T, out)[o] = OCL_AT(T, self)[s];
 }
 
-/* Adds v to *p atomically (OpenCL 1.2 has no floating-point atomic add). */
-void tb_atomic_add(volatile __global float *p, float v) {
-  union {
-    uint u;
-    float f;
-  } old, new;
-  do {
-    old.f = *p;
-    new.f = old.f + v;
-  } while (atomic_cmpxchg((volatile __global uint *)p, old.u, new.u) != old.u);
-}
-
-/* grad_weight[indices[r], c] += grad[r, c] for every row r not padding_idx; grad_weight
- * (contiguous, zeroed by the host) has `dim` columns */
+/* grad_weight[indices[r], c] += grad[r, c] for every row r not padding_idx, in row order:
+ * one work-item per column c, so that the sums are deterministic (the same bits every run,
+ * added in the CPU's order) -- float atomics would add in whatever order rows arrive.
+ * grad_weight (contiguous, zeroed by the host) has `dim` columns. */
 __kernel void tb_embedding_backward(OCL_PTR(float, grad_weight), OCL_PTR(float, grad),
-                                    OCL_PTR(IDX, indices), __global uint *fault, uint fault_op, long rows,
-                                    long dim, long grad_row_stride, long grad_col_stride,
-                                    long index_stride, long num_weights, long padding_idx) {
-  long i = get_global_id(0);
-  if (i >= rows * dim) return;
-  long r = i / dim, c = i % dim;
-  long k = (long)OCL_AT(IDX, indices)[r * index_stride];
-  if (k == padding_idx) return;
-  if (k < 0 || k >= num_weights) {
-    tb_report_fault(fault, fault_op, TB_FAULT_INDEX, k, num_weights);
-    return;
+                                    OCL_PTR(IDX, indices), __global uint *fault, uint fault_op,
+                                    long rows, long dim, long grad_row_stride,
+                                    long grad_col_stride, long index_stride, long num_weights,
+                                    long padding_idx) {
+  long c = get_global_id(0);
+  if (c >= dim) return;
+  for (long r = 0; r < rows; r++) {
+    long k = (long)OCL_AT(IDX, indices)[r * index_stride];
+    if (k == padding_idx) continue;
+    if (k < 0 || k >= num_weights) {
+      tb_report_fault(fault, fault_op, TB_FAULT_INDEX, k, num_weights);
+      return;
+    }
+    OCL_AT(float, grad_weight)[k * dim + c] +=
+        OCL_AT(float, grad)[r * grad_row_stride + c * grad_col_stride];
   }
-  tb_atomic_add(OCL_AT(float, grad_weight) + k * dim + c,
-                OCL_AT(float, grad)[r * grad_row_stride + c * grad_col_stride]);
 }
 
 /* nll_loss, reduction none: out[n] = -w[t] * x[n, t] (0 for ignore_index) */
