@@ -112,18 +112,6 @@ static bool describe(int64_t rows, int64_t cols, int64_t row_stride, int64_t col
 
 typedef enum gemm_kind { GEMM_MM, GEMM_ADDMM, GEMM_BMM, GEMM_BADDBMM } gemm_kind;
 
-static bool number(const tb_value *value, double *out) {
-  if (value->kind == TB_VALUE_DOUBLE)
-    *out = value->as.f;
-  else if (value->kind == TB_VALUE_INT)
-    *out = (double)value->as.i;
-  else if (value->kind == TB_VALUE_BOOL)
-    *out = value->as.b;
-  else
-    return false;
-  return true;
-}
-
 /* `self` of addmm/baddbmm broadcast to `out`'s shape, as a view (strides 0 where it
  * broadcasts). */
 static bool expand(const tb_tensor *self, const tb_tensor *out, tb_tensor *view, int64_t *strides) {
@@ -155,7 +143,7 @@ static tb_status gemm(tb_context ctx, const tb_kernel_call *call) {
   const tb_tensor *a = args[first].as.tensor, *b = args[first + 1].as.tensor;
   const tb_tensor *out = args[call->num_args - 1].as.tensor;
   double alpha = 1, beta = 0;
-  if (with_self && (!number(&args[3], &beta) || !number(&args[4], &alpha))) {
+  if (with_self && (!ocl_number(&args[3], &beta, NULL) || !ocl_number(&args[4], &alpha, NULL))) {
     return ocl_decline(call, "non-numeric alpha or beta");
   }
   int rank = batched ? 3 : 2;

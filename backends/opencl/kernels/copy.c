@@ -7,12 +7,6 @@
  */
 #include "kernels.h"
 
-/* The compute dtype a value of `dtype` survives in: floating types their own, integral ones
- * (bool too) long. */
-static tb_dtype compute_of(tb_dtype dtype) {
-  return dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64 ? dtype : TB_DTYPE_INT64;
-}
-
 /* copy_ [self, src, non_blocking] */
 static tb_status copy(tb_context ctx, const tb_kernel_call *call) {
   if (call->num_args < 2 || call->args[0].kind != TB_VALUE_TENSOR ||
@@ -22,7 +16,7 @@ static tb_status copy(tb_context ctx, const tb_kernel_call *call) {
   const tb_tensor *self = call->args[0].as.tensor, *src = call->args[1].as.tensor;
   if (src->device != self->device) return ocl_decline(call, "tensors of two devices");
   ocl_operand in[1] = {{src, 0, 0}};
-  ocl_map_spec spec = {"x0", compute_of(src->dtype), 1};
+  ocl_map_spec spec = {"x0", ocl_compute_of(src->dtype), 1};
   return ocl_map(ctx, call, &spec, self, in, 1, 1);
 }
 
@@ -34,23 +28,9 @@ static tb_status fill(tb_context ctx, const tb_kernel_call *call) {
   const tb_tensor *self = call->args[0].as.tensor;
   const tb_value *value = &call->args[1];
   ocl_operand in[1] = {{NULL, 0, 0}};
-  switch (value->kind) {
-    case TB_VALUE_DOUBLE:
-      in[0].f = value->as.f;
-      in[0].i = (int64_t)value->as.f;
-      break;
-    case TB_VALUE_INT:
-      in[0].f = (double)value->as.i;
-      in[0].i = value->as.i;
-      break;
-    case TB_VALUE_BOOL:
-      in[0].f = value->as.b;
-      in[0].i = value->as.b;
-      break;
-    default:
-      return ocl_decline(call, "a value that is not a number");
-  }
-  ocl_map_spec spec = {"x0", compute_of(self->dtype), 1};
+  if (!ocl_number(value, &in[0].f, &in[0].i))
+    return ocl_decline(call, "a value that is not a number");
+  ocl_map_spec spec = {"x0", ocl_compute_of(self->dtype), 1};
   return ocl_map(ctx, call, &spec, self, in, 1, 1);
 }
 

@@ -24,26 +24,6 @@ typedef struct ew_op {
   bool cond_first; /* where: x0 is the bool condition, the compute dtype the output's */
 } ew_op;
 
-/* The number a value stands for. */
-static bool number_of(const tb_value *value, double *f, int64_t *i) {
-  switch (value->kind) {
-    case TB_VALUE_DOUBLE:
-      *f = value->as.f;
-      *i = (int64_t)value->as.f;
-      return true;
-    case TB_VALUE_INT:
-      *f = (double)value->as.i;
-      *i = value->as.i;
-      return true;
-    case TB_VALUE_BOOL:
-      *f = value->as.b ? 1.0 : 0.0;
-      *i = value->as.b ? 1 : 0;
-      return true;
-    default:
-      return false;
-  }
-}
-
 static bool is_floating(tb_dtype dtype) {
   return dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64;
 }
@@ -63,7 +43,7 @@ static tb_status run(tb_context ctx, const tb_kernel_call *call, const ew_op *op
     if (args[k].kind == TB_VALUE_TENSOR) {
       in[k].tensor = args[k].as.tensor;
       if (first == NULL && !(op->cond_first && k == 0)) first = in[k].tensor;
-    } else if (!number_of(&args[k], &in[k].f, &in[k].i)) {
+    } else if (!ocl_number(&args[k], &in[k].f, &in[k].i)) {
       return ocl_decline(call, "an input that is neither a tensor nor a number");
     }
   }
@@ -85,10 +65,10 @@ static tb_status run(tb_context ctx, const tb_kernel_call *call, const ew_op *op
   if (expr == NULL) return ocl_decline(call, "this dtype");
   double alpha = 1, beta = 1;
   int64_t unused = 0;
-  if (op->alpha >= 0 && !number_of(&args[op->alpha], &alpha, &unused)) {
+  if (op->alpha >= 0 && !ocl_number(&args[op->alpha], &alpha, &unused)) {
     return ocl_decline(call, "a non-numeric scalar argument");
   }
-  if (op->beta >= 0 && !number_of(&args[op->beta], &beta, &unused)) {
+  if (op->beta >= 0 && !ocl_number(&args[op->beta], &beta, &unused)) {
     return ocl_decline(call, "a non-numeric scalar argument");
   }
   ocl_map_spec spec = {expr, compute, op->inputs};

@@ -366,9 +366,7 @@ static tb_status cat(tb_context ctx, const tb_kernel_call *call) {
     slice.sizes = t->sizes;
     at += t->sizes[dim];
     ocl_operand in[1] = {{t, 0, 0}};
-    tb_dtype compute =
-        t->dtype == TB_DTYPE_FLOAT32 || t->dtype == TB_DTYPE_FLOAT64 ? t->dtype : TB_DTYPE_INT64;
-    ocl_map_spec copy = {"x0", compute, 1};
+    ocl_map_spec copy = {"x0", ocl_compute_of(t->dtype), 1};
     tb_status status = ocl_map(ctx, call, &copy, &slice, in, 1, 1);
     if (status != TB_OK) return status;
   }

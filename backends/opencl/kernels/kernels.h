@@ -34,6 +34,17 @@ const char *ocl_type_name(tb_dtype dtype);
 /** Bytes per element of @p dtype. */
 size_t ocl_dtype_size(tb_dtype dtype);
 
+/** Whether @p t is dense (its elements one run of stride 1); @p numel receives its count. */
+bool ocl_dense(const tb_tensor *t, int64_t *numel);
+
+/** The number a TB_VALUE_DOUBLE, TB_VALUE_INT or TB_VALUE_BOOL stands for, as a double and as
+ *  an integer (either pointer may be NULL); false for any other kind. */
+bool ocl_number(const tb_value *value, double *f, int64_t *i);
+
+/** The compute dtype a value of @p dtype survives in: floating types their own, integral ones
+ *  (bool too) int64. */
+tb_dtype ocl_compute_of(tb_dtype dtype);
+
 /** Sets the calling thread's last error and returns TB_ERROR_NOT_SUPPORTED: the call goes to
  *  the CPU fallback (the message says why, for TORCH_BACKEND_FALLBACK=warn). */
 tb_status ocl_decline(const tb_kernel_call *call, const char *why);
@@ -67,6 +78,8 @@ void ocl_arg_value(ocl_args *args, size_t size, const void *value);
 /** The device's fault record and the index of operator @p op (a static string) in it:
  *  `__global uint *fault, uint fault_op`; counts a fault-capable launch. */
 void ocl_arg_fault(ocl_args *args, const char *op);
+/** A value of the accumulator type of @p dtype's kernels: double for float64, else float. */
+void ocl_arg_acc(ocl_args *args, tb_dtype dtype, double value);
 tb_status ocl_args_done(ocl_args *args);
 
 /** One input of the elementwise engine: a tensor, or a number standing for one (a CPU scalar

@@ -68,6 +68,45 @@ size_t ocl_dtype_size(tb_dtype dtype) {
   }
 }
 
+bool ocl_dense(const tb_tensor *t, int64_t *numel) {
+  int64_t expected = 1;
+  *numel = 1;
+  for (int32_t d = t->ndim - 1; d >= 0; d--) {
+    *numel *= t->sizes[d];
+    if (t->sizes[d] != 1 && t->strides[d] != expected) return false;
+    expected *= t->sizes[d];
+  }
+  return true;
+}
+
+bool ocl_number(const tb_value *value, double *f, int64_t *i) {
+  double as_double;
+  int64_t as_int;
+  switch (value->kind) {
+    case TB_VALUE_DOUBLE:
+      as_double = value->as.f;
+      as_int = (int64_t)value->as.f;
+      break;
+    case TB_VALUE_INT:
+      as_double = (double)value->as.i;
+      as_int = value->as.i;
+      break;
+    case TB_VALUE_BOOL:
+      as_double = value->as.b ? 1.0 : 0.0;
+      as_int = value->as.b ? 1 : 0;
+      break;
+    default:
+      return false;
+  }
+  if (f != NULL) *f = as_double;
+  if (i != NULL) *i = as_int;
+  return true;
+}
+
+tb_dtype ocl_compute_of(tb_dtype dtype) {
+  return dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64 ? dtype : TB_DTYPE_INT64;
+}
+
 tb_status ocl_decline(const tb_kernel_call *call, const char *why) {
   return ocl_fail(TB_ERROR_NOT_SUPPORTED, "%s: %s", call->kernel->name, why);
 }
@@ -140,6 +179,16 @@ void ocl_arg_fault(ocl_args *args, const char *op) {
   cl_uint index = ocl_fault_op(args->ctx, args->device, op);
   ocl_arg_value(args, sizeof(cl_mem), &dev->fault);
   ocl_arg_value(args, sizeof index, &index);
+}
+
+void ocl_arg_acc(ocl_args *args, tb_dtype dtype, double value) {
+  if (dtype == TB_DTYPE_FLOAT64) {
+    cl_double v = value;
+    ocl_arg_value(args, sizeof v, &v);
+  } else {
+    cl_float v = (cl_float)value;
+    ocl_arg_value(args, sizeof v, &v);
+  }
 }
 
 tb_status ocl_args_done(ocl_args *args) { return args->status; }

@@ -12,22 +12,11 @@
 
 #include "kernels.h"
 
-static bool dense(const tb_tensor *t, int64_t *numel) {
-  int64_t expected = 1;
-  *numel = 1;
-  for (int32_t d = t->ndim - 1; d >= 0; d--) {
-    *numel *= t->sizes[d];
-    if (t->sizes[d] != 1 && t->strides[d] != expected) return false;
-    expected *= t->sizes[d];
-  }
-  return true;
-}
-
 /* A dense float tensor of `dtype` with `numel` elements, or NULL (None). */
 static const tb_tensor *optional(const tb_value *v, tb_dtype dtype, int64_t numel, bool *ok) {
   if (v->kind == TB_VALUE_NONE) return NULL;
   int64_t n = 0;
-  if (v->kind != TB_VALUE_TENSOR || v->as.tensor->dtype != dtype || !dense(v->as.tensor, &n) ||
+  if (v->kind != TB_VALUE_TENSOR || v->as.tensor->dtype != dtype || !ocl_dense(v->as.tensor, &n) ||
       n != numel) {
     *ok = false;
     return NULL;
@@ -59,16 +48,6 @@ static tb_status run_groups(tb_context ctx, int32_t device, const tb_kernel_call
   return err == CL_SUCCESS ? TB_OK : ocl_check(ctx, device, err, what);
 }
 
-static void arg_acc(ocl_args *args, tb_dtype dtype, double value) {
-  if (dtype == TB_DTYPE_FLOAT64) {
-    cl_double v = value;
-    ocl_arg_value(args, sizeof v, &v);
-  } else {
-    cl_float v = (cl_float)value;
-    ocl_arg_value(args, sizeof v, &v);
-  }
-}
-
 /* The shape of a layer_norm call: rows x n, n the normalized elements. */
 static bool shape_of(const tb_tensor *input, const tb_value *normalized, int64_t *rows,
                      int64_t *n) {
@@ -76,7 +55,7 @@ static bool shape_of(const tb_tensor *input, const tb_value *normalized, int64_t
     return false;
   }
   int64_t total = 0;
-  if (!dense(input, &total)) return false;
+  if (!ocl_dense(input, &total)) return false;
   *n = 1;
   for (int64_t i = 0; i < normalized->as.ints.count; i++) *n *= normalized->as.ints.items[i];
   *rows = *n > 0 ? total / *n : 0;
@@ -96,9 +75,9 @@ static tb_status layer_norm(tb_context ctx, const tb_kernel_call *call) {
   tb_dtype dtype = input->dtype;
   int64_t rows = 0, n = 0, m = 0, outs = 0, r = 0;
   bool ok = (dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64) &&
-            shape_of(input, &a[1], &rows, &n) && out->dtype == dtype && dense(out, &outs) &&
-            outs == rows * n && mean->dtype == dtype && dense(mean, &m) && m == rows &&
-            rstd->dtype == dtype && dense(rstd, &r) && r == rows;
+            shape_of(input, &a[1], &rows, &n) && out->dtype == dtype && ocl_dense(out, &outs) &&
+            outs == rows * n && mean->dtype == dtype && ocl_dense(mean, &m) && m == rows &&
+            rstd->dtype == dtype && ocl_dense(rstd, &r) && r == rows;
   const tb_tensor *weight = ok ? optional(&a[2], dtype, n, &ok) : NULL;
   const tb_tensor *bias = ok ? optional(&a[3], dtype, n, &ok) : NULL;
   if (!ok) return ocl_decline(call, "a layout or dtype it does not take");
@@ -130,7 +109,7 @@ static tb_status layer_norm(tb_context ctx, const tb_kernel_call *call) {
   ocl_arg_value(&args, sizeof elements, &elements);
   ocl_arg_value(&args, sizeof has_weight, &has_weight);
   ocl_arg_value(&args, sizeof has_bias, &has_bias);
-  arg_acc(&args, dtype, a[4].as.f);
+  ocl_arg_acc(&args, dtype, a[4].as.f);
   status = ocl_args_done(&args);
   if (status == TB_OK)
     status = run_groups(ctx, device, call, kernel, rows, wg, "native_layer_norm");
@@ -151,9 +130,9 @@ static tb_status layer_norm_backward(tb_context ctx, const tb_kernel_call *call)
   tb_dtype dtype = input->dtype;
   int64_t rows = 0, n = 0, g = 0, m = 0, r = 0;
   bool ok = (dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64) &&
-            shape_of(input, &a[2], &rows, &n) && grad->dtype == dtype && dense(grad, &g) &&
-            g == rows * n && mean->dtype == dtype && dense(mean, &m) && m == rows &&
-            rstd->dtype == dtype && dense(rstd, &r) && r == rows;
+            shape_of(input, &a[2], &rows, &n) && grad->dtype == dtype && ocl_dense(grad, &g) &&
+            g == rows * n && mean->dtype == dtype && ocl_dense(mean, &m) && m == rows &&
+            rstd->dtype == dtype && ocl_dense(rstd, &r) && r == rows;
   const tb_tensor *weight = ok ? optional(&a[5], dtype, n, &ok) : NULL;
   const tb_tensor *grad_input = ok ? optional(&a[8], dtype, rows * n, &ok) : NULL;
   const tb_tensor *grad_weight = ok ? optional(&a[9], dtype, n, &ok) : NULL;
@@ -254,8 +233,8 @@ static tb_status batch_norm(tb_context ctx, const tb_kernel_call *call) {
     return ocl_decline(call, "a layout or dtype it does not take");
   }
   int64_t channels = input->sizes[1], sm = 0, si = 0;
-  bool ok = save_mean->dtype == dtype && save_invstd->dtype == dtype && dense(save_mean, &sm) &&
-            dense(save_invstd, &si) && sm == si && (sm == channels || sm == 0);
+  bool ok = save_mean->dtype == dtype && save_invstd->dtype == dtype && ocl_dense(save_mean, &sm) &&
+            ocl_dense(save_invstd, &si) && sm == si && (sm == channels || sm == 0);
   const tb_tensor *weight = ok ? optional(&a[1], dtype, channels, &ok) : NULL;
   const tb_tensor *bias = ok ? optional(&a[2], dtype, channels, &ok) : NULL;
   const tb_tensor *running_mean = ok ? optional(&a[3], dtype, channels, &ok) : NULL;
@@ -302,8 +281,8 @@ static tb_status batch_norm(tb_context ctx, const tb_kernel_call *call) {
   for (int k = 0; k < 8; k++) ocl_arg_place(&args, &p[k]);
   ocl_arg_value(&args, sizeof rows, &rows);
   for (int k = 0; k < 5; k++) ocl_arg_value(&args, sizeof flags[k], &flags[k]);
-  arg_acc(&args, dtype, a[6].as.f);
-  arg_acc(&args, dtype, a[7].as.f);
+  ocl_arg_acc(&args, dtype, a[6].as.f);
+  ocl_arg_acc(&args, dtype, a[7].as.f);
   status = ocl_args_done(&args);
   if (status == TB_OK)
     status = run_groups(ctx, device, call, kernel, channels, wg, "native_batch_norm");

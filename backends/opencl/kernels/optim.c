@@ -11,18 +11,6 @@
 
 #include "kernels.h"
 
-/* Whether `t` is dense (its elements one run of stride 1), and its element count. */
-static bool dense(const tb_tensor *t, int64_t *numel) {
-  int64_t expected = 1;
-  *numel = 1;
-  for (int32_t d = t->ndim - 1; d >= 0; d--) {
-    *numel *= t->sizes[d];
-    if (t->sizes[d] != 1 && t->strides[d] != expected) return false;
-    expected *= t->sizes[d];
-  }
-  return true;
-}
-
 static tb_status kernel_for(tb_context ctx, int32_t device, tb_dtype dtype, const char *name,
                             ocl_kernel **kernel) {
   char defines[128];
@@ -32,34 +20,13 @@ static tb_status kernel_for(tb_context ctx, int32_t device, tb_dtype dtype, cons
   return ocl_kernel_get(ctx, device, defines, sources, 2, name, kernel);
 }
 
-static bool number(const tb_value *v, double *out) {
-  if (v->kind == TB_VALUE_DOUBLE)
-    *out = v->as.f;
-  else if (v->kind == TB_VALUE_INT)
-    *out = (double)v->as.i;
-  else
-    return false;
-  return true;
-}
-
-/* An ACC-typed value: float or double by the parameters' dtype. */
-static void arg_acc(ocl_args *args, tb_dtype dtype, double value) {
-  if (dtype == TB_DTYPE_FLOAT64) {
-    cl_double v = value;
-    ocl_arg_value(args, sizeof v, &v);
-  } else {
-    cl_float v = (cl_float)value;
-    ocl_arg_value(args, sizeof v, &v);
-  }
-}
-
 /* The i-th tensor of list argument `arg`, checked to be dense with `numel` elements of `dtype`
  * on `device`; NULL when it is not. */
 static const tb_tensor *member(const tb_value *arg, int64_t i, tb_dtype dtype, int64_t numel) {
   if (arg->kind != TB_VALUE_TENSOR_LIST || i >= arg->as.tensors.count) return NULL;
   const tb_tensor *t = arg->as.tensors.items[i];
   int64_t n = 0;
-  if (t == NULL || t->dtype != dtype || !dense(t, &n) || n != numel) return NULL;
+  if (t == NULL || t->dtype != dtype || !ocl_dense(t, &n) || n != numel) return NULL;
   return t;
 }
 
@@ -83,7 +50,8 @@ static tb_status fused_step(tb_context ctx, const tb_kernel_call *call) {
   int flags[3] = {0};
   int first_scalar = kind == O_SGD ? 3 : 6, scalars = kind == O_SGD ? 4 : 5;
   for (int k = 0; k < scalars; k++) {
-    if (!number(&a[first_scalar + k], &s[k])) return ocl_decline(call, "unexpected arguments");
+    if (!ocl_number(&a[first_scalar + k], &s[k], NULL))
+      return ocl_decline(call, "unexpected arguments");
   }
   for (int k = 0; k < (kind == O_SGD ? 3 : 2); k++) {
     const tb_value *v = &a[first_scalar + scalars + k];
@@ -101,7 +69,7 @@ static tb_status fused_step(tb_context ctx, const tb_kernel_call *call) {
     const tb_tensor *p = a[0].as.tensors.items[i];
     int64_t n = 0;
     if (p == NULL || (p->dtype != TB_DTYPE_FLOAT32 && p->dtype != TB_DTYPE_FLOAT64) ||
-        !dense(p, &n) || member(&a[1], i, p->dtype, n) == NULL) {
+        !ocl_dense(p, &n) || member(&a[1], i, p->dtype, n) == NULL) {
       return ocl_decline(call, "a parameter or gradient that is not dense float32/float64");
     }
     if (p->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
@@ -120,7 +88,7 @@ static tb_status fused_step(tb_context ctx, const tb_kernel_call *call) {
   for (int64_t i = 0; i < count && status == TB_OK; i++) {
     const tb_tensor *p = a[0].as.tensors.items[i];
     int64_t n = 0;
-    dense(p, &n);
+    ocl_dense(p, &n);
     if (n == 0) continue;
     ocl_kernel *kernel = NULL;
     status = kernel_for(ctx, device, p->dtype, kind == O_SGD ? "tb_sgd" : "tb_adamw", &kernel);
@@ -144,13 +112,13 @@ static tb_status fused_step(tb_context ctx, const tb_kernel_call *call) {
     for (int k = 0; k < tensors; k++) ocl_arg_place(&args, &places[k]);
     ocl_arg_value(&args, sizeof elements, &elements);
     if (kind == O_SGD) { /* lr, weight_decay, momentum, dampening */
-      arg_acc(&args, p->dtype, s[2]);
-      arg_acc(&args, p->dtype, s[0]);
-      arg_acc(&args, p->dtype, s[1]);
-      arg_acc(&args, p->dtype, s[3]);
+      ocl_arg_acc(&args, p->dtype, s[2]);
+      ocl_arg_acc(&args, p->dtype, s[0]);
+      ocl_arg_acc(&args, p->dtype, s[1]);
+      ocl_arg_acc(&args, p->dtype, s[3]);
       for (int k = 0; k < 3; k++) ocl_arg_value(&args, sizeof(cl_int), &flags[k]);
     } else { /* lr, beta1, beta2, weight_decay, eps */
-      for (int k = 0; k < 5; k++) arg_acc(&args, p->dtype, s[k]);
+      for (int k = 0; k < 5; k++) ocl_arg_acc(&args, p->dtype, s[k]);
       for (int k = 0; k < 2; k++) ocl_arg_value(&args, sizeof(cl_int), &flags[k]);
     }
     status = ocl_args_done(&args);
@@ -169,7 +137,7 @@ static tb_status bernoulli(tb_context ctx, const tb_kernel_call *call) {
   }
   const tb_tensor *self = a[0].as.tensor;
   int64_t n = 0;
-  if (ocl_type_name(self->dtype) == NULL || !dense(self, &n)) {
+  if (ocl_type_name(self->dtype) == NULL || !ocl_dense(self, &n)) {
     return ocl_decline(call, "a tensor that is not dense");
   }
   double p = a[1].as.f;
