@@ -86,8 +86,8 @@ build: $(STAMP)/build
 # The vendors the Python suites run against, each in its own process (faulty, the fault
 # injection shim, is exercised by the error-path suite instead): every libtb_vendor_*.so of the
 # package -- emu, fake and npu (over the AscendCL stand-in, whose libraries sit in
-# lib/ascendcl-standin/ and are no vendors).  opencl has no kernels yet (issue 25): until it
-# has, it runs the runtime's suites only (OPENCL_PYTEST), not every suite through the fallback.
+# lib/ascendcl-standin/ and are no vendors).  opencl runs the suites that exercise a vendor
+# (OPENCL_PYTEST): its own stage, on PoCL's two devices.
 ALL_VENDORS = $(shell $(PYTHON) -c 'import importlib.util, pathlib; \
   lib = pathlib.Path(importlib.util.find_spec("torch_backend").submodule_search_locations[0]) / "lib"; \
   print(*sorted(p.name[13:-3] for p in lib.glob("libtb_vendor_*.so")))' 2>/dev/null)
@@ -140,10 +140,12 @@ COMPILE_PYTEST := test/python/test_compile.py test/python/test_custom_ops.py
 # The suites that exercise a vendor, on opencl (PoCL asked for two devices; other drivers ignore
 # POCL_DEVICES): OpInfo over its native kernels, training (fused optimizers, dropout,
 # embedding), streams, events, memory, copies, faults, the fallback and the differential
-# stress harness, in the default memory mode (the contract suite covers both), and the fork
-# rule (its count probes in a child).  The runtime's own error paths, vendor start and device
-# properties run on emu, npu and fake.
-OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_training.py test_streams.py \
+# stress harness, the kernels' own edge cases (test_kernels), the model zoo, in the default
+# memory mode (the contract suite covers both), and the fork rule (its count probes in a
+# child).  The runtime's own error paths, vendor start and device properties run on emu, npu
+# and fake.
+OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_model_zoo.py \
+  test_training.py test_streams.py \
   test_events.py test_memory.py test_copy_semantics.py test_multi_device.py \
   test_differential.py test_guard.py test_rng.py test_fallback.py test_placement.py \
   test_overlap.py test_device_checks.py test_faults.py \

@@ -196,9 +196,13 @@ def test_masked_fill_broadcasts_the_mask(dtype):
     mask = torch.tensor([True, False, False, True])  # broadcast over the first two dims
     expected = x.clone().masked_fill_(mask, 1)
     torch_backend.reset_kernel_counts()
+    torch_backend.reset_fallback_counts()
     got = x.to(DEV).masked_fill_(mask.to(DEV), 1).cpu()
     assert torch.equal(got, expected)
-    if torch_backend.op_coverage(["masked_fill_.Scalar"])["masked_fill_.Scalar"] == "native":
+    # a native kernel (not one the vendor declines for this dtype) takes the mask in one call
+    if "aten::masked_fill_.Scalar" not in torch_backend.fallback_counts() and (
+        torch_backend.op_coverage(["masked_fill_.Scalar"])["masked_fill_.Scalar"] == "native"
+    ):
         assert torch_backend.kernel_counts().get("masked_fill_.Scalar") == 1
     t = x.t() if x.dim() == 2 else x.transpose(0, 2)  # a strided self
     assert torch.equal(t.to(DEV).masked_fill(mask.to(DEV)[:2], 0).cpu(), t.masked_fill(mask[:2], 0))
@@ -626,12 +630,15 @@ def test_arange_out_keeps_a_shape_of_the_right_size():
         lambda x: x.index_put_(
             (torch.tensor([9], device=x.device),), torch.ones(5, device=x.device)
         ),
+        lambda x: torch.gather(x, 1, torch.tensor([[0, 5]], device=x.device)),
+        lambda x: torch.embedding(x, torch.tensor([[1, 2], [3, 5]], device=x.device)),
     ],
 )
 def test_indices_out_of_range_fail_on_the_device(index):
     x = torch.zeros(5, 5, device=DEV)
     try:
-        with pytest.raises((IndexError, RuntimeError), match="out of bounds"):
+        # the device's fault, or ATen's own error through the CPU fallback
+        with pytest.raises((IndexError, RuntimeError), match=r"out of bounds|out of range in self"):
             index(x)
             torch.accelerator.synchronize()
     finally:

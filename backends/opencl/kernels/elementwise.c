@@ -65,6 +65,11 @@ static tb_status run(tb_context ctx, const tb_kernel_call *call, const ew_op *op
   if (expr == NULL) return ocl_decline(call, "this dtype");
   double alpha = 1, beta = 1;
   int64_t unused = 0;
+  /* a floating bound or factor on integers: ATen promotes to a floating result */
+  if (!is_floating(compute) && ((op->alpha >= 0 && args[op->alpha].kind == TB_VALUE_DOUBLE) ||
+                                (op->beta >= 0 && args[op->beta].kind == TB_VALUE_DOUBLE))) {
+    return ocl_decline(call, "a floating scalar argument on integers");
+  }
   if (op->alpha >= 0 && !ocl_number(&args[op->alpha], &alpha, &unused)) {
     return ocl_decline(call, "a non-numeric scalar argument");
   }
@@ -183,10 +188,12 @@ KERNEL(k_clamp, "clamp.out", clamp, NUMBERS,
        &k_clamp_op)
 ROW(clamp_min, "clamp_min.out", NUMBERS,
     "clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)",
-    "x0 < alpha ? alpha : x0", "x0 < alpha ? alpha : x0", 1, 1, -1, false, false)
+    "isnan(x0) ? x0 : (isnan(alpha) || x0 < alpha) ? alpha : x0", "x0 < alpha ? alpha : x0", 1, 1,
+    -1, false, false)
 ROW(clamp_max, "clamp_max.out", NUMBERS,
     "clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)",
-    "x0 > alpha ? alpha : x0", "x0 > alpha ? alpha : x0", 1, 1, -1, false, false)
+    "isnan(x0) ? x0 : (isnan(alpha) || x0 > alpha) ? alpha : x0", "x0 > alpha ? alpha : x0", 1, 1,
+    -1, false, false)
 
 /* binary: [self, other, (alpha,) out] */
 #define BINARY_SCHEMA(op) op ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
@@ -267,6 +274,100 @@ ROW(lerp_tensor, "lerp.Tensor_out", F32_64,
     "fabs(x2) < (CT)0.5 ? x0 + x2 * (x1 - x0) : x1 - (x1 - x0) * ((CT)1 - x2)", NULL, 3, -1, -1,
     false, false)
 
+/* more unary rows */
+UNARY(sgn, "x0 > 0 ? (CT)1 : x0 < 0 ? (CT)-1 : (CT)0", "(x0 > 0) - (x0 < 0)", ALL)
+UNARY(lgamma, "lgamma(x0)", NULL, F32_64)
+/* hardswish and hardsigmoid as ATen's CPU kernels write them: NaN propagates */
+#define HARDSWISH "isnan(x0) ? x0 : clamp(x0 + (CT)3, (CT)0, (CT)6) * x0 / (CT)6"
+UNARY(hardswish, HARDSWISH, NULL, F32_64)
+ROW(hardswish_, "hardswish_", F32_64, "hardswish_(Tensor(a!) self) -> Tensor(a!)", HARDSWISH, NULL,
+    1, -1, -1, false, false)
+UNARY(hardsigmoid, "isnan(x0) ? x0 : clamp(x0 + (CT)3, (CT)0, (CT)6) / (CT)6", NULL, F32_64)
+ROW(hardswish_backward, "hardswish_backward", F32_64,
+    "hardswish_backward(Tensor grad_output, Tensor self) -> Tensor",
+    "x1 <= (CT)-3 ? (CT)0 : x1 >= (CT)3 ? x0 : x0 * (x1 / (CT)3 + (CT)0.5)", NULL, 2, -1, -1, false,
+    false)
+ROW(hardsigmoid_backward, "hardsigmoid_backward.grad_input", F32_64,
+    "hardsigmoid_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) "
+    "-> Tensor(a!)",
+    "(x1 > (CT)-3 && x1 < (CT)3) ? x0 * (CT)0.16666666666666666 : (CT)0", NULL, 2, -1, -1, false,
+    false)
+
+/* bool results of a test on [self, out]: the compute dtype the input's */
+#define TEST(sym, fexpr, iexpr) \
+  ROW(sym, #sym ".out", ALL, SCHEMA_OUT(#sym), fexpr, iexpr, 1, -1, -1, true, false)
+TEST(isnan, "isnan(x0)", "0")
+TEST(isposinf, "isinf(x0) && x0 > 0", "0")
+TEST(isneginf, "isinf(x0) && x0 < 0", "0")
+
+/* clamp_min.Tensor_out / clamp_max.Tensor_out [self, bound, out]: NaN in either propagates */
+ROW(clamp_min_tensor, "clamp_min.Tensor_out", NUMBERS,
+    "clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)",
+    "isnan(x0) ? x0 : (isnan(x1) || x0 < x1) ? x1 : x0", "x0 < x1 ? x1 : x0", 2, -1, -1, false,
+    false)
+ROW(clamp_max_tensor, "clamp_max.Tensor_out", NUMBERS,
+    "clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)",
+    "isnan(x0) ? x0 : (isnan(x1) || x0 > x1) ? x1 : x0", "x0 > x1 ? x1 : x0", 2, -1, -1, false,
+    false)
+
+/* bitwise operators: integral and bool dtypes (on bool, and/or/xor of 0 and 1) */
+#define INTEGRAL (ALL & ~F32_64)
+ROW(bitwise_and, "bitwise_and.Tensor_out", INTEGRAL,
+    "bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", NULL,
+    "x0 & x1", 2, -1, -1, false, false)
+ROW(bitwise_or, "bitwise_or.Tensor_out", INTEGRAL,
+    "bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", NULL,
+    "x0 | x1", 2, -1, -1, false, false)
+ROW(bitwise_xor, "bitwise_xor.Tensor_out", INTEGRAL,
+    "bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", NULL,
+    "x0 ^ x1", 2, -1, -1, false, false)
+/* bitwise_not.out [self, out]: ~x, and on bool (stored as 0 or 1) logical not */
+static const ew_op k_bitwise_not_op = {NULL, NULL, 1, -1, -1, false, false};
+static tb_status bitwise_not(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *out = &call->args[call->num_args - 1];
+  bool boolean = out->kind == TB_VALUE_TENSOR && out->as.tensor->dtype == TB_DTYPE_BOOL;
+  return run(ctx, call, &k_bitwise_not_op, NULL, boolean ? "x0 == 0" : "~x0");
+}
+KERNEL(k_bitwise_not, "bitwise_not.out", bitwise_not, INTEGRAL, SCHEMA_OUT("bitwise_not"),
+       &k_bitwise_not_op)
+/* logical_or.out [self, other, out]: torch_backend casts the inputs to the output's dtype */
+ROW(logical_or, "logical_or.out", ALL, BINARY_SCHEMA("logical_or"), "x0 != 0 || x1 != 0",
+    "x0 != 0 || x1 != 0", 2, -1, -1, false, false)
+
+/* masked_fill_.Scalar [self, mask, value] and masked_fill_.Tensor [self, mask, value (0-dim)]:
+ * in place, the bool mask broadcast to self's shape (these are not TensorIterator operators:
+ * their operands arrive as the user passed them). */
+static tb_status masked_fill(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 3 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *mask = a[1].as.tensor;
+  if (mask->dtype != TB_DTYPE_BOOL) return ocl_decline(call, "a mask that is not bool");
+  int64_t mask_strides[OCL_MAX_DIMS], value_strides[OCL_MAX_DIMS];
+  tb_tensor mask_view, value_view;
+  if (!ocl_broadcast(mask, self, mask_strides, &mask_view)) {
+    return ocl_decline(call, "a mask that does not broadcast to self's shape");
+  }
+  ocl_operand in[3] = {{self, 0, 0}, {&mask_view, 0, 0}, {NULL, 0, 0}};
+  if (a[2].kind == TB_VALUE_TENSOR) {
+    const tb_tensor *value = a[2].as.tensor;
+    if (value->ndim != 0 || value->dtype != self->dtype || value->device != self->device ||
+        !ocl_broadcast(value, self, value_strides, &value_view)) {
+      return ocl_decline(call, "a value that is not a 0-dim tensor of self's dtype and device");
+    }
+    in[2].tensor = &value_view;
+  } else if (!ocl_number(&a[2], &in[2].f, &in[2].i)) {
+    return ocl_decline(call, "a value that is not a number");
+  }
+  ocl_map_spec spec = {"x1 != 0 ? x2 : x0", ocl_compute_of(self->dtype), 3};
+  return ocl_map(ctx, call, &spec, self, in, 1, 1);
+}
+KERNEL(k_masked_fill, "masked_fill_.Scalar", masked_fill, ALL,
+       "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)", NULL)
+KERNEL(k_masked_fill_tensor, "masked_fill_.Tensor", masked_fill, ALL,
+       "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)", NULL)
+
 const tb_kernel *const ocl_elementwise_kernels[] = {&k_neg,
                                                     &k_abs,
                                                     &k_exp,
@@ -323,4 +424,23 @@ const tb_kernel *const ocl_elementwise_kernels[] = {&k_neg,
                                                     &k_addcdiv,
                                                     &k_lerp_scalar,
                                                     &k_lerp_tensor,
+                                                    &k_sgn,
+                                                    &k_lgamma,
+                                                    &k_hardswish,
+                                                    &k_hardswish_,
+                                                    &k_hardsigmoid,
+                                                    &k_hardswish_backward,
+                                                    &k_hardsigmoid_backward,
+                                                    &k_isnan,
+                                                    &k_isposinf,
+                                                    &k_isneginf,
+                                                    &k_clamp_min_tensor,
+                                                    &k_clamp_max_tensor,
+                                                    &k_bitwise_and,
+                                                    &k_bitwise_or,
+                                                    &k_bitwise_xor,
+                                                    &k_bitwise_not,
+                                                    &k_logical_or,
+                                                    &k_masked_fill,
+                                                    &k_masked_fill_tensor,
                                                     NULL};

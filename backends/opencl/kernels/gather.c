@@ -1,7 +1,8 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Indexing and the kernels around it: index_select, embedding_dense_backward and nll_loss
+ * Indexing and the kernels around it: index_select, gather, index.Tensor (advanced indexing),
+ * embedding_dense_backward and nll_loss
  * (gather.cl; an index out of range faults the device with the index and the size), and two
  * that are copies or products of the elementwise engine: cat (one strided copy per input into
  * its slice of the output) and native_dropout_backward (grad * mask * scale).
@@ -23,6 +24,37 @@ typedef struct ocl_select {
   cl_long index_stride;
 } ocl_select;
 
+/* gather.cl's tb_rowmap, tb_gather and tb_index, byte for byte. */
+typedef struct ocl_rowmap {
+  cl_int ndim;
+  cl_long sizes[8];
+  cl_long index_strides[8];
+  cl_long grad_strides[8];
+} ocl_rowmap;
+
+typedef struct ocl_gather {
+  cl_int ndim;
+  cl_int dim;
+  cl_long numel;
+  cl_long sizes[8];
+  cl_long out_strides[8];
+  cl_long index_strides[8];
+  cl_long self_strides[8];
+  cl_long self_dim_size;
+} ocl_gather;
+
+typedef struct ocl_index {
+  cl_int ndim;
+  cl_int count;
+  cl_long numel;
+  cl_long sizes[8];
+  cl_long out_strides[8];
+  cl_long self_strides[8];
+  cl_long index_strides[4][8];
+  cl_long dim_sizes[4];
+  cl_long dim_strides[4];
+} ocl_index;
+
 static bool is_float(tb_dtype dtype) {
   return dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64;
 }
@@ -40,24 +72,6 @@ static tb_status kernel_for(tb_context ctx, int32_t device, tb_dtype data, tb_dt
 
 static bool is_index(const tb_tensor *t) {
   return t->dtype == TB_DTYPE_INT64 || t->dtype == TB_DTYPE_INT32;
-}
-
-/* The stride of a tensor that is one dimension once its size-1 dimensions are dropped, or -1
- * when it is not. */
-static int64_t flat_stride(const tb_tensor *t) {
-  int64_t stride = 1, seen = 0;
-  for (int32_t d = t->ndim - 1; d >= 0; d--) {
-    if (t->sizes[d] == 1) continue;
-    if (seen == 0) {
-      stride = t->strides[d];
-      seen = t->sizes[d];
-    } else if (t->strides[d] != stride * seen) {
-      return -1;
-    } else {
-      seen *= t->sizes[d];
-    }
-  }
-  return stride;
 }
 
 /* index_select.out [self, dim, index, out] */
@@ -128,17 +142,20 @@ static tb_status embedding_backward(tb_context ctx, const tb_kernel_call *call) 
     return ocl_decline(call, "this layout or dtype");
   }
   int64_t dim = out->sizes[1], rows = 1;
-  for (int32_t d = 0; d < indices->ndim; d++) rows *= indices->sizes[d];
-  int64_t index_stride = flat_stride(indices);
-  /* grad: [*indices.shape, dim], its leading dimensions one of stride row_stride */
-  tb_tensor lead = *grad;
-  lead.ndim = grad->ndim - 1;
-  int64_t row_stride = flat_stride(&lead);
-  if (index_stride < 0 || row_stride < 0 || out->strides[1] != 1 || out->strides[0] != dim ||
-      grad->sizes[grad->ndim - 1] != dim) {
-    return ocl_decline(call, "a layout it cannot flatten");
+  /* grad: [*indices.shape, dim]; the leading dimensions walked with both tensors' strides */
+  ocl_rowmap map = {0};
+  map.ndim = indices->ndim;
+  if (indices->ndim > 8 || grad->ndim != indices->ndim + 1 || out->strides[1] != 1 ||
+      out->strides[0] != dim || grad->sizes[grad->ndim - 1] != dim) {
+    return ocl_decline(call, "a layout it cannot walk");
   }
-  if (rows == 1) row_stride = 0;
+  for (int32_t d = 0; d < indices->ndim; d++) {
+    if (grad->sizes[d] != indices->sizes[d]) return ocl_decline(call, "a layout it cannot walk");
+    rows *= indices->sizes[d];
+    map.sizes[d] = indices->sizes[d];
+    map.index_strides[d] = indices->strides[d];
+    map.grad_strides[d] = grad->strides[d];
+  }
   int32_t device = -1;
   tb_status status = ocl_kernel_enter(ctx, call, &device);
   if (status != TB_OK) return status;
@@ -154,8 +171,7 @@ static tb_status embedding_backward(tb_context ctx, const tb_kernel_call *call) 
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, grad, "grad_output", &pg);
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, indices, "indices", &pi);
   if (status != TB_OK) return status;
-  cl_long values[] = {rows,         dim,           row_stride, grad->strides[grad->ndim - 1],
-                      index_stride, out->sizes[0], a[3].as.i};
+  cl_long values[] = {rows, dim, grad->strides[grad->ndim - 1], out->sizes[0], a[3].as.i};
   pthread_mutex_lock(&kernel->lock);
   ocl_args args = ocl_args_begin(ctx, device, kernel);
   ocl_arg_place(&args, &pw);
@@ -165,10 +181,181 @@ static tb_status embedding_backward(tb_context ctx, const tb_kernel_call *call) 
   for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
     ocl_arg_value(&args, sizeof values[i], &values[i]);
   }
+  ocl_arg_value(&args, sizeof map, &map);
   status = ocl_args_done(&args);
   if (status == TB_OK) {
     status = ocl_enqueue(ctx, device, call, kernel, dim, "embedding_dense_backward");
   }
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
+/* gather.out [self, dim, index, sparse_grad, out]: out has index's shape (ATen's meta checked
+ * the sizes against self's). */
+static tb_status gather(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 5 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_INT ||
+      a[2].kind != TB_VALUE_TENSOR || a[4].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *index = a[2].as.tensor, *out = a[4].as.tensor;
+  int32_t rank = self->ndim > 0 ? self->ndim : 1;
+  int64_t dim = a[1].as.i < 0 ? a[1].as.i + rank : a[1].as.i;
+  if (ocl_type_name(self->dtype) == NULL || self->dtype != out->dtype || !is_index(index) ||
+      self->ndim > 8 || index->ndim != self->ndim || out->ndim != index->ndim || dim < 0 ||
+      dim >= rank) {
+    return ocl_decline(call, "this layout or dtype");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_gather layout = {0};
+  layout.ndim = index->ndim;
+  layout.dim = (cl_int)dim;
+  layout.numel = 1;
+  for (int32_t d = 0; d < index->ndim; d++) {
+    if (out->sizes[d] != index->sizes[d]) return ocl_decline(call, "an output of another shape");
+    layout.sizes[d] = index->sizes[d];
+    layout.out_strides[d] = out->strides[d];
+    layout.index_strides[d] = index->strides[d];
+    layout.self_strides[d] = self->strides[d];
+    layout.numel *= index->sizes[d];
+  }
+  layout.self_dim_size = self->ndim > 0 ? self->sizes[dim] : 1;
+  if (self->ndim == 0) layout.self_strides[0] = 0;
+  if (layout.numel == 0) return TB_OK;
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, self->dtype, index->dtype, "tb_gather", &kernel);
+  ocl_place po, ps, pi;
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "out", &po);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &ps);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, index, "index", &pi);
+  if (status != TB_OK) return status;
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  ocl_arg_place(&args, &po);
+  ocl_arg_place(&args, &ps);
+  ocl_arg_place(&args, &pi);
+  ocl_arg_fault(&args, call->kernel->name);
+  ocl_arg_value(&args, sizeof layout, &layout);
+  status = ocl_args_done(&args);
+  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, layout.numel, "gather");
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
+/* index.Tensor_out [self, indices, out]: `indices` lists, for self's leading dimensions, an
+ * integer index tensor or None (the whole dimension).  The index tensors broadcast together
+ * to shape B; the result is self[:first] + B + self[last + 1:] when the indexed dimensions are
+ * adjacent, else B + self's other dimensions (ATen's rule).  Bool masks (which ATen expands
+ * with nonzero, a host synchronization) and more than 4 index tensors are declined. */
+static tb_status index_tensor(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 3 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR_LIST ||
+      a[2].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *out = a[2].as.tensor;
+  const tb_tensor_list *list = &a[1].as.tensors;
+  if (ocl_type_name(self->dtype) == NULL || self->dtype != out->dtype || self->ndim > 8 ||
+      list->count > self->ndim || out->ndim > 8) {
+    return ocl_decline(call, "this layout or dtype");
+  }
+  const tb_tensor *index[4] = {NULL, NULL, NULL, NULL};
+  int32_t index_dim[4] = {0, 0, 0, 0};
+  int count = 0, first = -1, last = -1;
+  int64_t b_sizes[8];
+  int32_t b_rank = 0;
+  for (int32_t d = 0; d < (int32_t)list->count; d++) {
+    const tb_tensor *t = list->items[d];
+    if (t == NULL) continue;
+    if (!is_index(t) || count == 4 || t->ndim > 8 || (count > 0 && t->dtype != index[0]->dtype)) {
+      return ocl_decline(call, "masks, mixed index dtypes or more than 4 index tensors");
+    }
+    /* broadcast B with t's shape, right-aligned */
+    int32_t rank = t->ndim > b_rank ? t->ndim : b_rank;
+    int64_t sizes[8];
+    for (int32_t k = 0; k < rank; k++) {
+      int32_t kb = k - (rank - b_rank), kt = k - (rank - t->ndim);
+      int64_t sb = kb >= 0 ? b_sizes[kb] : 1, st = kt >= 0 ? t->sizes[kt] : 1;
+      if (sb != st && sb != 1 && st != 1) return ocl_decline(call, "indices that do not broadcast");
+      sizes[k] = sb == 1 ? st : sb;
+    }
+    b_rank = rank;
+    memcpy(b_sizes, sizes, sizeof sizes);
+    index[count] = t;
+    index_dim[count++] = d;
+    if (first < 0) first = d;
+    last = d;
+  }
+  if (count == 0) return ocl_decline(call, "no index tensor");
+  bool adjacent = last - first + 1 == count;
+  int32_t rank = self->ndim - count + b_rank, b_start = adjacent ? first : 0;
+  if (rank != out->ndim) return ocl_decline(call, "an output of another rank");
+  ocl_index layout = {0};
+  layout.ndim = rank;
+  layout.count = count;
+  layout.numel = 1;
+  /* the result's dimensions: B's as a block at b_start, self's plain ones in order around it */
+  int32_t plain = 0; /* the next self dimension not indexed */
+  for (int32_t r = 0; r < rank; r++) {
+    layout.sizes[r] = out->sizes[r];
+    layout.out_strides[r] = out->strides[r];
+    layout.numel *= out->sizes[r];
+    if (r >= b_start && r < b_start + b_rank) {
+      int32_t j = r - b_start;
+      if (out->sizes[r] != b_sizes[j]) return ocl_decline(call, "an output of another shape");
+      for (int k = 0; k < count; k++) {
+        int32_t kt = j - (b_rank - index[k]->ndim);
+        layout.index_strides[k][r] =
+            kt >= 0 && index[k]->sizes[kt] != 1 ? index[k]->strides[kt] : 0;
+      }
+      continue;
+    }
+    bool indexed = true;
+    while (indexed) {
+      indexed = false;
+      for (int k = 0; k < count; k++) indexed |= index_dim[k] == plain;
+      if (indexed) plain++;
+    }
+    if (plain >= self->ndim || out->sizes[r] != self->sizes[plain]) {
+      return ocl_decline(call, "an output of another shape");
+    }
+    layout.self_strides[r] = self->strides[plain++];
+  }
+  for (int k = 0; k < count; k++) {
+    layout.dim_sizes[k] = self->sizes[index_dim[k]];
+    layout.dim_strides[k] = self->strides[index_dim[k]];
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  if (layout.numel == 0) return TB_OK;
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, self->dtype, index[0]->dtype, "tb_index", &kernel);
+  ocl_place po, ps, pi[4];
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "out", &po);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &ps);
+  for (int k = 0; k < 4 && status == TB_OK; k++) {
+    status = k < count ? ocl_tensor_place(ctx, device, index[k], "an index", &pi[k]) : TB_OK;
+    if (k >= count) pi[k] = pi[0]; /* never read */
+  }
+  if (status != TB_OK) return status;
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  ocl_arg_place(&args, &po);
+  ocl_arg_place(&args, &ps);
+  for (int k = 0; k < 4; k++) ocl_arg_place(&args, &pi[k]);
+  ocl_arg_fault(&args, call->kernel->name);
+  ocl_arg_value(&args, sizeof layout, &layout);
+  status = ocl_args_done(&args);
+  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, layout.numel, "index");
   pthread_mutex_unlock(&kernel->lock);
   return status;
 }
@@ -410,6 +597,11 @@ KERNEL(k_nll_loss_backward, "nll_loss_backward.grad_input", nll_loss_backward, F
        "grad_input) -> Tensor(a!)")
 KERNEL(k_cat, "cat.out", cat, 0,
        "cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)")
+KERNEL(k_gather, "gather.out", gather, EVERY,
+       "gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) "
+       "-> Tensor(a!)")
+KERNEL(k_index, "index.Tensor_out", index_tensor, EVERY,
+       "index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)")
 KERNEL(k_dropout_backward, "native_dropout_backward", dropout_backward, FLOATS,
        "native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor")
 
@@ -419,4 +611,6 @@ const tb_kernel *const ocl_gather_kernels[] = {&k_index_select,
                                                &k_nll_loss_backward,
                                                &k_cat,
                                                &k_dropout_backward,
+                                               &k_gather,
+                                               &k_index,
                                                NULL};

@@ -1,9 +1,9 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Kernels that read or write through integer indices: index_select, embedding's backward and
- * nll_loss.  An index out of range writes the device's fault record (the prelude's
- * tb_report_fault) and the work-item stops: the device is then faulted, and the next
+ * Kernels that read or write through integer indices: index_select, gather, advanced indexing
+ * (index.Tensor), embedding's backward and nll_loss.  An index out of range writes the
+ * device's fault record (the prelude's tb_report_fault) and the work-item stops: the device is then faulted, and the next
  * synchronize reports the index and the size.  The host (kernels/gather.c) prefixes T (the
  * data's storage type), ACC (float or double) and IDX (the index type: int or long).
  */
@@ -43,27 +43,118 @@ __kernel void tb_index_select(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, in
   OCL_AT(T, out)[o] = OCL_AT(T, self)[s];
 }
 
+/* The leading dimensions of embedding's grad_output and its indices (the same sizes), each
+ * with its own strides: row r's offsets in both. */
+typedef struct tb_rowmap {
+  int ndim;
+  long sizes[8];
+  long index_strides[8];
+  long grad_strides[8];
+} tb_rowmap;
+
 /* grad_weight[indices[r], c] += grad[r, c] for every row r not padding_idx, in row order:
  * one work-item per column c, so that the sums are deterministic (the same bits every run,
  * added in the CPU's order) -- float atomics would add in whatever order rows arrive.
  * grad_weight (contiguous, zeroed by the host) has `dim` columns. */
 __kernel void tb_embedding_backward(OCL_PTR(float, grad_weight), OCL_PTR(float, grad),
                                     OCL_PTR(IDX, indices), __global uint *fault, uint fault_op,
-                                    long rows, long dim, long grad_row_stride,
-                                    long grad_col_stride, long index_stride, long num_weights,
-                                    long padding_idx) {
+                                    long rows, long dim, long grad_col_stride, long num_weights,
+                                    long padding_idx, tb_rowmap M) {
   long c = get_global_id(0);
   if (c >= dim) return;
   for (long r = 0; r < rows; r++) {
-    long k = (long)OCL_AT(IDX, indices)[r * index_stride];
+    long rest = r, io = 0, go = 0;
+    for (int d = M.ndim - 1; d >= 0; d--) {
+      long x = rest % M.sizes[d];
+      rest /= M.sizes[d];
+      io += x * M.index_strides[d];
+      go += x * M.grad_strides[d];
+    }
+    long k = (long)OCL_AT(IDX, indices)[io];
     if (k == padding_idx) continue;
     if (k < 0 || k >= num_weights) {
       tb_report_fault(fault, fault_op, TB_FAULT_INDEX, k, num_weights);
       return;
     }
-    OCL_AT(float, grad_weight)[k * dim + c] +=
-        OCL_AT(float, grad)[r * grad_row_stride + c * grad_col_stride];
+    OCL_AT(float, grad_weight)[k * dim + c] += OCL_AT(float, grad)[go + c * grad_col_stride];
   }
+}
+
+/* gather: out[p] = self[p with dimension dim replaced by index[p]], out and index of one
+ * shape. */
+typedef struct tb_gather_layout {
+  int ndim;
+  int dim;
+  long numel;
+  long sizes[8]; /* index's and out's */
+  long out_strides[8];
+  long index_strides[8];
+  long self_strides[8];
+  long self_dim_size;
+} tb_gather_layout;
+
+__kernel void tb_gather(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, index),
+                        __global uint *fault, uint fault_op, tb_gather_layout L) {
+  long i = get_global_id(0);
+  if (i >= L.numel) return;
+  long rest = i, o = 0, x = 0, s = 0;
+  for (int d = L.ndim - 1; d >= 0; d--) {
+    long c = rest % L.sizes[d];
+    rest /= L.sizes[d];
+    o += c * L.out_strides[d];
+    x += c * L.index_strides[d];
+    if (d != L.dim) s += c * L.self_strides[d];
+  }
+  long k = (long)OCL_AT(IDX, index)[x];
+  if (k < 0 || k >= L.self_dim_size) {
+    tb_report_fault(fault, fault_op, TB_FAULT_INDEX, k, L.self_dim_size);
+    return;
+  }
+  OCL_AT(T, out)[o] = OCL_AT(T, self)[s + k * L.self_strides[L.dim]];
+}
+
+/* Advanced indexing (index.Tensor): each output dimension is a plain dimension of self
+ * (self_strides) or one of the index tensors' broadcast shape (index_strides[k], 0 where
+ * index k broadcasts); index k picks along self's dimension of size dim_sizes[k], stride
+ * dim_strides[k].  Negative indices count from the end. */
+typedef struct tb_index_layout {
+  int ndim;
+  int count; /* index tensors, 1 to 4 */
+  long numel;
+  long sizes[8];
+  long out_strides[8];
+  long self_strides[8];
+  long index_strides[4][8];
+  long dim_sizes[4];
+  long dim_strides[4];
+} tb_index_layout;
+
+__kernel void tb_index(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, i0), OCL_PTR(IDX, i1),
+                       OCL_PTR(IDX, i2), OCL_PTR(IDX, i3), __global uint *fault, uint fault_op,
+                       tb_index_layout L) {
+  long i = get_global_id(0);
+  if (i >= L.numel) return;
+  long rest = i, o = 0, s = 0, x[4] = {0, 0, 0, 0};
+  for (int d = L.ndim - 1; d >= 0; d--) {
+    long c = rest % L.sizes[d];
+    rest /= L.sizes[d];
+    o += c * L.out_strides[d];
+    s += c * L.self_strides[d];
+    for (int k = 0; k < 4; k++) x[k] += c * L.index_strides[k][d];
+  }
+  for (int k = 0; k < L.count; k++) {
+    long v = k == 0   ? (long)OCL_AT(IDX, i0)[x[0]]
+             : k == 1 ? (long)OCL_AT(IDX, i1)[x[1]]
+             : k == 2 ? (long)OCL_AT(IDX, i2)[x[2]]
+                      : (long)OCL_AT(IDX, i3)[x[3]];
+    long w = v < 0 ? v + L.dim_sizes[k] : v;
+    if (w < 0 || w >= L.dim_sizes[k]) {
+      tb_report_fault(fault, fault_op, TB_FAULT_INDEX, v, L.dim_sizes[k]);
+      return;
+    }
+    s += w * L.dim_strides[k];
+  }
+  OCL_AT(T, out)[o] = OCL_AT(T, self)[s];
 }
 
 /* nll_loss, reduction none: out[n] = -w[t] * x[n, t] (0 for ignore_index) */

@@ -14,6 +14,7 @@
  * - gather.c: index_select, embedding's backward, nll_loss, cat, dropout's backward;
  * - optim.c: the fused SGD and AdamW steps, bernoulli_ on Philox;
  * - norm.c: layer_norm forward and backward;
+ * - shape.c: arange, tril and triu;
  * - registry.c: the kernel table.
  */
 #ifndef TB_OPENCL_KERNELS_KERNELS_H_
@@ -98,6 +99,14 @@ typedef struct ocl_map_spec {
   int inputs; /* 0..3 */
 } ocl_map_spec;
 
+/** The most dimensions ocl_broadcast handles (ocl_map collapses them to at most 8). */
+#define OCL_MAX_DIMS 24
+
+/** @p t as a view of @p like's shape (sizes shared with @p like, broadcast dimensions of stride
+ *  0, the strides written to @p strides, OCL_MAX_DIMS of them); false when @p t does not
+ *  broadcast to that shape (right-aligned, as PyTorch's rules). */
+bool ocl_broadcast(const tb_tensor *t, const tb_tensor *like, int64_t *strides, tb_tensor *view);
+
 /** Runs the engine: @p out (any strides), @p in (@p spec->inputs of them, each a tensor of
  *  @p out's sizes or a number), @p alpha and @p beta.  Declines layouts of more than 8
  *  dimensions after collapsing and dtypes without an OpenCL type. */
@@ -131,6 +140,7 @@ extern const tb_kernel *const ocl_reduce_kernels[];
 extern const tb_kernel *const ocl_gather_kernels[];
 extern const tb_kernel *const ocl_optim_kernels[];
 extern const tb_kernel *const ocl_norm_kernels[];
+extern const tb_kernel *const ocl_shape_kernels[];
 
 /** The kernel table (registry.c). */
 const tb_kernel_api *ocl_kernel_api(void);

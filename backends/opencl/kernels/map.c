@@ -193,6 +193,26 @@ void ocl_arg_acc(ocl_args *args, tb_dtype dtype, double value) {
 
 tb_status ocl_args_done(ocl_args *args) { return args->status; }
 
+bool ocl_broadcast(const tb_tensor *t, const tb_tensor *like, int64_t *strides, tb_tensor *view) {
+  if (t->ndim > like->ndim || like->ndim > OCL_MAX_DIMS) return false;
+  int32_t lead = like->ndim - t->ndim;
+  for (int32_t d = 0; d < like->ndim; d++) {
+    int32_t k = d - lead;
+    if (k < 0 || t->sizes[k] == 1) {
+      strides[d] = 0;
+    } else if (t->sizes[k] == like->sizes[d]) {
+      strides[d] = t->strides[k];
+    } else {
+      return false;
+    }
+  }
+  *view = *t;
+  view->ndim = like->ndim;
+  view->sizes = like->sizes;
+  view->strides = strides;
+  return true;
+}
+
 /* ---- the engine ---- */
 
 /* Sets a number argument of the compute type. */

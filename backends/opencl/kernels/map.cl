@@ -7,13 +7,14 @@
  *
  *   T_OUT, T0, T1, T2   storage types of the output and the inputs ("float", "uchar", ...)
  *   CT                  the compute type the inputs are converted to
- *   EXPR                the result as an expression of x0, x1, x2, alpha, beta (type CT)
+ *   EXPR                the result as an expression of x0, x1, x2, alpha, beta (type CT) and
+ *                       i, the output element's index in row-major order (arange uses it)
  *   STORE(v)            v converted to T_OUT (a cast, or `v != 0` for bool outputs)
  *
  * The layout (map.c's ocl_layout, the same bytes): dimensions collapsed on the host, the
  * output's strides in strides[0] and input k's in strides[k + 1], in elements; an input whose
  * bit is set in scalar_mask is the kernel argument s<k> instead of memory.  One work-item per
- * output element.
+ * output element.  tb_tri (tril, triu) shares the layout.
  */
 typedef struct tb_layout {
   int ndim;
@@ -48,4 +49,24 @@ __kernel void tb_map(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1), OC
   CT x1 = (L.scalar_mask & 2) ? s1 : (CT)OCL_AT(T1, in1)[off2];
   CT x2 = (L.scalar_mask & 4) ? s2 : (CT)OCL_AT(T2, in2)[off3];
   OCL_AT(T_OUT, out)[off0] = STORE(EXPR);
+}
+
+/* tril (UPPER 0) / triu (UPPER 1): out[..., r, c] = in0[..., r, c] where c - r <= diagonal
+ * (tril) or >= diagonal (triu), else 0.  The layout is not collapsed: its last two dimensions
+ * are the matrix's rows and columns (kernels/shape.c). */
+__kernel void tb_tri(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), tb_layout L, long diagonal,
+                     int upper) {
+  long i = get_global_id(0);
+  if (i >= L.numel) return;
+  long off0 = 0, off1 = 0, rest = i, r = 0, c = 0;
+  for (int d = L.ndim - 1; d >= 0; d--) {
+    long k = rest % L.sizes[d];
+    rest /= L.sizes[d];
+    if (d == L.ndim - 1) c = k;
+    if (d == L.ndim - 2) r = k;
+    off0 += k * L.strides[0][d];
+    off1 += k * L.strides[1][d];
+  }
+  bool keep = upper ? c - r >= diagonal : c - r <= diagonal;
+  OCL_AT(T_OUT, out)[off0] = keep ? OCL_AT(T0, in0)[off1] : (T_OUT)0;
 }

@@ -1,9 +1,10 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Reductions (sum, mean, amax, amin over any dimensions) and softmax / log_softmax with their
- * backwards, on the row kernels of reduce.cl: one work-group per output row, its work-items
- * striding over the row and combining in local memory.
+ * Reductions (sum, mean, amax, amin, all, any, vector norms over any dimensions; mse_loss and
+ * its backward) and softmax / log_softmax with their backwards, on the row kernels of reduce.cl:
+ * one work-group per output row, its work-items striding over the row and combining in local
+ * memory.
  *
  * These operators are not elementwise: their tensors arrive as the user passed them (vendor.h,
  * "Elementwise operators" does not cover them), so the host maps the dimensions itself --
@@ -82,7 +83,7 @@ static tb_status launch(tb_context ctx, const tb_kernel_call *call, int32_t devi
   if (status == TB_OK && in1 != NULL)
     status = ocl_tensor_place(ctx, device, in1, "output", &places[2]);
   if (status != TB_OK) return status;
-  if (rows->row_length == 0 && strcmp(name, "tb_reduce") != 0) return TB_OK; /* empty rows */
+  if (rows->row_length == 0 && strncmp(name, "tb_reduce", 9) != 0) return TB_OK; /* empty rows */
   pthread_mutex_lock(&kernel->lock);
   cl_uint arg = 0;
   for (int k = 0; k < (in1 != NULL ? 3 : 2) && status == TB_OK; k++, arg += 2) {
@@ -207,6 +208,185 @@ static tb_status reduce(tb_context ctx, const tb_kernel_call *call) {
   return launch(ctx, call, device, "tb_reduce", defines, out, self, NULL, &rows, &scale, acc);
 }
 
+/* all / any [self, dim (int, int[]? or absent), keepdim, out]: any dtype in, bool (uint8 for
+ * uint8 input) out; all.all_out / any.all_out [self, out] reduce everything. */
+static tb_status logical(tb_context ctx, const tb_kernel_call *call) {
+  bool all = (intptr_t)call->kernel->data & 1, whole = (intptr_t)call->kernel->data & 2;
+  const tb_value *args = call->args;
+  int32_t n = call->num_args;
+  if (n < (whole ? 2 : 4) || args[0].kind != TB_VALUE_TENSOR ||
+      args[n - 1].kind != TB_VALUE_TENSOR || (!whole && args[2].kind != TB_VALUE_BOOL)) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = args[0].as.tensor, *out = args[n - 1].as.tensor;
+  uint64_t mask = 0;
+  tb_value dims = {TB_VALUE_NONE, {0}};
+  int64_t one_dim[1];
+  if (!whole && args[1].kind == TB_VALUE_INT) {
+    one_dim[0] = args[1].as.i;
+    dims.kind = TB_VALUE_INT_LIST;
+    dims.as.ints.items = one_dim;
+    dims.as.ints.count = 1;
+  } else if (!whole) {
+    dims = args[1];
+  }
+  if (!dim_mask(&dims, self->ndim, &mask)) return ocl_decline(call, "dimensions it cannot map");
+  if (ocl_type_name(self->dtype) == NULL ||
+      (out->dtype != TB_DTYPE_BOOL && out->dtype != TB_DTYPE_UINT8)) {
+    return ocl_decline(call, "this dtype combination");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_rows rows;
+  if (!ocl_map_rows(self, NULL, out, mask, false, !whole && args[2].as.b != 0, &rows)) {
+    return ocl_decline(call, "a layout of more than 8 kept or reduced dimensions");
+  }
+  const char *defines = all ? "#define INIT 1\n#define COMBINE(a, b) ((a) && (b))\n"
+                              "#define FINAL(a) (a)\n#define PRE(v) ((v) != 0)\n"
+                            : "#define INIT 0\n#define COMBINE(a, b) ((a) || (b))\n"
+                              "#define FINAL(a) (a)\n#define PRE(v) ((v) != 0)\n";
+  tb_value scale = {TB_VALUE_DOUBLE, {.f = 1}};
+  return launch(ctx, call, device, "tb_reduce", defines, out, self, NULL, &rows, &scale,
+                TB_DTYPE_INT64);
+}
+
+/* linalg_vector_norm.out [self, ord, dim?, keepdim, dtype?, out] and norm.out [self, p?, dim,
+ * keepdim, out]: floating types, ord 0, 1, 2, inf, -inf or any other p, accumulated in the
+ * output's type as ATen's CPU kernel does. */
+static tb_status vector_norm(tb_context ctx, const tb_kernel_call *call) {
+  bool linalg = call->kernel->data != NULL;
+  const tb_value *args = call->args;
+  int32_t n = call->num_args;
+  if (n < 5 || args[0].kind != TB_VALUE_TENSOR || args[n - 1].kind != TB_VALUE_TENSOR ||
+      args[3].kind != TB_VALUE_BOOL || (linalg && args[4].kind != TB_VALUE_NONE)) {
+    return ocl_decline(call, "unexpected arguments (or a dtype argument)");
+  }
+  const tb_tensor *self = args[0].as.tensor, *out = args[n - 1].as.tensor;
+  double p = 2;
+  if (args[1].kind != TB_VALUE_NONE && !ocl_number(&args[1], &p, NULL)) {
+    return ocl_decline(call, "an order that is not a number");
+  }
+  uint64_t mask = 0;
+  if (!dim_mask(&args[2], self->ndim, &mask)) return ocl_decline(call, "dimensions it cannot map");
+  if ((self->dtype != TB_DTYPE_FLOAT32 && self->dtype != TB_DTYPE_FLOAT64) ||
+      out->dtype != self->dtype) {
+    return ocl_decline(call, "this dtype combination");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_rows rows;
+  if (!ocl_map_rows(self, NULL, out, mask, false, args[3].as.b != 0, &rows)) {
+    return ocl_decline(call, "a layout of more than 8 kept or reduced dimensions");
+  }
+  const char *defines;
+  if (isinf(p)) {
+    if (rows.row_length == 0) return ocl_decline(call, "an infinity norm of no elements");
+    defines = p > 0 ? "#define INIT 0\n#define COMBINE(a, b) MAXF(a, b)\n#define FINAL(a) (a)\n"
+                      "#define PRE(v) fabs((ACC)(v))\n"
+                    : "#define INIT INFINITY\n#define COMBINE(a, b) (((a) < (b) || isnan(a)) ? "
+                      "(a) : (b))\n#define FINAL(a) (a)\n#define PRE(v) fabs((ACC)(v))\n";
+  } else if (p == 0) {
+    defines = "#define PRE(v) (ACC)((v) != 0)\n";
+  } else if (p == 1) {
+    defines = "#define PRE(v) fabs((ACC)(v))\n";
+  } else if (p == 2) {
+    defines =
+        "#define INIT 0\n#define COMBINE(a, b) ((a) + (b))\n#define FINAL(a) sqrt(a)\n"
+        "#define PRE(v) ((ACC)(v) * (ACC)(v))\n";
+  } else {
+    defines =
+        "#define INIT 0\n#define COMBINE(a, b) ((a) + (b))\n"
+        "#define FINAL(a) pow(a, (ACC)1 / scale)\n#define PRE(v) pow(fabs((ACC)(v)), scale)\n";
+  }
+  tb_value scale = {TB_VALUE_DOUBLE, {.f = p}};
+  return launch(ctx, call, device, "tb_reduce", defines, out, self, NULL, &rows, &scale,
+                out->dtype);
+}
+
+/* mse_loss.out [self, target, reduction, out]: the inputs as the user passed them (of one
+ * shape); reduction 0 (none) elementwise, 1 (mean) and 2 (sum) a reduction over everything. */
+static tb_status mse_loss(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 4 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
+      a[2].kind != TB_VALUE_INT || a[3].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *target = a[1].as.tensor, *out = a[3].as.tensor;
+  int64_t reduction = a[2].as.i;
+  bool same = self->ndim == target->ndim;
+  for (int32_t d = 0; same && d < self->ndim; d++) same = self->sizes[d] == target->sizes[d];
+  if (!same || (self->dtype != TB_DTYPE_FLOAT32 && self->dtype != TB_DTYPE_FLOAT64) ||
+      target->dtype != self->dtype || out->dtype != self->dtype || reduction < 0 || reduction > 2) {
+    return ocl_decline(call, "inputs of two shapes or dtypes");
+  }
+  if (reduction == 0) {
+    ocl_operand in[2] = {{self, 0, 0}, {target, 0, 0}};
+    ocl_map_spec spec = {"(x0 - x1) * (x0 - x1)", self->dtype, 2};
+    bool shaped = out->ndim == self->ndim;
+    for (int32_t d = 0; shaped && d < self->ndim; d++) shaped = out->sizes[d] == self->sizes[d];
+    if (!shaped) return ocl_decline(call, "an output not of the inputs' shape");
+    return ocl_map(ctx, call, &spec, out, in, 1, 1);
+  }
+  if (out->ndim != 0) return ocl_decline(call, "a reduced output that is not 0-dim");
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  uint64_t mask =
+      self->ndim == 0 ? 0 : (self->ndim >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << self->ndim) - 1);
+  ocl_rows rows;
+  if (!ocl_map_rows(self, target, out, mask, false, false, &rows)) {
+    return ocl_decline(call, "a layout of more than 8 dimensions");
+  }
+  const char *defines =
+      reduction == 1
+          ? "#define INIT 0\n#define COMBINE(a, b) ((a) + (b))\n#define FINAL(a) ((a) * scale)\n"
+            "#define PRE2(a, b) (((a) - (b)) * ((a) - (b)))\n"
+          : "#define INIT 0\n#define COMBINE(a, b) ((a) + (b))\n#define FINAL(a) (a)\n"
+            "#define PRE2(a, b) (((a) - (b)) * ((a) - (b)))\n";
+  tb_value scale = {TB_VALUE_DOUBLE,
+                    {.f = rows.row_length > 0 ? 1.0 / (double)rows.row_length : NAN}};
+  return launch(ctx, call, device, "tb_reduce2", defines, out, self, target, &rows, &scale,
+                out->dtype);
+}
+
+/* mse_loss_backward.grad_input [grad_output, self, target, reduction, grad_input]:
+ * norm * (self - target) * grad_output, norm 2 / numel for mean, else 2; grad_output 0-dim
+ * for a reduction, broadcast here. */
+static tb_status mse_loss_backward(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 5 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
+      a[2].kind != TB_VALUE_TENSOR || a[3].kind != TB_VALUE_INT || a[4].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *grad = a[0].as.tensor, *self = a[1].as.tensor, *target = a[2].as.tensor;
+  const tb_tensor *out = a[4].as.tensor;
+  int64_t strides[3][OCL_MAX_DIMS];
+  tb_tensor views[3];
+  if (grad->dtype != out->dtype || self->dtype != out->dtype || target->dtype != out->dtype ||
+      !ocl_broadcast(grad, out, strides[0], &views[0]) ||
+      !ocl_broadcast(self, out, strides[1], &views[1]) ||
+      !ocl_broadcast(target, out, strides[2], &views[2])) {
+    return ocl_decline(call, "operands that do not broadcast to grad_input");
+  }
+  int64_t numel = 1;
+  for (int32_t d = 0; d < self->ndim; d++) numel *= self->sizes[d];
+  double norm = a[3].as.i == 1 ? 2.0 / (double)numel : 2.0;
+  ocl_operand in[3] = {{&views[0], 0, 0}, {&views[1], 0, 0}, {&views[2], 0, 0}};
+  ocl_map_spec spec = {"alpha * (x1 - x2) * x0", out->dtype, 3};
+  return ocl_map(ctx, call, &spec, out, in, norm, 1);
+}
+
 typedef enum softmax_kind {
   S_SOFTMAX,
   S_LOG_SOFTMAX,
@@ -296,7 +476,45 @@ KERNEL(k_log_softmax_backward, "_log_softmax_backward_data.out", softmax, FLOATS
        "input_dtype, *, Tensor(a!) out) -> Tensor(a!)",
        S_LOG_SOFTMAX_BACKWARD)
 
-const tb_kernel *const ocl_reduce_kernels[] = {&k_sum,
+#define ALL_DTYPES (SUMMABLE)
+#define LOGICAL_SCHEMA(name, rest) name "(Tensor self" rest ", *, Tensor(a!) out) -> Tensor(a!)"
+KERNEL(k_all_all, "all.all_out", logical, ALL_DTYPES, LOGICAL_SCHEMA("all.all_out", ""), 3)
+KERNEL(k_all, "all.out", logical, ALL_DTYPES,
+       LOGICAL_SCHEMA("all.out", ", int dim, bool keepdim=False"), 1)
+KERNEL(k_all_dims, "all.dims_out", logical, ALL_DTYPES,
+       LOGICAL_SCHEMA("all.dims_out", ", int[]? dim=None, bool keepdim=False"), 1)
+KERNEL(k_any_all, "any.all_out", logical, ALL_DTYPES, LOGICAL_SCHEMA("any.all_out", ""), 2)
+KERNEL(k_any, "any.out", logical, ALL_DTYPES,
+       LOGICAL_SCHEMA("any.out", ", int dim, bool keepdim=False"), 0)
+KERNEL(k_any_dims, "any.dims_out", logical, ALL_DTYPES,
+       LOGICAL_SCHEMA("any.dims_out", ", int[]? dim=None, bool keepdim=False"), 0)
+KERNEL(k_linalg_vector_norm, "linalg_vector_norm.out", vector_norm, FLOATS,
+       "linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, "
+       "*, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+       1)
+KERNEL(k_norm, "norm.out", vector_norm, FLOATS,
+       "norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       0)
+KERNEL(k_mse_loss, "mse_loss.out", mse_loss, FLOATS,
+       "mse_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)",
+       0)
+KERNEL(k_mse_loss_backward, "mse_loss_backward.grad_input", mse_loss_backward, FLOATS,
+       "mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int "
+       "reduction, *, Tensor(a!) grad_input) -> Tensor(a!)",
+       0)
+
+const tb_kernel *const ocl_reduce_kernels[] = {&k_all_all,
+                                               &k_all,
+                                               &k_all_dims,
+                                               &k_any_all,
+                                               &k_any,
+                                               &k_any_dims,
+                                               &k_linalg_vector_norm,
+                                               &k_norm,
+                                               &k_mse_loss,
+                                               &k_mse_loss_backward,
+                                               &k_sum,
                                                &k_mean,
                                                &k_amax,
                                                &k_amin,

@@ -9,6 +9,8 @@
  *   ACC             the accumulator type (float, double or long)
  *   WG              work-items per group, a power of two
  *   INIT, COMBINE(a, b), FINAL(a)   the reduction (tb_reduce; FINAL may use `scale`)
+ *   PRE(v)          an element's contribution, from its stored value (default: v itself)
+ *   PRE2(a, b)      tb_reduce2's contribution of the two inputs' elements (in the ACC type)
  *   LOG             defined for log_softmax (tb_softmax, tb_softmax_backward)
  *
  * The layout (reduce.c's ocl_rows, the same bytes): the kept dimensions enumerate the rows,
@@ -30,6 +32,9 @@ typedef struct tb_rows {
 #define INIT 0
 #define COMBINE(a, b) ((a) + (b))
 #define FINAL(a) (a)
+#endif
+#ifndef PRE
+#define PRE(v) (v)
 #endif
 
 /* The offsets of row `row` for each operand. */
@@ -83,13 +88,34 @@ __kernel void tb_reduce(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), tb_rows L, ACC sc
   for (long e = lid; e < L.row_length; e += WG) {
     long o0 = 0, o1 = b1, o2 = 0;
     ROW_ELEMENT(L, e, o0, o1, o2);
-    ACC x = (ACC)OCL_AT(T0, in0)[o1];
+    ACC x = (ACC)(PRE(OCL_AT(T0, in0)[o1]));
     acc = COMBINE(acc, x);
   }
   partial[lid] = acc;
   GROUP_COMBINE(partial, lid, COMBINE);
   if (lid == 0) OCL_AT(T_OUT, out)[b0] = (T_OUT)(FINAL(partial[0]));
 }
+
+#ifdef PRE2
+/* out[row] = FINAL(COMBINE over the row of PRE2(in0, in1)): in1 has in0's shape */
+__kernel void tb_reduce2(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1), tb_rows L,
+                         ACC scale) {
+  __local ACC partial[WG];
+  long row = get_group_id(0);
+  int lid = get_local_id(0);
+  long b0 = 0, b1 = 0, b2 = 0;
+  ROW_BASE(L, row, b0, b1, b2);
+  ACC acc = INIT;
+  for (long e = lid; e < L.row_length; e += WG) {
+    long o0 = 0, o1 = b1, o2 = b2;
+    ROW_ELEMENT(L, e, o0, o1, o2);
+    acc = COMBINE(acc, PRE2((ACC)OCL_AT(T0, in0)[o1], (ACC)OCL_AT(T1, in1)[o2]));
+  }
+  partial[lid] = acc;
+  GROUP_COMBINE(partial, lid, COMBINE);
+  if (lid == 0) OCL_AT(T_OUT, out)[b0] = (T_OUT)(FINAL(partial[0]));
+}
+#endif
 
 #ifdef SOFTMAX
 /* out = softmax (or log_softmax) of in0 along the row */
