@@ -99,9 +99,17 @@ demo: $(STAMP)/build
 	done
 	$(PYTHON) examples/demo.py
 
-# A measurement, not a test: figures side by side in one run (benchmarks/bench.py).
+# A measurement, not a test: figures side by side in one run (benchmarks/bench.py), on
+# TORCH_BACKEND_VENDOR (emu by default), then the rows of the opencl vendor on PoCL -- the
+# same cores as PyTorch CPU, so its ratios say what the OpenCL path costs, not what a GPU
+# gives -- where the package has it (no collectives, no torch.compile row).
+OPENCL_BENCHES := latency,elementwise,mm,training,zoo,allocator
 bench: $(STAMP)/build
 	$(PYTHON) benchmarks/bench.py --json $(BUILD)/bench.json --plot $(BUILD)/bench.png
+	@if [ -n "$(filter opencl,$(ALL_VENDORS))" ]; then \
+	  POCL_DEVICES="pthread pthread" TORCH_BACKEND_VENDOR=opencl $(PYTHON) benchmarks/bench.py \
+	    --only $(OPENCL_BENCHES) --json $(BUILD)/bench-opencl.json; \
+	fi
 
 # Where a small operator's host time goes, per category, from perf samples
 # (benchmarks/host_profile.py): a measurement, not a test.
@@ -140,11 +148,13 @@ COMPILE_PYTEST := test/python/test_compile.py test/python/test_custom_ops.py
 # The suites that exercise a vendor, on opencl (PoCL asked for two devices; other drivers ignore
 # POCL_DEVICES): OpInfo over its native kernels, training (fused optimizers, dropout,
 # embedding), streams, events, memory, copies, faults, the fallback and the differential
-# stress harness, the kernels' own edge cases (test_kernels), the model zoo, in the default
+# stress harness, the kernels' own edge cases (test_kernels, test_device_only_ops:
+# convolutions, pooling, recurrent cells), the model zoo, in the default
 # memory mode (the contract suite covers both), and the fork rule (its count probes in a
 # child).  The runtime's own error paths, vendor start and device properties run on emu, npu
 # and fake.
-OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_model_zoo.py \
+OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_device_only_ops.py \
+  test_model_zoo.py \
   test_training.py test_streams.py \
   test_events.py test_memory.py test_copy_semantics.py test_multi_device.py \
   test_differential.py test_guard.py test_rng.py test_fallback.py test_placement.py \
@@ -312,10 +322,17 @@ $(STAMP)/compat-$(COMPAT_TORCH): $(BUILD_INPUTS) $(COMPAT_ENV)/.complete
 test-compat: $(STAMP)/build $(STAMP)/compat-$(COMPAT_TORCH)
 	@mkdir -p $(BUILD)
 	$(C_CONFIGURE)
-	cmake --build $(BUILD)/c --target tb_vendor_emu
+	cmake --build $(BUILD)/c --target tb_vendor_emu $(if $(filter opencl,$(ALL_VENDORS)),tb_vendor_opencl)
 	$(PYTHON) test/compat/compat.py --vendor $(BUILD)/c/lib/libtb_vendor_emu.so \
 	  --runtime $(PYTHON) $(BUILD)/py \
 	  --runtime $(COMPAT_PYTHON) $(COMPAT_DIR)/build --pytest $(COMPAT_PYTHON)
+	@# the opencl vendor, on PoCL: its kernels' suites, the zoo and the fault paths under the
+	@# other release (test-full runs its whole stage under this one)
+	$(if $(filter opencl,$(ALL_VENDORS)),POCL_DEVICES="pthread pthread" $(PYTHON) \
+	  test/compat/compat.py --vendor $(BUILD)/c/lib/libtb_vendor_opencl.so \
+	  --runtime $(PYTHON) $(BUILD)/py \
+	  --runtime $(COMPAT_PYTHON) $(COMPAT_DIR)/build --pytest $(COMPAT_PYTHON) \
+	  --pytest-args $(addprefix test/python/,test_kernels.py test_model_zoo.py test_faults.py))
 
 lint: $(STAMP)/pip
 	clang-format --dry-run -Werror $(C_SOURCES)

@@ -487,12 +487,33 @@ def machine() -> dict:
     }
 
 
+BENCHES: dict[str, Callable[[bool], list[dict]]] = {
+    "latency": bench_small_ops,
+    "elementwise": bench_elementwise,
+    "mm": bench_mm,
+    "training": bench_training,
+    "compile": bench_compile,
+    "zoo": bench_zoo,
+    "allocator": bench_allocator,
+    "fragmentation": bench_fragmentation,
+    "allreduce": bench_allreduce,
+}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="also write the figures here as JSON")
     parser.add_argument("--quick", action="store_true", help="fewer calls and trials")
     parser.add_argument("--plot", type=Path, help="also draw the rows against their aims (PNG)")
+    parser.add_argument(
+        "--only",
+        help=f"a comma-separated subset of the benchmarks: {', '.join(BENCHES)} (default: all)",
+    )
     arguments = parser.parse_args()
+    names = arguments.only.split(",") if arguments.only else list(BENCHES)
+    unknown = [name for name in names if name not in BENCHES]
+    if unknown:
+        parser.error(f"unknown benchmarks {unknown}: choose from {', '.join(BENCHES)}")
 
     info = machine()
     print(
@@ -500,18 +521,8 @@ def main() -> int:
         f"({info['torch_threads']} threads) on {info['cpu']}, {info['cores']} cores"
     )
     rows = []
-    for bench in (
-        bench_small_ops,
-        bench_elementwise,
-        bench_mm,
-        bench_training,
-        bench_compile,
-        bench_zoo,
-        bench_allocator,
-        bench_fragmentation,
-        bench_allreduce,
-    ):
-        rows += bench(arguments.quick)
+    for name in names:
+        rows += BENCHES[name](arguments.quick)
 
     print(markdown_table(rows))
     if arguments.json:

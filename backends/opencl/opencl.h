@@ -333,7 +333,8 @@ typedef struct ocl_kernel {
 
 /**
  * Kernel @p name of the program identified by @p key (a short string naming everything the
- * sources depend on, e.g. "map add.out float"), built from the @p count OpenCL C @p sources
+ * sources depend on, e.g. "map add.out float") and its last source (a kernel file's static
+ * text: two files may share their defines), built from the @p count OpenCL C @p sources
  * for @p device on first use -- from the disk cache when a binary for this device, driver and
  * source is there, otherwise from source, then stored -- and kept until finalize.  The sources
  * are compiled after the vendor's prelude.  TB_OK with @p kernel set, or the build's failure

@@ -51,6 +51,7 @@ typedef struct ocl_kernel_entry {
 
 struct ocl_program {
   char *key;
+  const char *body; /* the last source, a kernel file's static text: with key, the identity */
   uint64_t hash;
   int32_t device;
   cl_program program;
@@ -200,8 +201,9 @@ tb_status ocl_kernel_get(tb_context ctx, int32_t device, const char *key,
   size_t bucket = hash % OCL_PROGRAM_BUCKETS;
   pthread_mutex_lock(&ctx->programs_lock);
   struct ocl_program *program = ctx->programs[bucket];
-  while (program != NULL &&
-         (program->hash != hash || program->device != device || strcmp(program->key, key) != 0)) {
+  const char *body = count > 0 ? sources[count - 1] : NULL;
+  while (program != NULL && (program->hash != hash || program->device != device ||
+                             program->body != body || strcmp(program->key, key) != 0)) {
     program = program->next;
   }
   tb_status status = TB_OK;
@@ -225,6 +227,7 @@ tb_status ocl_kernel_get(tb_context ctx, int32_t device, const char *key,
       return status;
     }
     program->key = key_copy;
+    program->body = body;
     program->hash = hash;
     program->device = device;
     program->next = ctx->programs[bucket];

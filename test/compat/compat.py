@@ -14,7 +14,8 @@ TORCH_BACKEND_VENDOR set to the vendor's path, this runs:
    table shows that every runtime ran the very same file, not a copy or a rebuild;
 2. that build's tb-conformance on the vendor;
 3. examples/demo.py (training beside the CPU, losses compared, no fallback);
-4. for the interpreters named by --pytest, the Python suites (test/python).
+4. for the interpreters named by --pytest, the Python suites (test/python, or the files
+   --pytest-args names).
 
 Then it prints a summary table and exits non-zero if anything failed or if the vendor file
 changed while the runs were going on.  Needs no torch itself: run it with any Python >= 3.10.
@@ -120,7 +121,11 @@ def last_match(pattern: str, text: str) -> str | None:
 
 
 def check_runtime(
-    python: str, build_dir: Path, vendor: Path, identity: tuple[int, str], pytest: bool
+    python: str,
+    build_dir: Path,
+    vendor: Path,
+    identity: tuple[int, str],
+    pytest: list[str] | None,
 ) -> Result:
     result = Result(cxx=cxx_standard(build_dir))
     env = dict(os.environ, TORCH_BACKEND_VENDOR=str(vendor))
@@ -149,8 +154,8 @@ def check_runtime(
     result.demo = f"{'pass' if status == 0 else 'FAIL'} ({seconds:.0f} s)"
     result.ok &= status == 0
 
-    if pytest:
-        status, output, seconds = run("pytest", [python, "-m", "pytest", "-q", "test/python"], env)
+    if pytest is not None:
+        status, output, seconds = run("pytest", [python, "-m", "pytest", "-q", *pytest], env)
         summary = last_match(r"^=* ?(\d+ (?:passed|failed).*?) in [\d.]+s", output) or "no summary"
         result.pytest = f"{'pass' if status == 0 else 'FAIL'}: {summary} ({seconds:.0f} s)"
         result.ok &= status == 0
@@ -177,6 +182,13 @@ def main() -> int:
         metavar="PYTHON",
         help="run the Python suites on the runtime of this interpreter as well",
     )
+    parser.add_argument(
+        "--pytest-args",
+        nargs="+",
+        default=["test/python"],
+        metavar="ARG",
+        help="what --pytest runs (default: test/python, every suite)",
+    )
     options = parser.parse_args()
     vendor = options.vendor.resolve()
     if not vendor.is_file():
@@ -184,7 +196,13 @@ def main() -> int:
 
     identity = file_identity(vendor)
     results = [
-        check_runtime(python, Path(build_dir).resolve(), vendor, identity, python in options.pytest)
+        check_runtime(
+            python,
+            Path(build_dir).resolve(),
+            vendor,
+            identity,
+            options.pytest_args if python in options.pytest else None,
+        )
         for python, build_dir in options.runtime
     ]
     unchanged = file_identity(vendor) == identity

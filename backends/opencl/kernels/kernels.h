@@ -15,6 +15,8 @@
  * - optim.c: the fused SGD and AdamW steps, bernoulli_ on Philox;
  * - norm.c: layer_norm forward and backward;
  * - shape.c: arange, tril and triu;
+ * - window.c: convolution and max pooling (window.cl);
+ * - rnn.c: the fused LSTM and GRU cells (rnn.cl);
  * - registry.c: the kernel table.
  */
 #ifndef TB_OPENCL_KERNELS_KERNELS_H_
@@ -27,6 +29,8 @@ extern const char ocl_source_map[];
 extern const char ocl_source_reduce[];
 extern const char ocl_source_gather[];
 extern const char ocl_source_optim[];
+extern const char ocl_source_window[];
+extern const char ocl_source_rnn[];
 
 /** The OpenCL C type of @p dtype's elements ("float", "uchar" for bool), NULL when the vendor
  *  has no kernels for it (float16, bfloat16). */
@@ -141,6 +145,8 @@ extern const tb_kernel *const ocl_gather_kernels[];
 extern const tb_kernel *const ocl_optim_kernels[];
 extern const tb_kernel *const ocl_norm_kernels[];
 extern const tb_kernel *const ocl_shape_kernels[];
+extern const tb_kernel *const ocl_window_kernels[];
+extern const tb_kernel *const ocl_rnn_kernels[];
 
 /** The kernel table (registry.c). */
 const tb_kernel_api *ocl_kernel_api(void);

@@ -1,11 +1,11 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * layer_norm forward and backward, and batch_norm's forward, on the row kernels of reduce.cl
+ * layer_norm and batch_norm, forward and backward, on the row kernels of reduce.cl
  * (NORM).  layer_norm: one work-group per row of the normalized elements for the forward and
  * the input's gradient, one work-item per normalized element for the weight's and bias's
- * gradients, dense tensors only (what nn.LayerNorm produces).  batch_norm: one work-group per
- * channel, the input with any strides.
+ * gradients, dense tensors only (what nn.LayerNorm produces).  batch_norm (both ways): one
+ * work-group per channel, the input with any strides.
  */
 #include <stdio.h>
 #include <string.h>
@@ -290,6 +290,83 @@ static tb_status batch_norm(tb_context ctx, const tb_kernel_call *call) {
   return status;
 }
 
+/* native_batch_norm_backward [grad_out, input, weight?, running_mean?, running_var?,
+ * save_mean?, save_invstd?, train, eps, output_mask, grad_input?, grad_weight?, grad_bias?] */
+static tb_status batch_norm_backward(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 13 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
+      a[7].kind != TB_VALUE_BOOL || a[8].kind != TB_VALUE_DOUBLE) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *grad = a[0].as.tensor, *input = a[1].as.tensor;
+  tb_dtype dtype = input->dtype;
+  bool training = a[7].as.b != 0, ok = true;
+  if ((dtype != TB_DTYPE_FLOAT32 && dtype != TB_DTYPE_FLOAT64) || input->ndim < 2 ||
+      grad->dtype != dtype || grad->ndim != input->ndim) {
+    return ocl_decline(call, "a layout or dtype it does not take");
+  }
+  int64_t channels = input->sizes[1];
+  const tb_tensor *weight = optional(&a[2], dtype, channels, &ok);
+  const tb_tensor *running_mean = ok ? optional(&a[3], dtype, channels, &ok) : NULL;
+  const tb_tensor *running_var = ok ? optional(&a[4], dtype, channels, &ok) : NULL;
+  const tb_tensor *save_mean = ok ? optional(&a[5], dtype, channels, &ok) : NULL;
+  const tb_tensor *save_invstd = ok ? optional(&a[6], dtype, channels, &ok) : NULL;
+  const tb_tensor *gi = a[10].kind == TB_VALUE_TENSOR ? a[10].as.tensor : NULL;
+  const tb_tensor *gw = ok ? optional(&a[11], dtype, channels, &ok) : NULL;
+  const tb_tensor *gb = ok ? optional(&a[12], dtype, channels, &ok) : NULL;
+  const tb_tensor *mean = training ? save_mean : running_mean;
+  const tb_tensor *spread = training ? save_invstd : running_var;
+  if (!ok || mean == NULL || spread == NULL ||
+      (gi != NULL && (gi->dtype != dtype || gi->ndim != input->ndim))) {
+    return ocl_decline(call, "statistics, parameters or gradients it does not take");
+  }
+  for (int32_t d = 0; d < input->ndim; d++) {
+    if (grad->sizes[d] != input->sizes[d] || (gi != NULL && gi->sizes[d] != input->sizes[d])) {
+      return ocl_decline(call, "gradients of another shape");
+    }
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_rows rows;
+  uint64_t mask = (((uint64_t)1 << input->ndim) - 1) & ~(uint64_t)2;
+  if (!ocl_map_rows(input, grad, gi != NULL ? gi : input, mask, true, true, &rows) ||
+      rows.kept_ndim > 1) {
+    return ocl_decline(call, "a layout of more than 8 dimensions");
+  }
+  if (channels == 0) return TB_OK;
+  if (rows.row_length == 0) return ocl_decline(call, "an empty batch");
+  rows.rows = channels;
+  int wg = rows.row_length >= 64 ? 64 : rows.row_length >= 8 ? 8 : 1;
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, dtype, wg, "tb_batch_norm_backward", &kernel);
+  /* grad_input, grad_weight, grad_bias, grad_out, input, weight, mean, invstd or var; absent
+   * ones point at the input, never touched */
+  const tb_tensor *tensors[8] = {gi, gw, gb, grad, input, weight, mean, spread};
+  ocl_place p[8];
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, input, "input", &p[4]);
+  for (int k = 0; k < 8 && status == TB_OK; k++) {
+    p[k] = p[4];
+    if (tensors[k] != NULL) status = ocl_tensor_place(ctx, device, tensors[k], "a tensor", &p[k]);
+  }
+  if (status != TB_OK) return status;
+  cl_int flags[5] = {weight != NULL, training, gi != NULL, gw != NULL, gb != NULL};
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  for (int k = 0; k < 8; k++) ocl_arg_place(&args, &p[k]);
+  ocl_arg_value(&args, sizeof rows, &rows);
+  for (int k = 0; k < 5; k++) ocl_arg_value(&args, sizeof flags[k], &flags[k]);
+  ocl_arg_acc(&args, dtype, a[8].as.f);
+  status = ocl_args_done(&args);
+  if (status == TB_OK)
+    status = run_groups(ctx, device, call, kernel, channels, wg, "native_batch_norm_backward");
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
 #define FLOATS (TB_DTYPE_BIT(TB_DTYPE_FLOAT32) | TB_DTYPE_BIT(TB_DTYPE_FLOAT64))
 static const tb_kernel k_layer_norm = {
     sizeof(tb_kernel),
@@ -321,5 +398,16 @@ static const tb_kernel k_batch_norm = {
     "running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
     NULL};
 
+static const tb_kernel k_batch_norm_backward = {
+    sizeof(tb_kernel),
+    "native_batch_norm_backward",
+    batch_norm_backward,
+    FLOATS,
+    0,
+    "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? "
+    "running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, "
+    "float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+    NULL};
+
 const tb_kernel *const ocl_norm_kernels[] = {&k_layer_norm, &k_layer_norm_backward, &k_batch_norm,
-                                             NULL};
+                                             &k_batch_norm_backward, NULL};

@@ -330,4 +330,52 @@ __kernel void tb_batch_norm(OCL_PTR(T0, out), OCL_PTR(T0, in), OCL_PTR(T0, weigh
     OCL_AT(T0, out)[o0] = (T0)(((ACC)OCL_AT(T0, in)[o1] - mu) * invstd * w + b);
   }
 }
+
+/* batch_norm's backward: one work-group per channel.  mean and invstd are the batch's
+ * (save_mean, save_invstd) in training, else the running mean and variance (invstd computed
+ * here); as ATen's CPU kernel: with dotp = sum(dy * (x - mean)),
+ * grad_input = (dy - (x - mean) * dotp * invstd^2 / N - sum(dy) / N) * invstd * w in training,
+ * dy * invstd * w in evaluation; grad_weight = dotp * invstd, grad_bias = sum(dy).  Operand
+ * strides: 0 grad_input, 1 input, 2 grad_out. */
+__kernel void tb_batch_norm_backward(OCL_PTR(T0, grad_input), OCL_PTR(T0, grad_weight),
+                                     OCL_PTR(T0, grad_bias), OCL_PTR(T0, grad_out),
+                                     OCL_PTR(T0, in), OCL_PTR(T0, weight), OCL_PTR(T0, mean),
+                                     OCL_PTR(T0, invstd_or_var), tb_rows L, int has_weight,
+                                     int training, int want_input, int want_weight,
+                                     int want_bias, ACC eps) {
+  __local ACC partial[WG];
+  long c = get_group_id(0);
+  int lid = get_local_id(0);
+  long b0 = 0, b1 = 0, b2 = 0;
+  ROW_BASE(L, c, b0, b1, b2);
+  ACC mu = (ACC)OCL_AT(T0, mean)[c];
+  ACC invstd = training ? (ACC)OCL_AT(T0, invstd_or_var)[c]
+                        : rsqrt((ACC)OCL_AT(T0, invstd_or_var)[c] + eps);
+  ACC s = 0, d = 0, sum = 0, dotp = 0;
+  for (long e = lid; e < L.row_length; e += WG) {
+    long o0 = 0, o1 = b1, o2 = b2;
+    ROW_ELEMENT(L, e, o0, o1, o2);
+    ACC dy = (ACC)OCL_AT(T0, grad_out)[o2];
+    s += dy;
+    d += dy * ((ACC)OCL_AT(T0, in)[o1] - mu);
+  }
+  GROUP_SUM(partial, lid, s, sum);
+  GROUP_SUM(partial, lid, d, dotp);
+  if (lid == 0) {
+    if (want_weight) OCL_AT(T0, grad_weight)[c] = (T0)(dotp * invstd);
+    if (want_bias) OCL_AT(T0, grad_bias)[c] = (T0)sum;
+  }
+  if (!want_input) return;
+  ACC w = has_weight ? (ACC)OCL_AT(T0, weight)[c] : (ACC)1;
+  ACC n = (ACC)L.row_length;
+  ACC k = dotp * invstd * invstd / n, grad_mean = sum / n;
+  for (long e = lid; e < L.row_length; e += WG) {
+    long o0 = b0, o1 = b1, o2 = b2;
+    ROW_ELEMENT(L, e, o0, o1, o2);
+    ACC dy = (ACC)OCL_AT(T0, grad_out)[o2];
+    ACC r = training ? (dy - ((ACC)OCL_AT(T0, in)[o1] - mu) * k - grad_mean) * invstd * w
+                     : dy * invstd * w;
+    OCL_AT(T0, grad_input)[o0] = (T0)r;
+  }
+}
 #endif

@@ -1,0 +1,356 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * Sliding-window operators on window.cl's gather-form kernels: convolution
+ * (convolution_overrideable and its backward, which ATen selects for an accelerator as for
+ * CUDA: 1-d and 2-d, any stride, padding, dilation and groups; transposed convolutions are
+ * declined) and 2-d max pooling with indices and its backward.  Direct loops, not im2col and
+ * CLBlast: no workspace to allocate and free behind the queue, and the same bits every run.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels.h"
+
+/* window.cl's tb_window, byte for byte. */
+typedef struct ocl_window {
+  cl_long n, c, h, w;
+  cl_long oc, oh, ow;
+  cl_long kh, kw;
+  cl_long sh, sw, ph, pw, dh, dw;
+  cl_long groups;
+  cl_long in_strides[4];
+  cl_long weight_strides[4];
+  cl_long out_strides[4];
+  cl_long bias_stride;
+  cl_int has_bias;
+} ocl_window;
+
+static bool is_float(tb_dtype dtype) {
+  return dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64;
+}
+
+/* An image tensor as 4 sizes and strides: [n, c, h, w], or [n, c, w] with h = 1 when
+ * `images` (a batch of 1-d signals), or [c, h, w] with n = 1 otherwise (an unbatched image). */
+static bool nchw(const tb_tensor *t, bool signals, int64_t sizes[4], cl_long strides[4]) {
+  if (t->ndim == 4) {
+    for (int d = 0; d < 4; d++) {
+      sizes[d] = t->sizes[d];
+      strides[d] = t->strides[d];
+    }
+    return true;
+  }
+  if (t->ndim != 3) return false;
+  int map[4] = {0, 1, -1, 2}; /* batched signals */
+  if (!signals) map[0] = -1, map[1] = 0, map[2] = 1, map[3] = 2;
+  for (int d = 0; d < 4; d++) {
+    sizes[d] = map[d] < 0 ? 1 : t->sizes[map[d]];
+    strides[d] = map[d] < 0 ? 0 : t->strides[map[d]];
+  }
+  return true;
+}
+
+/* A list argument of `spatial` values (or one, repeated; empty: `fallback`). */
+static bool pair(const tb_value *v, int spatial, int64_t fallback_h, int64_t fallback_w, int64_t *h,
+                 int64_t *w) {
+  if (v->kind != TB_VALUE_INT_LIST || v->as.ints.count > 2) return false;
+  int64_t count = v->as.ints.count;
+  if (count == 0) {
+    *h = fallback_h;
+    *w = fallback_w;
+    return true;
+  }
+  if (spatial == 1) { /* a 1-d signal: height 1 */
+    if (count != 1) return false;
+    *h = fallback_h;
+    *w = v->as.ints.items[0];
+    return true;
+  }
+  *h = v->as.ints.items[0];
+  *w = v->as.ints.items[count - 1];
+  return true;
+}
+
+static tb_status kernel_for(tb_context ctx, int32_t device, tb_dtype dtype, const char *name,
+                            ocl_kernel **kernel) {
+  char defines[128];
+  snprintf(defines, sizeof defines, "#define T %s\n#define ACC %s\n", ocl_type_name(dtype),
+           dtype == TB_DTYPE_FLOAT64 ? "double" : "float");
+  const char *sources[] = {defines, ocl_source_window};
+  return ocl_kernel_get(ctx, device, defines, sources, 2, name, kernel);
+}
+
+/* Sets the places, the layout and `extra` longs, and enqueues `count` work-items. */
+static tb_status launch(tb_context ctx, int32_t device, const tb_kernel_call *call, tb_dtype dtype,
+                        const char *name, const ocl_place *places, int n_places,
+                        const ocl_window *layout, const cl_long *extra, int n_extra,
+                        int64_t count) {
+  if (count == 0) return TB_OK;
+  ocl_kernel *kernel = NULL;
+  tb_status status = kernel_for(ctx, device, dtype, name, &kernel);
+  if (status != TB_OK) return status;
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  for (int k = 0; k < n_places; k++) ocl_arg_place(&args, &places[k]);
+  ocl_arg_value(&args, sizeof *layout, layout);
+  for (int k = 0; k < n_extra; k++) ocl_arg_value(&args, sizeof extra[k], &extra[k]);
+  status = ocl_args_done(&args);
+  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, count, name);
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
+/* The convolution's layout from its arguments (input, weight, then stride, padding, dilation,
+ * transposed, output_padding, groups at args[first ..]); `out` gives the output's sizes. */
+static bool conv_layout(const tb_tensor *input, const tb_tensor *weight, const tb_tensor *out,
+                        const tb_value *a, ocl_window *L) {
+  memset(L, 0, sizeof *L);
+  int64_t in[4], wt[4], os[4];
+  if (input->ndim != weight->ndim || out->ndim != input->ndim || a[3].kind != TB_VALUE_BOOL ||
+      a[3].as.b || a[5].kind != TB_VALUE_INT || a[5].as.i < 1 ||
+      !nchw(input, true, in, L->in_strides) || !nchw(weight, true, wt, L->weight_strides) ||
+      !nchw(out, true, os, L->out_strides)) {
+    return false;
+  }
+  int spatial = input->ndim - 2;
+  int64_t sh, sw, ph, pw, dh, dw;
+  if (!pair(&a[0], spatial, 1, 1, &sh, &sw) || !pair(&a[1], spatial, 0, 0, &ph, &pw) ||
+      !pair(&a[2], spatial, 1, 1, &dh, &dw) || sh < 1 || sw < 1 || ph < 0 || pw < 0 || dh < 1 ||
+      dw < 1) {
+    return false;
+  }
+  int64_t groups = a[5].as.i;
+  if (in[1] % groups != 0 || wt[0] % groups != 0 || wt[1] * groups != in[1] || os[0] != in[0] ||
+      os[1] != wt[0]) {
+    return false;
+  }
+  *L = (ocl_window){in[0], in[1], in[2], in[3], wt[0],  os[2], os[3], wt[2], wt[3], sh, sw,
+                    ph,    pw,    dh,    dw,    groups, {0},   {0},   {0},   0,     0};
+  nchw(input, true, in, L->in_strides);
+  nchw(weight, true, wt, L->weight_strides);
+  nchw(out, true, os, L->out_strides);
+  return true;
+}
+
+/* convolution_overrideable [input, weight, bias?, stride, padding, dilation, transposed,
+ * output_padding, groups, out] */
+static tb_status conv(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 10 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
+      a[9].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *input = a[0].as.tensor, *weight = a[1].as.tensor, *out = a[9].as.tensor;
+  const tb_tensor *bias = a[2].kind == TB_VALUE_TENSOR ? a[2].as.tensor : NULL;
+  ocl_window L;
+  if (!is_float(input->dtype) || weight->dtype != input->dtype || out->dtype != input->dtype ||
+      (bias != NULL && (bias->dtype != input->dtype || bias->ndim != 1)) ||
+      !conv_layout(input, weight, out, &a[3], &L) || (bias != NULL && bias->sizes[0] != L.oc)) {
+    return ocl_decline(call, "a transposed convolution, or a layout or dtype it does not take");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (input->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  L.has_bias = bias != NULL;
+  L.bias_stride = bias != NULL ? bias->strides[0] : 0;
+  ocl_place p[4];
+  status = ocl_tensor_place(ctx, device, out, "out", &p[0]);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, input, "input", &p[1]);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, weight, "weight", &p[2]);
+  p[3] = p[2];
+  if (status == TB_OK && bias != NULL) status = ocl_tensor_place(ctx, device, bias, "bias", &p[3]);
+  if (status != TB_OK) return status;
+  return launch(ctx, device, call, input->dtype, "tb_conv", p, 4, &L, NULL, 0,
+                L.n * L.oc * L.oh * L.ow);
+}
+
+/* convolution_backward_overrideable [grad_output, input, weight, stride, padding, dilation,
+ * transposed, output_padding, groups, output_mask, grad_input?, grad_weight?, grad_bias?] */
+static tb_status conv_backward(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 13 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
+      a[2].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *grad = a[0].as.tensor, *input = a[1].as.tensor, *weight = a[2].as.tensor;
+  const tb_tensor *gi = a[10].kind == TB_VALUE_TENSOR ? a[10].as.tensor : NULL;
+  const tb_tensor *gw = a[11].kind == TB_VALUE_TENSOR ? a[11].as.tensor : NULL;
+  const tb_tensor *gb = a[12].kind == TB_VALUE_TENSOR ? a[12].as.tensor : NULL;
+  ocl_window L;
+  int64_t gi_sizes[4], gw_sizes[4];
+  cl_long gi_strides[4] = {0}, gw_strides[4] = {0};
+  bool ok = is_float(grad->dtype) && input->dtype == grad->dtype && weight->dtype == grad->dtype &&
+            conv_layout(input, weight, grad, &a[3], &L);
+  if (ok && gi != NULL) {
+    ok = gi->dtype == grad->dtype && gi->ndim == input->ndim &&
+         nchw(gi, true, gi_sizes, gi_strides) && gi_sizes[0] == L.n && gi_sizes[1] == L.c &&
+         gi_sizes[2] == L.h && gi_sizes[3] == L.w;
+  }
+  if (ok && gw != NULL) {
+    ok = gw->dtype == grad->dtype && gw->ndim == weight->ndim &&
+         nchw(gw, true, gw_sizes, gw_strides) && gw_sizes[0] == L.oc && gw_sizes[2] == L.kh &&
+         gw_sizes[3] == L.kw && gw_sizes[1] * L.groups == L.c;
+  }
+  if (ok && gb != NULL) {
+    ok = gb->dtype == grad->dtype && gb->ndim == 1 && gb->sizes[0] == L.oc;
+  }
+  if (!ok) {
+    return ocl_decline(call, "a transposed convolution, or a layout or dtype it does not take");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (grad->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_place p[3];
+  if (gi != NULL) {
+    status = ocl_tensor_place(ctx, device, gi, "grad_input", &p[0]);
+    if (status == TB_OK) status = ocl_tensor_place(ctx, device, grad, "grad_output", &p[1]);
+    if (status == TB_OK) status = ocl_tensor_place(ctx, device, weight, "weight", &p[2]);
+    if (status == TB_OK) {
+      status = launch(ctx, device, call, grad->dtype, "tb_conv_grad_input", p, 3, &L, gi_strides, 4,
+                      L.n * L.c * L.h * L.w);
+    }
+  }
+  if (status == TB_OK && gw != NULL) {
+    status = ocl_tensor_place(ctx, device, gw, "grad_weight", &p[0]);
+    if (status == TB_OK) status = ocl_tensor_place(ctx, device, grad, "grad_output", &p[1]);
+    if (status == TB_OK) status = ocl_tensor_place(ctx, device, input, "input", &p[2]);
+    if (status == TB_OK) {
+      status = launch(ctx, device, call, grad->dtype, "tb_conv_grad_weight", p, 3, &L, gw_strides,
+                      4, L.oc * (L.c / L.groups) * L.kh * L.kw);
+    }
+  }
+  if (status == TB_OK && gb != NULL) {
+    cl_long gb_stride = gb->strides[0];
+    status = ocl_tensor_place(ctx, device, gb, "grad_bias", &p[0]);
+    if (status == TB_OK) status = ocl_tensor_place(ctx, device, grad, "grad_output", &p[1]);
+    if (status == TB_OK) {
+      status = launch(ctx, device, call, grad->dtype, "tb_conv_grad_bias", p, 2, &L, &gb_stride, 1,
+                      L.oc);
+    }
+  }
+  return status;
+}
+
+/* The pooling window's layout: self and its output `out` (3-d: one unbatched image), then
+ * kernel_size, stride, padding, dilation at a[0 ..]. */
+static bool pool_layout(const tb_tensor *self, const tb_tensor *out, const tb_value *a,
+                        ocl_window *L) {
+  memset(L, 0, sizeof *L);
+  int64_t in[4], os[4];
+  if (out->ndim != self->ndim || !nchw(self, false, in, L->in_strides) ||
+      !nchw(out, false, os, L->out_strides)) {
+    return false;
+  }
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+  if (!pair(&a[0], 2, 0, 0, &kh, &kw) || kh < 1 || kw < 1 || !pair(&a[1], 2, kh, kw, &sh, &sw) ||
+      !pair(&a[2], 2, 0, 0, &ph, &pw) || !pair(&a[3], 2, 1, 1, &dh, &dw) || sh < 1 || sw < 1 ||
+      ph < 0 || pw < 0 || dh < 1 || dw < 1 || os[0] != in[0] || os[1] != in[1]) {
+    return false;
+  }
+  cl_long ins[4], outs[4];
+  memcpy(ins, L->in_strides, sizeof ins);
+  memcpy(outs, L->out_strides, sizeof outs);
+  *L = (ocl_window){in[0], in[1], in[2], in[3], in[1], os[2], os[3], kh,  kw, sh, sw,
+                    ph,    pw,    dh,    dw,    1,     {0},   {0},   {0}, 0,  0};
+  memcpy(L->in_strides, ins, sizeof ins);
+  memcpy(L->out_strides, outs, sizeof outs);
+  return true;
+}
+
+/* max_pool2d_with_indices.out [self, kernel_size, stride, padding, dilation, ceil_mode, out,
+ * indices] */
+static tb_status max_pool(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 8 || a[0].kind != TB_VALUE_TENSOR || a[6].kind != TB_VALUE_TENSOR ||
+      a[7].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *out = a[6].as.tensor, *indices = a[7].as.tensor;
+  ocl_window L;
+  int64_t ix_sizes[4];
+  cl_long ix[4];
+  if (!is_float(self->dtype) || out->dtype != self->dtype || indices->dtype != TB_DTYPE_INT64 ||
+      indices->ndim != out->ndim || !pool_layout(self, out, &a[1], &L) ||
+      !nchw(indices, false, ix_sizes, ix)) {
+    return ocl_decline(call, "a layout or dtype it does not take");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_place p[3];
+  status = ocl_tensor_place(ctx, device, out, "out", &p[0]);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, indices, "indices", &p[1]);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &p[2]);
+  if (status != TB_OK) return status;
+  return launch(ctx, device, call, self->dtype, "tb_max_pool", p, 3, &L, ix, 4,
+                L.n * L.c * L.oh * L.ow);
+}
+
+/* max_pool2d_with_indices_backward.grad_input [grad_output, self, kernel_size, stride, padding,
+ * dilation, ceil_mode, indices, grad_input] */
+static tb_status max_pool_backward(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 9 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
+      a[7].kind != TB_VALUE_TENSOR || a[8].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *grad = a[0].as.tensor, *self = a[1].as.tensor, *indices = a[7].as.tensor;
+  const tb_tensor *gi = a[8].as.tensor;
+  ocl_window L, G;
+  int64_t ix_sizes[4];
+  cl_long ix[4];
+  /* the layout of grad_input (where the kernel writes) over grad_output's windows */
+  if (!is_float(grad->dtype) || self->dtype != grad->dtype || gi->dtype != grad->dtype ||
+      indices->dtype != TB_DTYPE_INT64 || indices->ndim != grad->ndim ||
+      !pool_layout(self, grad, &a[2], &L) || !pool_layout(gi, grad, &a[2], &G) || G.h != L.h ||
+      G.w != L.w || !nchw(indices, false, ix_sizes, ix)) {
+    return ocl_decline(call, "a layout or dtype it does not take");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (grad->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_place p[3];
+  status = ocl_tensor_place(ctx, device, gi, "grad_input", &p[0]);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, grad, "grad_output", &p[1]);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, indices, "indices", &p[2]);
+  if (status != TB_OK) return status;
+  return launch(ctx, device, call, grad->dtype, "tb_max_pool_backward", p, 3, &G, ix, 4,
+                G.n * G.c * G.h * G.w);
+}
+
+#define FLOATS (TB_DTYPE_BIT(TB_DTYPE_FLOAT32) | TB_DTYPE_BIT(TB_DTYPE_FLOAT64))
+#define KERNEL(sym, name, fn, schema) \
+  static const tb_kernel sym = {sizeof(tb_kernel), name, fn, FLOATS, 0, schema, NULL};
+
+KERNEL(k_conv, "convolution_overrideable", conv,
+       "convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, "
+       "SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt "
+       "groups) -> Tensor")
+KERNEL(
+    k_conv_backward, "convolution_backward_overrideable", conv_backward,
+    "convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] "
+    "stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt "
+    "groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)")
+KERNEL(k_max_pool, "max_pool2d_with_indices.out", max_pool,
+       "max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] "
+       "padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) "
+       "indices) -> (Tensor(a!), Tensor(b!))")
+KERNEL(k_max_pool_backward, "max_pool2d_with_indices_backward.grad_input", max_pool_backward,
+       "max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] "
+       "kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor "
+       "indices, *, Tensor(a!) grad_input) -> Tensor(a!)")
+
+const tb_kernel *const ocl_window_kernels[] = {&k_conv, &k_conv_backward, &k_max_pool,
+                                               &k_max_pool_backward, NULL};

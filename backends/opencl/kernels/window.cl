@@ -1,0 +1,180 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * Sliding-window kernels over NCHW images (a 1-d input is an image of height 1): direct
+ * convolution forward and backward, max pooling forward and backward.  Every kernel is in
+ * gather form -- one work-item per element it writes, reading every element that contributes
+ * to it in a fixed order -- so nothing needs atomics and every run gives the same bits.  The
+ * host (kernels/window.c) prefixes T (the storage type) and ACC (float or double).
+ */
+typedef struct tb_window {
+  long n, c, h, w;      /* the input */
+  long oc, oh, ow;      /* the output (oc: output channels; pooling keeps c) */
+  long kh, kw;          /* the window */
+  long sh, sw, ph, pw, dh, dw;
+  long groups;
+  long in_strides[4];
+  long weight_strides[4];
+  long out_strides[4];
+  long bias_stride;
+  int has_bias;
+} tb_window;
+
+/* out[n, o, y, x] = bias[o] + sum over the group's channels and the window */
+__kernel void tb_conv(OCL_PTR(T, out), OCL_PTR(T, in), OCL_PTR(T, weight), OCL_PTR(T, bias),
+                      tb_window L) {
+  long i = get_global_id(0);
+  if (i >= L.n * L.oc * L.oh * L.ow) return;
+  long x = i % L.ow, y = (i / L.ow) % L.oh, o = (i / (L.ow * L.oh)) % L.oc;
+  long n = i / (L.ow * L.oh * L.oc);
+  long cg = L.c / L.groups, g = o / (L.oc / L.groups);
+  ACC acc = L.has_bias ? (ACC)OCL_AT(T, bias)[o * L.bias_stride] : (ACC)0;
+  for (long ci = 0; ci < cg; ci++) {
+    long c = g * cg + ci;
+    for (long ky = 0; ky < L.kh; ky++) {
+      long iy = y * L.sh - L.ph + ky * L.dh;
+      if (iy < 0 || iy >= L.h) continue;
+      for (long kx = 0; kx < L.kw; kx++) {
+        long ix = x * L.sw - L.pw + kx * L.dw;
+        if (ix < 0 || ix >= L.w) continue;
+        acc += (ACC)OCL_AT(T, in)[n * L.in_strides[0] + c * L.in_strides[1] +
+                                  iy * L.in_strides[2] + ix * L.in_strides[3]] *
+               (ACC)OCL_AT(T, weight)[o * L.weight_strides[0] + ci * L.weight_strides[1] +
+                                      ky * L.weight_strides[2] + kx * L.weight_strides[3]];
+      }
+    }
+  }
+  OCL_AT(T, out)[n * L.out_strides[0] + o * L.out_strides[1] + y * L.out_strides[2] +
+                 x * L.out_strides[3]] = (T)acc;
+}
+
+/* grad_input[n, c, iy, ix]: every output position whose window read it */
+__kernel void tb_conv_grad_input(OCL_PTR(T, grad_input), OCL_PTR(T, grad), OCL_PTR(T, weight),
+                                 tb_window L, long gi_s0, long gi_s1, long gi_s2, long gi_s3) {
+  long i = get_global_id(0);
+  if (i >= L.n * L.c * L.h * L.w) return;
+  long ix = i % L.w, iy = (i / L.w) % L.h, c = (i / (L.w * L.h)) % L.c;
+  long n = i / (L.w * L.h * L.c);
+  long cg = L.c / L.groups, og = L.oc / L.groups, g = c / cg, ci = c % cg;
+  ACC acc = 0;
+  for (long oo = 0; oo < og; oo++) {
+    long o = g * og + oo;
+    for (long ky = 0; ky < L.kh; ky++) {
+      long ty = iy + L.ph - ky * L.dh;
+      if (ty < 0 || ty % L.sh != 0 || ty / L.sh >= L.oh) continue;
+      long y = ty / L.sh;
+      for (long kx = 0; kx < L.kw; kx++) {
+        long tx = ix + L.pw - kx * L.dw;
+        if (tx < 0 || tx % L.sw != 0 || tx / L.sw >= L.ow) continue;
+        long x = tx / L.sw;
+        acc += (ACC)OCL_AT(T, grad)[n * L.out_strides[0] + o * L.out_strides[1] +
+                                    y * L.out_strides[2] + x * L.out_strides[3]] *
+               (ACC)OCL_AT(T, weight)[o * L.weight_strides[0] + ci * L.weight_strides[1] +
+                                      ky * L.weight_strides[2] + kx * L.weight_strides[3]];
+      }
+    }
+  }
+  OCL_AT(T, grad_input)[n * gi_s0 + c * gi_s1 + iy * gi_s2 + ix * gi_s3] = (T)acc;
+}
+
+/* grad_weight[o, ci, ky, kx]: over the batch and every output position */
+__kernel void tb_conv_grad_weight(OCL_PTR(T, grad_weight), OCL_PTR(T, grad), OCL_PTR(T, in),
+                                  tb_window L, long gw_s0, long gw_s1, long gw_s2, long gw_s3) {
+  long cg = L.c / L.groups;
+  long i = get_global_id(0);
+  if (i >= L.oc * cg * L.kh * L.kw) return;
+  long kx = i % L.kw, ky = (i / L.kw) % L.kh, ci = (i / (L.kw * L.kh)) % cg;
+  long o = i / (L.kw * L.kh * cg);
+  long c = (o / (L.oc / L.groups)) * cg + ci;
+  ACC acc = 0;
+  for (long n = 0; n < L.n; n++) {
+    for (long y = 0; y < L.oh; y++) {
+      long iy = y * L.sh - L.ph + ky * L.dh;
+      if (iy < 0 || iy >= L.h) continue;
+      for (long x = 0; x < L.ow; x++) {
+        long ix = x * L.sw - L.pw + kx * L.dw;
+        if (ix < 0 || ix >= L.w) continue;
+        acc += (ACC)OCL_AT(T, grad)[n * L.out_strides[0] + o * L.out_strides[1] +
+                                    y * L.out_strides[2] + x * L.out_strides[3]] *
+               (ACC)OCL_AT(T, in)[n * L.in_strides[0] + c * L.in_strides[1] +
+                                  iy * L.in_strides[2] + ix * L.in_strides[3]];
+      }
+    }
+  }
+  OCL_AT(T, grad_weight)[o * gw_s0 + ci * gw_s1 + ky * gw_s2 + kx * gw_s3] = (T)acc;
+}
+
+/* grad_bias[o]: the sum of grad over the batch and every position */
+__kernel void tb_conv_grad_bias(OCL_PTR(T, grad_bias), OCL_PTR(T, grad), tb_window L,
+                                long gb_s0) {
+  long o = get_global_id(0);
+  if (o >= L.oc) return;
+  ACC acc = 0;
+  for (long n = 0; n < L.n; n++) {
+    for (long y = 0; y < L.oh; y++) {
+      for (long x = 0; x < L.ow; x++) {
+        acc += (ACC)OCL_AT(T, grad)[n * L.out_strides[0] + o * L.out_strides[1] +
+                                    y * L.out_strides[2] + x * L.out_strides[3]];
+      }
+    }
+  }
+  OCL_AT(T, grad_bias)[o * gb_s0] = (T)acc;
+}
+
+/* max pooling: out[n, c, y, x] = the window's maximum and its index iy * w + ix within the
+ * image, as ATen's CPU loop picks them: the first of equal maxima, the last NaN */
+__kernel void tb_max_pool(OCL_PTR(T, out), OCL_PTR(long, indices), OCL_PTR(T, in), tb_window L,
+                          long ix_s0, long ix_s1, long ix_s2, long ix_s3) {
+  long i = get_global_id(0);
+  if (i >= L.n * L.c * L.oh * L.ow) return;
+  long x = i % L.ow, y = (i / L.ow) % L.oh, c = (i / (L.ow * L.oh)) % L.c;
+  long n = i / (L.ow * L.oh * L.c);
+  long best_index = -1;
+  T best = 0;
+  for (long ky = 0; ky < L.kh; ky++) {
+    long iy = y * L.sh - L.ph + ky * L.dh;
+    if (iy < 0 || iy >= L.h) continue;
+    for (long kx = 0; kx < L.kw; kx++) {
+      long ix = x * L.sw - L.pw + kx * L.dw;
+      if (ix < 0 || ix >= L.w) continue;
+      T v = OCL_AT(T, in)[n * L.in_strides[0] + c * L.in_strides[1] + iy * L.in_strides[2] +
+                          ix * L.in_strides[3]];
+      if (best_index < 0 || v > best || isnan((ACC)v)) {
+        best = v;
+        best_index = iy * L.w + ix;
+      }
+    }
+  }
+  OCL_AT(T, out)[n * L.out_strides[0] + c * L.out_strides[1] + y * L.out_strides[2] +
+                 x * L.out_strides[3]] = best;
+  OCL_AT(long, indices)[n * ix_s0 + c * ix_s1 + y * ix_s2 + x * ix_s3] = best_index;
+}
+
+/* max pooling's backward: grad_input[n, c, iy, ix] sums the gradients of the outputs whose
+ * index is that element, in the CPU's order (outputs row by row) */
+__kernel void tb_max_pool_backward(OCL_PTR(T, grad_input), OCL_PTR(T, grad),
+                                   OCL_PTR(long, indices), tb_window L, long ix_s0, long ix_s1,
+                                   long ix_s2, long ix_s3) {
+  long i = get_global_id(0);
+  if (i >= L.n * L.c * L.h * L.w) return;
+  long ix = i % L.w, iy = (i / L.w) % L.h, c = (i / (L.w * L.h)) % L.c;
+  long n = i / (L.w * L.h * L.c);
+  long self_index = iy * L.w + ix;
+  ACC acc = 0;
+  for (long ky = L.kh - 1; ky >= 0; ky--) {
+    long ty = iy + L.ph - ky * L.dh;
+    if (ty < 0 || ty % L.sh != 0 || ty / L.sh >= L.oh) continue;
+    long y = ty / L.sh;
+    for (long kx = L.kw - 1; kx >= 0; kx--) {
+      long tx = ix + L.pw - kx * L.dw;
+      if (tx < 0 || tx % L.sw != 0 || tx / L.sw >= L.ow) continue;
+      long x = tx / L.sw;
+      if (OCL_AT(long, indices)[n * ix_s0 + c * ix_s1 + y * ix_s2 + x * ix_s3] == self_index) {
+        acc += (ACC)OCL_AT(T, grad)[n * L.out_strides[0] + c * L.out_strides[1] +
+                                    y * L.out_strides[2] + x * L.out_strides[3]];
+      }
+    }
+  }
+  OCL_AT(T, grad_input)[n * L.in_strides[0] + c * L.in_strides[1] + iy * L.in_strides[2] +
+                        ix * L.in_strides[3]] = (T)acc;
+}
