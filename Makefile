@@ -197,7 +197,8 @@ test-full: $(STAMP)/build
 # first on the library path, so that Python loads the instrumented csrc, loader and vendors; the
 # ASan runtime is preloaded into the uninstrumented interpreter, and leak detection is off there
 # (CPython and libtorch keep memory until exit by design).  emu runs its kernels too (OpInfo
-# samples, training steps); fake has none, so its run stops at the runtime and the fallback.
+# samples, training steps); fake has none, so its run stops at the runtime and the fallback;
+# opencl runs its kernels' suites (the host side of every kernel: arguments, layouts, places).
 ASAN_BUILD := $(BUILD)/asan
 TSAN_BUILD := $(BUILD)/tsan
 LIBASAN = $(realpath $(shell $(CC) -print-file-name=libasan.so))
@@ -239,6 +240,8 @@ test-sanitize: $(STAMP)/build
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS)
 	@$(call asan_pytest,emu,$(SANITIZE_PYTEST_EMU))
 	@$(call asan_pytest,fake,$(SANITIZE_PYTEST_FAKE))
+	@$(if $(filter opencl,$(ALL_VENDORS)),export POCL_DEVICES="pthread pthread" && \
+	  $(call asan_pytest,opencl,test_kernels.py test_device_only_ops.py))
 
 # test-tsan: the C part built with ThreadSanitizer into build/tsan; the whole contract suite (its
 # thread checks, and every stream and event check, which run on emu's stream workers) against emu,
