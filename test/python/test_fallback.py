@@ -100,3 +100,24 @@ def test_environment_variable():
     bad = run_python("import torch_backend", TORCH_BACKEND_FALLBACK="maybe")
     assert bad.returncode != 0
     assert "TORCH_BACKEND_FALLBACK='maybe' is not a fallback mode" in bad.stderr
+
+
+@pytest.mark.skipif(DEV != "ocl", reason="the opencl vendor's CLBlast")
+def test_opencl_without_clblast_runs_matrix_products_on_the_fallback(tmp_path):
+    """Where CLBlast is not installed, the products decline to the CPU fallback (their results
+    right) and convolutions take their direct kernels instead of im2col and GEMM."""
+    result = run_python(
+        """
+        import torch, torch.nn.functional as F, torch_backend
+        a, b = torch.randn(8, 5), torch.randn(5, 3)
+        torch.testing.assert_close((a.to("ocl") @ b.to("ocl")).cpu(), a @ b)
+        x, w = torch.randn(2, 3, 6, 6, requires_grad=True), torch.randn(4, 3, 3, 3)
+        y = F.conv2d(x.detach().to("ocl"), w.to("ocl"), padding=1)
+        torch.testing.assert_close(y.cpu(), F.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-5)
+        print(sorted(torch_backend.fallback_counts()))
+        """,
+        TORCH_BACKEND_OPENCL_CLBLAST=str(tmp_path / "libclblast.so.1"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "aten::mm" in result.stdout
+    assert "convolution" not in result.stdout

@@ -20,6 +20,7 @@
 #include <clblast_c.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -62,9 +63,17 @@ static void *symbol(void *library, const char *name) {
   return address;
 }
 
+/* TORCH_BACKEND_OPENCL_CLBLAST names the library (a CLBlast built and tuned elsewhere);
+ * otherwise libclblast.so.1, then libclblast.so. */
 static void load_clblast(void) {
-  void *library = dlopen("libclblast.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (library == NULL) library = dlopen("libclblast.so", RTLD_NOW | RTLD_LOCAL);
+  const char *named = getenv("TORCH_BACKEND_OPENCL_CLBLAST");
+  void *library = NULL;
+  if (named != NULL && named[0] != '\0') {
+    library = dlopen(named, RTLD_NOW | RTLD_LOCAL);
+  } else {
+    library = dlopen("libclblast.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) library = dlopen("libclblast.so", RTLD_NOW | RTLD_LOCAL);
+  }
   if (library == NULL) {
     const char *why = dlerror();
     snprintf(g_clblast.error, sizeof g_clblast.error,
@@ -231,6 +240,40 @@ static tb_status gemm(tb_context ctx, const tb_kernel_call *call) {
                                    (size_t)n, (size_t)k, alpha, pa.mem, oa, ma.ld, batch_a, pb.mem,
                                    ob, mb.ld, batch_b, beta, pc.mem, oc, mc.ld, batch_c,
                                    (size_t)batch, &stream->queue, &done);
+  }
+  ocl_stream_end(stream, code == CLBlastSuccess ? done : NULL);
+  if (code == CLBlastSuccess) return TB_OK;
+  if (code > -1000) return ocl_check(ctx, device, (cl_int)code, "CLBlast GEMM");
+  return ocl_fail(TB_ERROR_INTERNAL, "CLBlast GEMM failed on ocl:%d (%s) with CLBlast status %d",
+                  (int)device, ctx->devices[device].name, (int)code);
+}
+
+bool ocl_have_gemm(void) {
+  pthread_once(&g_clblast.once, load_clblast);
+  return g_clblast.sgemm != NULL;
+}
+
+tb_status ocl_gemm(tb_context ctx, const tb_kernel_call *call, int32_t device, tb_dtype dtype,
+                   bool trans_a, bool trans_b, size_t m, size_t n, size_t k, double alpha,
+                   const ocl_place *a, size_t offset_a, size_t lda, const ocl_place *b,
+                   size_t offset_b, size_t ldb, double beta, const ocl_place *c, size_t offset_c,
+                   size_t ldc) {
+  if (!ocl_have_gemm()) return ocl_decline(call, g_clblast.error);
+  size_t item = ocl_dtype_size(dtype);
+  CLBlastTranspose ta = trans_a ? CLBlastTransposeYes : CLBlastTransposeNo;
+  CLBlastTranspose tb = trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
+  size_t oa = a->offset / item + offset_a, ob = b->offset / item + offset_b;
+  size_t oc = c->offset / item + offset_c;
+  ocl_stream *stream = ocl_stream_of(call->stream);
+  cl_event done = NULL;
+  CLBlastStatusCode code;
+  ocl_stream_begin(stream);
+  if (dtype == TB_DTYPE_FLOAT32) {
+    code = g_clblast.sgemm(CLBlastLayoutRowMajor, ta, tb, m, n, k, (float)alpha, a->mem, oa, lda,
+                           b->mem, ob, ldb, (float)beta, c->mem, oc, ldc, &stream->queue, &done);
+  } else {
+    code = g_clblast.dgemm(CLBlastLayoutRowMajor, ta, tb, m, n, k, alpha, a->mem, oa, lda, b->mem,
+                           ob, ldb, beta, c->mem, oc, ldc, &stream->queue, &done);
   }
   ocl_stream_end(stream, code == CLBlastSuccess ? done : NULL);
   if (code == CLBlastSuccess) return TB_OK;

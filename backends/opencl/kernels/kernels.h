@@ -148,6 +148,19 @@ extern const tb_kernel *const ocl_shape_kernels[];
 extern const tb_kernel *const ocl_window_kernels[];
 extern const tb_kernel *const ocl_rnn_kernels[];
 
+/** Whether CLBlast loaded (blas.c; loads it on the first call). */
+bool ocl_have_gemm(void);
+
+/** C (m x n, row-major, leading dimension ldc) = alpha op(A) op(B) + beta C through CLBlast on
+ *  the call's stream, op transposing where asked; each matrix a place plus an offset in
+ *  elements.  C is read even when beta is 0: the caller initializes it.  Declines
+ *  (TB_ERROR_NOT_SUPPORTED, with the reason) where CLBlast is not installed. */
+tb_status ocl_gemm(tb_context ctx, const tb_kernel_call *call, int32_t device, tb_dtype dtype,
+                   bool trans_a, bool trans_b, size_t m, size_t n, size_t k, double alpha,
+                   const ocl_place *a, size_t offset_a, size_t lda, const ocl_place *b,
+                   size_t offset_b, size_t ldb, double beta, const ocl_place *c, size_t offset_c,
+                   size_t ldc);
+
 /** The kernel table (registry.c). */
 const tb_kernel_api *ocl_kernel_api(void);
 

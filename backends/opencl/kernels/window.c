@@ -1,11 +1,12 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Sliding-window operators on window.cl's gather-form kernels: convolution
- * (convolution_overrideable and its backward, which ATen selects for an accelerator as for
- * CUDA: 1-d and 2-d, any stride, padding, dilation and groups; transposed convolutions are
- * declined) and 2-d max pooling with indices and its backward.  Direct loops, not im2col and
- * CLBlast: no workspace to allocate and free behind the queue, and the same bits every run.
+ * Sliding-window operators: convolution (convolution_overrideable and its backward, which
+ * ATen selects for an accelerator as for CUDA: 1-d and 2-d, any stride, padding, dilation and
+ * groups; transposed convolutions are declined) and 2-d max pooling with indices and its
+ * backward.  Convolutions with groups 1 unfold each image into the call's workspace (im2col)
+ * for CLBlast's GEMM; the others, and every convolution where CLBlast is absent, run
+ * window.cl's direct kernels in gather form.  No atomics anywhere: the same bits every run.
  */
 #include <stdio.h>
 #include <string.h>
@@ -132,6 +133,141 @@ static bool conv_layout(const tb_tensor *input, const tb_tensor *weight, const t
   return true;
 }
 
+/* ---- the GEMM path (groups 1, CLBlast present): im2col into the call's workspace, one
+ * CLBlast GEMM per image against the [oc, c kh kw] weight, col2im in gather form ---- */
+
+/* Whether c x h x w elements with strides s[1..3] are one contiguous row-major block (strides
+ * of dimensions of size 1 never matter). */
+static bool block_dense(int64_t c, int64_t h, int64_t w, const cl_long *s) {
+  return (w == 1 || s[3] == 1) && (h == 1 || s[2] == w) && (c == 1 || s[1] == h * w);
+}
+
+/* Whether the GEMM path takes this convolution: out (grad) and weight dense per image, CLBlast
+ * loaded, a workspace to ask for. */
+static bool gemm_path(const tb_kernel_call *call, const ocl_window *L) {
+  return call->workspace != NULL && L->groups == 1 &&
+         block_dense(L->oc, L->oh, L->ow, L->out_strides) &&
+         block_dense(L->c, L->kh, L->kw, L->weight_strides) &&
+         (L->oc == 1 || L->weight_strides[0] == L->c * L->kh * L->kw) && ocl_have_gemm();
+}
+
+/* Zeroes the column matrix at `ptr`: CLBlast reads C even with beta 0 (0 * Inf is NaN), and
+ * the cache's blocks, like the previous image's columns, hold old values. */
+static tb_status zero_columns(tb_context ctx, const tb_kernel_call *call, int32_t device,
+                              const ocl_window *L, tb_dtype dtype, void *ptr) {
+  int64_t count = L->c * L->kh * L->kw * L->oh * L->ow, stride = 1;
+  tb_tensor flat = {sizeof(tb_tensor), ptr, dtype, device, 1, &count, &stride};
+  ocl_operand zero[1] = {{NULL, 0, 0}};
+  ocl_map_spec spec = {"x0", dtype, 1};
+  return ocl_map(ctx, call, &spec, &flat, zero, 1, 1);
+}
+
+/* A column matrix [c kh kw, oh ow] in the call's workspace: its address and place. */
+static tb_status column_buffer(tb_context ctx, const tb_kernel_call *call, int32_t device,
+                               const ocl_window *L, tb_dtype dtype, void **ptr, ocl_place *place) {
+  size_t bytes = (size_t)(L->c * L->kh * L->kw * L->oh * L->ow) * ocl_dtype_size(dtype);
+  tb_status status = call->workspace(call, bytes, ptr);
+  return status == TB_OK ? ocl_place_of(ctx, device, *ptr, bytes, "the workspace", place) : status;
+}
+
+/* Fills `t` with zeros, or with bias[o] along dimension 1 (a [oc] tensor). */
+static tb_status fill_channels(tb_context ctx, const tb_kernel_call *call, const tb_tensor *t,
+                               const tb_tensor *bias) {
+  ocl_operand in[1] = {{NULL, 0, 0}};
+  int64_t strides[4] = {0, 0, 0, 0};
+  tb_tensor view;
+  if (bias != NULL) {
+    view = *bias;
+    view.ndim = t->ndim;
+    view.sizes = t->sizes;
+    strides[1] = bias->strides[0];
+    view.strides = strides;
+    in[0].tensor = &view;
+  }
+  ocl_map_spec spec = {"x0", t->dtype, 1};
+  return ocl_map(ctx, call, &spec, t, in, 1, 1);
+}
+
+static tb_status conv_forward_gemm(tb_context ctx, const tb_kernel_call *call, int32_t device,
+                                   const ocl_window *L, const tb_tensor *out, const tb_tensor *bias,
+                                   const ocl_place *p) {
+  tb_dtype dtype = out->dtype;
+  tb_status status = fill_channels(ctx, call, out, bias);
+  if (status != TB_OK || L->n == 0 || L->oc == 0 || L->oh * L->ow == 0) return status;
+  size_t k = (size_t)(L->c * L->kh * L->kw), positions = (size_t)(L->oh * L->ow);
+  if (k == 0) return TB_OK;
+  ocl_place col;
+  void *col_ptr = NULL;
+  status = column_buffer(ctx, call, device, L, dtype, &col_ptr, &col);
+  for (int64_t n = 0; n < L->n && status == TB_OK; n++) {
+    ocl_place im2col[2] = {col, p[1]};
+    cl_long image = n;
+    status = launch(ctx, device, call, dtype, "tb_im2col", im2col, 2, L, &image, 1,
+                    (int64_t)(k * positions));
+    if (status == TB_OK) {
+      status =
+          ocl_gemm(ctx, call, device, dtype, false, false, (size_t)L->oc, positions, k, 1, &p[2], 0,
+                   k, &col, 0, positions, 1, &p[0], (size_t)(n * L->out_strides[0]), positions);
+    }
+  }
+  return status;
+}
+
+/* grad_input through col = W^T grad[n] and col2im; grad_weight = the sum over images of
+ * grad[n] col(input n)^T, accumulated image by image (the same order every run). */
+static tb_status conv_backward_gemm(tb_context ctx, const tb_kernel_call *call, int32_t device,
+                                    const ocl_window *L, const tb_tensor *grad,
+                                    const tb_tensor *input, const tb_tensor *weight,
+                                    const tb_tensor *gi, const cl_long *gi_strides,
+                                    const tb_tensor *gw) {
+  tb_dtype dtype = grad->dtype;
+  size_t k = (size_t)(L->c * L->kh * L->kw), positions = (size_t)(L->oh * L->ow);
+  ocl_place pg, pin, pw, col, pgi, pgw;
+  tb_status status = TB_OK;
+  if (gw != NULL) status = fill_channels(ctx, call, gw, NULL); /* CLBlast reads C */
+  if (gi != NULL && status == TB_OK && (positions == 0 || L->oc == 0)) {
+    status = fill_channels(ctx, call, gi, NULL); /* nothing flows back */
+  }
+  if (status != TB_OK || k == 0 || L->n == 0 || positions == 0 || L->oc == 0) return status;
+  status = ocl_tensor_place(ctx, device, grad, "grad_output", &pg);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, input, "input", &pin);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, weight, "weight", &pw);
+  if (status == TB_OK && gi != NULL) status = ocl_tensor_place(ctx, device, gi, "grad_input", &pgi);
+  if (status == TB_OK && gw != NULL)
+    status = ocl_tensor_place(ctx, device, gw, "grad_weight", &pgw);
+  void *col_ptr = NULL;
+  if (status == TB_OK) status = column_buffer(ctx, call, device, L, dtype, &col_ptr, &col);
+  for (int64_t n = 0; n < L->n && status == TB_OK; n++) {
+    size_t grad_offset = (size_t)(n * L->out_strides[0]);
+    cl_long image[5] = {n, 0, 0, 0, 0};
+    if (gi != NULL) {
+      /* col = W^T grad[n] */
+      status = zero_columns(ctx, call, device, L, dtype, col_ptr);
+      if (status == TB_OK) {
+        status = ocl_gemm(ctx, call, device, dtype, true, false, k, positions, (size_t)L->oc, 1,
+                          &pw, 0, k, &pg, grad_offset, positions, 0, &col, 0, positions);
+      }
+      ocl_place col2im[2] = {pgi, col};
+      memcpy(&image[1], gi_strides, 4 * sizeof *gi_strides);
+      if (status == TB_OK) {
+        status = launch(ctx, device, call, dtype, "tb_col2im", col2im, 2, L, image, 5,
+                        L->c * L->h * L->w);
+      }
+    }
+    if (gw != NULL && status == TB_OK) {
+      /* grad_weight += grad[n] col(input n)^T */
+      ocl_place im2col[2] = {col, pin};
+      status = launch(ctx, device, call, dtype, "tb_im2col", im2col, 2, L, image, 1,
+                      (int64_t)(k * positions));
+      if (status == TB_OK) {
+        status = ocl_gemm(ctx, call, device, dtype, false, true, (size_t)L->oc, k, positions, 1,
+                          &pg, grad_offset, positions, &col, 0, positions, 1, &pgw, 0, k);
+      }
+    }
+  }
+  return status;
+}
+
 /* convolution_overrideable [input, weight, bias?, stride, padding, dilation, transposed,
  * output_padding, groups, out] */
 static tb_status conv(tb_context ctx, const tb_kernel_call *call) {
@@ -163,6 +299,7 @@ static tb_status conv(tb_context ctx, const tb_kernel_call *call) {
   p[3] = p[2];
   if (status == TB_OK && bias != NULL) status = ocl_tensor_place(ctx, device, bias, "bias", &p[3]);
   if (status != TB_OK) return status;
+  if (gemm_path(call, &L)) return conv_forward_gemm(ctx, call, device, &L, out, bias, p);
   return launch(ctx, device, call, input->dtype, "tb_conv", p, 4, &L, NULL, 0,
                 L.n * L.oc * L.oh * L.ow);
 }
@@ -207,7 +344,13 @@ static tb_status conv_backward(tb_context ctx, const tb_kernel_call *call) {
     return ocl_decline(call, "float64 on a device without cl_khr_fp64");
   }
   ocl_place p[3];
-  if (gi != NULL) {
+  bool gemm =
+      gemm_path(call, &L) && (gw == NULL || (block_dense(L.c, L.kh, L.kw, gw_strides) &&
+                                             (L.oc == 1 || gw_strides[0] == L.c * L.kh * L.kw)));
+  if (gemm) {
+    status = conv_backward_gemm(ctx, call, device, &L, grad, input, weight, gi, gi_strides, gw);
+  }
+  if (!gemm && gi != NULL) {
     status = ocl_tensor_place(ctx, device, gi, "grad_input", &p[0]);
     if (status == TB_OK) status = ocl_tensor_place(ctx, device, grad, "grad_output", &p[1]);
     if (status == TB_OK) status = ocl_tensor_place(ctx, device, weight, "weight", &p[2]);
@@ -216,7 +359,7 @@ static tb_status conv_backward(tb_context ctx, const tb_kernel_call *call) {
                       L.n * L.c * L.h * L.w);
     }
   }
-  if (status == TB_OK && gw != NULL) {
+  if (!gemm && status == TB_OK && gw != NULL) {
     status = ocl_tensor_place(ctx, device, gw, "grad_weight", &p[0]);
     if (status == TB_OK) status = ocl_tensor_place(ctx, device, grad, "grad_output", &p[1]);
     if (status == TB_OK) status = ocl_tensor_place(ctx, device, input, "input", &p[2]);

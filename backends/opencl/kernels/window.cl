@@ -178,3 +178,44 @@ __kernel void tb_max_pool_backward(OCL_PTR(T, grad_input), OCL_PTR(T, grad),
   OCL_AT(T, grad_input)[n * L.in_strides[0] + c * L.in_strides[1] + iy * L.in_strides[2] +
                         ix * L.in_strides[3]] = (T)acc;
 }
+
+/* im2col for the GEMM path (groups 1): col[(c kh + ky) kw + kx][y ow + x] = image n's input
+ * under that window position (0 in the padding), a contiguous [c kh kw, oh ow] matrix */
+__kernel void tb_im2col(OCL_PTR(T, col), OCL_PTR(T, in), tb_window L, long n) {
+  long i = get_global_id(0);
+  long positions = L.oh * L.ow;
+  if (i >= L.c * L.kh * L.kw * positions) return;
+  long p = i % positions, r = i / positions;
+  long kx = r % L.kw, ky = (r / L.kw) % L.kh, c = r / (L.kw * L.kh);
+  long y = p / L.ow, x = p % L.ow;
+  long iy = y * L.sh - L.ph + ky * L.dh, ix = x * L.sw - L.pw + kx * L.dw;
+  T v = 0;
+  if (iy >= 0 && iy < L.h && ix >= 0 && ix < L.w) {
+    v = OCL_AT(T, in)[n * L.in_strides[0] + c * L.in_strides[1] + iy * L.in_strides[2] +
+                      ix * L.in_strides[3]];
+  }
+  OCL_AT(T, col)[i] = v;
+}
+
+/* col2im, in gather form: grad_input[n, c, iy, ix] = the sum of the col entries (W^T grad, a
+ * [c kh kw, oh ow] matrix) of every window position that read it, windows in order */
+__kernel void tb_col2im(OCL_PTR(T, grad_input), OCL_PTR(T, col), tb_window L, long n,
+                        long gi_s0, long gi_s1, long gi_s2, long gi_s3) {
+  long i = get_global_id(0);
+  if (i >= L.c * L.h * L.w) return;
+  long ix = i % L.w, iy = (i / L.w) % L.h, c = i / (L.w * L.h);
+  long positions = L.oh * L.ow;
+  ACC acc = 0;
+  for (long ky = 0; ky < L.kh; ky++) {
+    long ty = iy + L.ph - ky * L.dh;
+    if (ty < 0 || ty % L.sh != 0 || ty / L.sh >= L.oh) continue;
+    long y = ty / L.sh;
+    for (long kx = 0; kx < L.kw; kx++) {
+      long tx = ix + L.pw - kx * L.dw;
+      if (tx < 0 || tx % L.sw != 0 || tx / L.sw >= L.ow) continue;
+      long x = tx / L.sw;
+      acc += (ACC)OCL_AT(T, col)[((c * L.kh + ky) * L.kw + kx) * positions + y * L.ow + x];
+    }
+  }
+  OCL_AT(T, grad_input)[n * gi_s0 + c * gi_s1 + iy * gi_s2 + ix * gi_s3] = (T)acc;
+}
