@@ -336,7 +336,8 @@ test-compat: $(STAMP)/build $(STAMP)/compat-$(COMPAT_TORCH)
 	  test/compat/compat.py --vendor $(BUILD)/c/lib/libtb_vendor_opencl.so \
 	  --runtime $(PYTHON) $(BUILD)/py \
 	  --runtime $(COMPAT_PYTHON) $(COMPAT_DIR)/build --pytest $(COMPAT_PYTHON) \
-	  --pytest-args $(addprefix test/python/,test_kernels.py test_model_zoo.py test_faults.py))
+	  --pytest-args $(addprefix test/python/,test_kernels.py test_model_zoo.py test_faults.py \
+	    test_fallback.py))
 
 lint: $(STAMP)/pip
 	clang-format --dry-run -Werror $(C_SOURCES)
