@@ -24,10 +24,6 @@ typedef struct ew_op {
   bool cond_first; /* where: x0 is the bool condition, the compute dtype the output's */
 } ew_op;
 
-static bool is_floating(tb_dtype dtype) {
-  return dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64;
-}
-
 /* Runs row `op` with expression choice made; `out` is the last argument. */
 static tb_status run(tb_context ctx, const tb_kernel_call *call, const ew_op *op,
                      const char *float_expr, const char *int_expr) {
@@ -61,13 +57,13 @@ static tb_status run(tb_context ctx, const tb_kernel_call *call, const ew_op *op
     }
   }
   /* Integral compute (bool included: add is or, mul is and, as ATen's) runs in long. */
-  const char *expr = is_floating(compute) ? float_expr : int_expr;
+  const char *expr = ocl_is_float(compute) ? float_expr : int_expr;
   if (expr == NULL) return ocl_decline(call, "this dtype");
   double alpha = 1, beta = 1;
   int64_t unused = 0;
   /* a floating bound or factor on integers: ATen promotes to a floating result */
-  if (!is_floating(compute) && ((op->alpha >= 0 && args[op->alpha].kind == TB_VALUE_DOUBLE) ||
-                                (op->beta >= 0 && args[op->beta].kind == TB_VALUE_DOUBLE))) {
+  if (!ocl_is_float(compute) && ((op->alpha >= 0 && args[op->alpha].kind == TB_VALUE_DOUBLE) ||
+                                 (op->beta >= 0 && args[op->beta].kind == TB_VALUE_DOUBLE))) {
     return ocl_decline(call, "a floating scalar argument on integers");
   }
   if (op->alpha >= 0 && !ocl_number(&args[op->alpha], &alpha, &unused)) {

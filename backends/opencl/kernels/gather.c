@@ -55,10 +55,6 @@ typedef struct ocl_index {
   cl_long dim_strides[4];
 } ocl_index;
 
-static bool is_float(tb_dtype dtype) {
-  return dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64;
-}
-
 /* The gather.cl kernel `name` for data of `data` and indices of `index`. */
 static tb_status kernel_for(tb_context ctx, int32_t device, tb_dtype data, tb_dtype index,
                             const char *name, ocl_kernel **kernel) {
@@ -369,7 +365,7 @@ typedef struct nll_shape {
 
 static bool nll_shape_of(const tb_tensor *self, const tb_tensor *target, const tb_value *weight,
                          nll_shape *s) {
-  if (!is_float(self->dtype) || !is_index(target) || self->ndim < 1 || self->ndim > 2) {
+  if (!ocl_is_float(self->dtype) || !is_index(target) || self->ndim < 1 || self->ndim > 2) {
     return false;
   }
   bool batched = self->ndim == 2;
@@ -568,7 +564,8 @@ static tb_status dropout_backward(tb_context ctx, const tb_kernel_call *call) {
     return ocl_decline(call, "unexpected arguments");
   }
   const tb_tensor *grad = a[0].as.tensor, *out = a[3].as.tensor;
-  if (!is_float(grad->dtype) || out->dtype != grad->dtype) return ocl_decline(call, "this dtype");
+  if (!ocl_is_float(grad->dtype) || out->dtype != grad->dtype)
+    return ocl_decline(call, "this dtype");
   ocl_operand in[2] = {{grad, 0, 0}, {a[1].as.tensor, 0, 0}};
   ocl_map_spec spec = {"x0 * x1 * alpha", grad->dtype, 2};
   return ocl_map(ctx, call, &spec, out, in, a[2].as.f, 1);

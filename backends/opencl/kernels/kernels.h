@@ -39,6 +39,9 @@ const char *ocl_type_name(tb_dtype dtype);
 /** Bytes per element of @p dtype. */
 size_t ocl_dtype_size(tb_dtype dtype);
 
+/** Whether @p dtype is float32 or float64 (the floating dtypes with kernels). */
+bool ocl_is_float(tb_dtype dtype);
+
 /** Whether @p t is dense (its elements one run of stride 1); @p numel receives its count. */
 bool ocl_dense(const tb_tensor *t, int64_t *numel);
 
@@ -102,6 +105,17 @@ typedef struct ocl_map_spec {
   tb_dtype compute;
   int inputs; /* 0..3 */
 } ocl_map_spec;
+
+/** map.cl's tb_layout, byte for byte: the elementwise engine's and tb_tri's layout (dimensions,
+ *  the output's strides in strides[0] and input k's in strides[k + 1], in elements). */
+#define OCL_MAP_DIMS 8
+typedef struct ocl_layout {
+  cl_int ndim;
+  cl_int scalar_mask;
+  cl_long numel;
+  cl_long sizes[OCL_MAP_DIMS];
+  cl_long strides[4][OCL_MAP_DIMS];
+} ocl_layout;
 
 /** The most dimensions ocl_broadcast handles (ocl_map collapses them to at most 8). */
 #define OCL_MAX_DIMS 24

@@ -17,17 +17,6 @@
 
 #include "kernels.h"
 
-#define OCL_MAP_DIMS 8
-
-/* map.cl's tb_layout, byte for byte. */
-typedef struct ocl_layout {
-  cl_int ndim;
-  cl_int scalar_mask;
-  cl_long numel;
-  cl_long sizes[OCL_MAP_DIMS];
-  cl_long strides[4][OCL_MAP_DIMS];
-} ocl_layout;
-
 const char *ocl_type_name(tb_dtype dtype) {
   switch (dtype) {
     case TB_DTYPE_BOOL:
@@ -67,6 +56,8 @@ size_t ocl_dtype_size(tb_dtype dtype) {
       return 8;
   }
 }
+
+bool ocl_is_float(tb_dtype dtype) { return dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64; }
 
 bool ocl_dense(const tb_tensor *t, int64_t *numel) {
   int64_t expected = 1;

@@ -33,10 +33,6 @@ static bool is_rows(const tb_value *v, tb_dtype dtype, int64_t rows, int64_t col
   return true;
 }
 
-static bool is_float(tb_dtype dtype) {
-  return dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64;
-}
-
 /* Places `count` tensors (NULL: the first one's place, never read) and runs `name` over
  * `work` work-items with the trailing long and int arguments. */
 static tb_status run(tb_context ctx, const tb_kernel_call *call, int32_t device, tb_dtype dtype,
@@ -95,7 +91,7 @@ static tb_status cell(tb_context ctx, const tb_kernel_call *call) {
   bool has_bias = a[3].kind == TB_VALUE_TENSOR;
   cl_long longs[5] = {B, H, 0, 0, 0}; /* then the row strides of the gates and the state */
   bool ok =
-      is_float(dtype) && is_rows(&a[0], dtype, B, gates * H, &longs[2]) &&
+      ocl_is_float(dtype) && is_rows(&a[0], dtype, B, gates * H, &longs[2]) &&
       is_rows(&a[1], dtype, B, gates * H, &longs[3]) && is_rows(&a[2], dtype, B, H, &longs[4]) &&
       has_bias == (a[4].kind == TB_VALUE_TENSOR) &&
       (!has_bias || (is_dense(&a[3], dtype, 0, gates * H) && is_dense(&a[4], dtype, 0, gates * H)));
@@ -140,7 +136,7 @@ static tb_status lstm_backward(tb_context ctx, const tb_kernel_call *call) {
   int64_t B = a[2].as.tensor->sizes[0], H = a[2].as.tensor->sizes[1];
   bool has_bias = a[8].kind == TB_VALUE_TENSOR;
   cl_long longs[6] = {B, H, 0, 0, 0, 0}; /* then the row strides of grad_hy, grad_cy, cx, cy */
-  bool ok = is_float(dtype) && (!has_ghy || is_rows(&a[0], dtype, B, H, &longs[2])) &&
+  bool ok = ocl_is_float(dtype) && (!has_ghy || is_rows(&a[0], dtype, B, H, &longs[2])) &&
             (!has_gcy || is_rows(&a[1], dtype, B, H, &longs[3])) &&
             is_rows(&a[2], dtype, B, H, &longs[4]) && is_rows(&a[3], dtype, B, H, &longs[5]) &&
             is_dense(&a[4], dtype, B, 4 * H) && is_dense(&a[6], dtype, B, 4 * H) &&
@@ -175,7 +171,7 @@ static tb_status gru_backward(tb_context ctx, const tb_kernel_call *call) {
   int64_t B = a[0].as.tensor->sizes[0], H = a[0].as.tensor->sizes[1];
   bool bias_i = a[6].kind == TB_VALUE_TENSOR, bias_h = a[7].kind == TB_VALUE_TENSOR;
   cl_long longs[3] = {B, H, 0}; /* then grad_hy's row stride */
-  bool ok = is_float(dtype) && is_rows(&a[0], dtype, B, H, &longs[2]) &&
+  bool ok = ocl_is_float(dtype) && is_rows(&a[0], dtype, B, H, &longs[2]) &&
             is_dense(&a[1], dtype, B, 5 * H) && is_dense(&a[3], dtype, B, 3 * H) &&
             is_dense(&a[4], dtype, B, 3 * H) && is_dense(&a[5], dtype, B, H) &&
             (!bias_i || is_dense(&a[6], dtype, 0, 3 * H)) &&

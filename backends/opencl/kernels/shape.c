@@ -9,15 +9,6 @@
 
 #include "kernels.h"
 
-/* map.cl's tb_layout, byte for byte (as map.c's). */
-typedef struct ocl_tri_layout {
-  cl_int ndim;
-  cl_int scalar_mask;
-  cl_long numel;
-  cl_long sizes[8];
-  cl_long strides[4][8];
-} ocl_tri_layout;
-
 /* arange.start_out [start, end, step, out]: out[i] = start + step * i, rounded bit for bit as
  * ATen's CPU kernel rounds it (emu's shape.c tells how): in double (where the device has
  * fp64), its vectorised loop -- W = 32 bytes of elements, pairs of vectors -- computing each
@@ -66,7 +57,7 @@ static tb_status tri(tb_context ctx, const tb_kernel_call *call) {
   if (self->ndim < 2 || self->ndim > 8 || out->ndim != self->ndim) {
     return ocl_decline(call, "a rank other than 2 to 8");
   }
-  ocl_tri_layout layout = {0};
+  ocl_layout layout = {0};
   layout.ndim = self->ndim;
   layout.numel = 1;
   for (int32_t d = 0; d < self->ndim; d++) {

@@ -27,10 +27,6 @@ typedef struct ocl_window {
   cl_int has_bias;
 } ocl_window;
 
-static bool is_float(tb_dtype dtype) {
-  return dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64;
-}
-
 /* An image tensor as 4 sizes and strides: [n, c, h, w], or [n, c, w] with h = 1 when
  * `images` (a batch of 1-d signals), or [c, h, w] with n = 1 otherwise (an unbatched image). */
 static bool nchw(const tb_tensor *t, bool signals, int64_t sizes[4], cl_long strides[4]) {
@@ -125,11 +121,9 @@ static bool conv_layout(const tb_tensor *input, const tb_tensor *weight, const t
       os[1] != wt[0]) {
     return false;
   }
-  *L = (ocl_window){in[0], in[1], in[2], in[3], wt[0],  os[2], os[3], wt[2], wt[3], sh, sw,
-                    ph,    pw,    dh,    dw,    groups, {0},   {0},   {0},   0,     0};
-  nchw(input, true, in, L->in_strides);
-  nchw(weight, true, wt, L->weight_strides);
-  nchw(out, true, os, L->out_strides);
+  L->n = in[0], L->c = in[1], L->h = in[2], L->w = in[3];
+  L->oc = wt[0], L->oh = os[2], L->ow = os[3], L->kh = wt[2], L->kw = wt[3];
+  L->sh = sh, L->sw = sw, L->ph = ph, L->pw = pw, L->dh = dh, L->dw = dw, L->groups = groups;
   return true;
 }
 
@@ -279,7 +273,7 @@ static tb_status conv(tb_context ctx, const tb_kernel_call *call) {
   const tb_tensor *input = a[0].as.tensor, *weight = a[1].as.tensor, *out = a[9].as.tensor;
   const tb_tensor *bias = a[2].kind == TB_VALUE_TENSOR ? a[2].as.tensor : NULL;
   ocl_window L;
-  if (!is_float(input->dtype) || weight->dtype != input->dtype || out->dtype != input->dtype ||
+  if (!ocl_is_float(input->dtype) || weight->dtype != input->dtype || out->dtype != input->dtype ||
       (bias != NULL && (bias->dtype != input->dtype || bias->ndim != 1)) ||
       !conv_layout(input, weight, out, &a[3], &L) || (bias != NULL && bias->sizes[0] != L.oc)) {
     return ocl_decline(call, "a transposed convolution, or a layout or dtype it does not take");
@@ -319,8 +313,8 @@ static tb_status conv_backward(tb_context ctx, const tb_kernel_call *call) {
   ocl_window L;
   int64_t gi_sizes[4], gw_sizes[4];
   cl_long gi_strides[4] = {0}, gw_strides[4] = {0};
-  bool ok = is_float(grad->dtype) && input->dtype == grad->dtype && weight->dtype == grad->dtype &&
-            conv_layout(input, weight, grad, &a[3], &L);
+  bool ok = ocl_is_float(grad->dtype) && input->dtype == grad->dtype &&
+            weight->dtype == grad->dtype && conv_layout(input, weight, grad, &a[3], &L);
   if (ok && gi != NULL) {
     ok = gi->dtype == grad->dtype && gi->ndim == input->ndim &&
          nchw(gi, true, gi_sizes, gi_strides) && gi_sizes[0] == L.n && gi_sizes[1] == L.c &&
@@ -396,13 +390,9 @@ static bool pool_layout(const tb_tensor *self, const tb_tensor *out, const tb_va
       ph < 0 || pw < 0 || dh < 1 || dw < 1 || os[0] != in[0] || os[1] != in[1]) {
     return false;
   }
-  cl_long ins[4], outs[4];
-  memcpy(ins, L->in_strides, sizeof ins);
-  memcpy(outs, L->out_strides, sizeof outs);
-  *L = (ocl_window){in[0], in[1], in[2], in[3], in[1], os[2], os[3], kh,  kw, sh, sw,
-                    ph,    pw,    dh,    dw,    1,     {0},   {0},   {0}, 0,  0};
-  memcpy(L->in_strides, ins, sizeof ins);
-  memcpy(L->out_strides, outs, sizeof outs);
+  L->n = in[0], L->c = in[1], L->h = in[2], L->w = in[3];
+  L->oc = in[1], L->oh = os[2], L->ow = os[3], L->kh = kh, L->kw = kw;
+  L->sh = sh, L->sw = sw, L->ph = ph, L->pw = pw, L->dh = dh, L->dw = dw, L->groups = 1;
   return true;
 }
 
@@ -418,7 +408,7 @@ static tb_status max_pool(tb_context ctx, const tb_kernel_call *call) {
   ocl_window L;
   int64_t ix_sizes[4];
   cl_long ix[4];
-  if (!is_float(self->dtype) || out->dtype != self->dtype || indices->dtype != TB_DTYPE_INT64 ||
+  if (!ocl_is_float(self->dtype) || out->dtype != self->dtype || indices->dtype != TB_DTYPE_INT64 ||
       indices->ndim != out->ndim || !pool_layout(self, out, &a[1], &L) ||
       !nchw(indices, false, ix_sizes, ix)) {
     return ocl_decline(call, "a layout or dtype it does not take");
@@ -452,7 +442,7 @@ static tb_status max_pool_backward(tb_context ctx, const tb_kernel_call *call) {
   int64_t ix_sizes[4];
   cl_long ix[4];
   /* the layout of grad_input (where the kernel writes) over grad_output's windows */
-  if (!is_float(grad->dtype) || self->dtype != grad->dtype || gi->dtype != grad->dtype ||
+  if (!ocl_is_float(grad->dtype) || self->dtype != grad->dtype || gi->dtype != grad->dtype ||
       indices->dtype != TB_DTYPE_INT64 || indices->ndim != grad->ndim ||
       !pool_layout(self, grad, &a[2], &L) || !pool_layout(gi, grad, &a[2], &G) || G.h != L.h ||
       G.w != L.w || !nchw(indices, false, ix_sizes, ix)) {
