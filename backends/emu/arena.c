@@ -67,7 +67,7 @@ static uint64_t round_up(uint64_t size) {
 tb_status emu_arenas_create(emu_context *ctx) {
   ctx->arenas = calloc(EMU_MAX_DEVICES, sizeof(arena));
   return ctx->arenas != NULL ? TB_OK
-                             : emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: init: out of host memory");
+                             : tbk_fail(TB_ERROR_OUT_OF_MEMORY, "emu: init: out of host memory");
 }
 
 /* Unmaps every device's memory: allocations still live are gone with it. */
@@ -96,12 +96,12 @@ static tb_status setup(emu_context *ctx, int32_t device) {
   snprintf(name, sizeof name, "tb-emu-device-%d", (int)device);
   int fd = memfd_create(name, MFD_CLOEXEC);
   if (fd < 0) {
-    return emu_fail(TB_ERROR_UNAVAILABLE, "emu: device %d: memfd_create failed: %s", (int)device,
+    return tbk_fail(TB_ERROR_UNAVAILABLE, "emu: device %d: memfd_create failed: %s", (int)device,
                     strerror(errno));
   }
   if (ftruncate(fd, (off_t)config->capacity) != 0) {
     close(fd);
-    return emu_fail(TB_ERROR_UNAVAILABLE, "emu: device %d: cannot size device memory: %s",
+    return tbk_fail(TB_ERROR_UNAVAILABLE, "emu: device %d: cannot size device memory: %s",
                     (int)device, strerror(errno));
   }
   int device_prot = config->guard ? PROT_NONE : PROT_READ | PROT_WRITE;
@@ -111,7 +111,7 @@ static tb_status setup(emu_context *ctx, int32_t device) {
     if (device_view != MAP_FAILED) munmap(device_view, config->capacity);
     if (shadow_view != MAP_FAILED) munmap(shadow_view, config->capacity);
     close(fd);
-    return emu_fail(TB_ERROR_UNAVAILABLE, "emu: device %d: cannot map %llu bytes: %s", (int)device,
+    return tbk_fail(TB_ERROR_UNAVAILABLE, "emu: device %d: cannot map %llu bytes: %s", (int)device,
                     (unsigned long long)config->capacity, strerror(errno));
   }
   a->free_ranges = malloc(16 * sizeof(range));
@@ -122,7 +122,7 @@ static tb_status setup(emu_context *ctx, int32_t device) {
     munmap(device_view, config->capacity);
     munmap(shadow_view, config->capacity);
     close(fd);
-    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: out of host memory setting up device %d",
+    return tbk_fail(TB_ERROR_OUT_OF_MEMORY, "emu: out of host memory setting up device %d",
                     (int)device);
   }
   a->fd = fd;
@@ -234,7 +234,7 @@ tb_status emu_arena_alloc(emu_context *ctx, int32_t device, size_t size, void **
   if (size > a->capacity || best == a->free_count) {
     uint64_t used = a->used, capacity = a->capacity;
     pthread_mutex_unlock(mutex);
-    return emu_fail(TB_ERROR_OUT_OF_MEMORY,
+    return tbk_fail(TB_ERROR_OUT_OF_MEMORY,
                     "emu: device %d cannot allocate %zu bytes: %llu of %llu bytes in use and "
                     "no free range large enough",
                     (int)device, size, (unsigned long long)used, (unsigned long long)capacity);
@@ -243,7 +243,7 @@ tb_status emu_arena_alloc(emu_context *ctx, int32_t device, size_t size, void **
   uint64_t offset = r->offset;
   if (live_insert(a, offset, rounded) != 0) {
     pthread_mutex_unlock(mutex);
-    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: out of host memory tracking allocations");
+    return tbk_fail(TB_ERROR_OUT_OF_MEMORY, "emu: out of host memory tracking allocations");
   }
   r->offset += rounded;
   r->size -= rounded;
@@ -263,14 +263,14 @@ tb_status emu_arena_free(emu_context *ctx, int32_t device, void *ptr) {
   char *p = ptr;
   if (!a->ready || p < a->device_base || p >= a->device_base + a->capacity) {
     pthread_mutex_unlock(mutex);
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: device_free: %p is not memory of device %d",
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: device_free: %p is not memory of device %d",
                     ptr, (int)device);
   }
   uint64_t offset = (uint64_t)(p - a->device_base);
   uint64_t size = live_remove(a, offset);
   if (size == 0) {
     pthread_mutex_unlock(mutex);
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: device_free: %p was not returned by device_malloc on device %d (or "
                     "was already freed)",
                     ptr, (int)device);

@@ -398,13 +398,13 @@ static bool agree(struct tb_comm_impl *comm, const coll_payload *call, char *why
   return true;
 }
 
-static void run_collective(emu_task *task) {
+static void run_collective(tbk_task *task) {
   const coll_payload *call = (const coll_payload *)task->payload;
   struct tb_comm_impl *comm = call->comm;
-  emu_stream *stream = task->stream;
+  tb_stream stream = task->stream;
   char why[512] = "";
   const char *name = k_kind_names[call->kind];
-  if (emu_is_faulted(emu_stream_context(stream), emu_stream_device(stream))) {
+  if (tbk_is_faulted(tbk_stream_runtime(stream), tbk_stream_device(stream))) {
     /* Tell the peers, which would otherwise wait for this rank until the timeout. */
     snprintf(why, sizeof why, "rank %d's device emu:%d is faulted", comm->rank, comm->device);
     comm_abort(comm, why);
@@ -474,21 +474,21 @@ static void run_collective(emu_task *task) {
   }
   if (!ok) {
     comm_abort(comm, why);
-    emu_task_fail(task, "%s on rank %d of %d failed: %s", name, comm->rank, comm->nranks, why);
+    tbk_task_fail(task, "%s on rank %d of %d failed: %s", name, comm->rank, comm->nranks, why);
   }
 }
 
-static void finish_collective(emu_task *task) {
+static void finish_collective(tbk_task *task) {
   const coll_payload *call = (const coll_payload *)task->payload;
   comm_release(call->comm);
-  emu_stream_count_completion(task->stream);
+  tbk_stream_count_completion(task->stream);
 }
 
 static tb_status check_comm(const emu_context *ctx, tb_comm comm, const char *call) {
   tb_status status = emu_check_context(ctx, call);
   if (status != TB_OK) return status;
   if (comm == NULL || comm->magic != COMM_MAGIC || comm->ctx != ctx) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %p is not a live communicator", call,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %p is not a live communicator", call,
                     (void *)comm);
   }
   return TB_OK;
@@ -498,34 +498,34 @@ static tb_status enqueue(tb_context ctx, tb_comm comm, coll_kind kind, const voi
                          size_t count, tb_dtype dtype, int32_t op_or_root, tb_stream stream) {
   const char *name = k_kind_names[kind];
   tb_status status = check_comm(ctx, comm, name);
-  if (status == TB_OK) status = emu_check_stream(ctx, stream, name);
+  if (status == TB_OK) status = tbk_check_stream(ctx, stream, name);
   if (status != TB_OK) return status;
-  if (emu_stream_device(stream) != comm->device) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+  if (tbk_stream_device(stream) != comm->device) {
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: %s: the stream is on emu:%d, the communicator on emu:%d", name,
-                    emu_stream_device(stream), comm->device);
+                    tbk_stream_device(stream), comm->device);
   }
   size_t es = dtype_size(dtype);
   if (es == 0)
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: unknown dtype %d", name, (int)dtype);
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: unknown dtype %d", name, (int)dtype);
   if (kind == OP_ALL_REDUCE || kind == OP_REDUCE_SCATTER) {
     if (op_or_root < TB_REDUCE_SUM || op_or_root > TB_REDUCE_AVG) {
-      return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: unknown reduction %d", name, op_or_root);
+      return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: unknown reduction %d", name, op_or_root);
     }
     bool floating = dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT64 ||
                     dtype == TB_DTYPE_FLOAT16 || dtype == TB_DTYPE_BFLOAT16;
     if (op_or_root == TB_REDUCE_AVG && !floating) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: TB_REDUCE_AVG of %s (floating-point only)",
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: TB_REDUCE_AVG of %s (floating-point only)",
                       name, dtype_name(dtype));
     }
   }
   if (kind == OP_BROADCAST && (op_or_root < 0 || op_or_root >= comm->nranks)) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: broadcast: root %d is not a rank of %d",
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: broadcast: root %d is not a rank of %d",
                     op_or_root, comm->nranks);
   }
   size_t blocks = (kind == OP_ALL_REDUCE || kind == OP_BROADCAST) ? 1 : (size_t)comm->nranks;
   if (count > SIZE_MAX / es / blocks) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: count %zu overflows", name, count);
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: count %zu overflows", name, count);
   }
   size_t send_bytes =
       count * es * (kind == OP_REDUCE_SCATTER || kind == OP_ALL_TO_ALL ? blocks : 1);
@@ -533,17 +533,17 @@ static tb_status enqueue(tb_context ctx, tb_comm comm, coll_kind kind, const voi
   bool reads = kind != OP_BROADCAST || op_or_root == comm->rank;
   if (count > 0 && ((reads && !emu_is_device_range(ctx, comm->device, send, send_bytes)) ||
                     !emu_is_device_range(ctx, comm->device, recv, recv_bytes))) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: %s: send %p (%zu bytes) or recv %p (%zu bytes) is not memory of emu:%d",
                     name, send, send_bytes, recv, recv_bytes, comm->device);
   }
   if (kind == OP_ALL_TO_ALL && count > 0 &&
       (const unsigned char *)send < (unsigned char *)recv + recv_bytes &&
       (unsigned char *)recv < (const unsigned char *)send + send_bytes) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: all_to_all: send and recv overlap");
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: all_to_all: send and recv overlap");
   }
-  emu_task *task = emu_task_new(stream, run_collective, sizeof(coll_payload));
-  if (task == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: %s: out of memory", name);
+  tbk_task *task = tbk_task_new(stream, run_collective, sizeof(coll_payload));
+  if (task == NULL) return tbk_fail(TB_ERROR_OUT_OF_MEMORY, "emu: %s: out of memory", name);
   task->name = name;
   task->finish = finish_collective;
   atomic_fetch_add(&comm->refs, 1);
@@ -556,7 +556,7 @@ static tb_status enqueue(tb_context ctx, tb_comm comm, coll_kind kind, const voi
       .dtype = dtype,
       .op_or_root = op_or_root,
   };
-  status = emu_stream_enqueue(stream, task);
+  status = tbk_stream_enqueue(stream, task);
   if (status != TB_OK) comm_release(comm); /* the stream freed the task without running it */
   return status;
 }
@@ -566,10 +566,10 @@ static tb_status enqueue(tb_context ctx, tb_comm comm, coll_kind kind, const voi
 static tb_status get_unique_id(tb_context ctx, tb_comm_id *id) {
   tb_status status = emu_check_context(ctx, "get_unique_id");
   if (status != TB_OK) return status;
-  if (id == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: get_unique_id: id is NULL");
+  if (id == NULL) return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: get_unique_id: id is NULL");
   uint64_t nonce[2];
   if (getrandom(nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce) {
-    return emu_fail(TB_ERROR_INTERNAL, "emu: get_unique_id: getrandom failed: %s", strerror(errno));
+    return tbk_fail(TB_ERROR_INTERNAL, "emu: get_unique_id: getrandom failed: %s", strerror(errno));
   }
   memset(id, 0, sizeof *id);
   snprintf((char *)id->bytes, sizeof id->bytes, ID_PREFIX "/tb-emu-%d-%016" PRIx64 "%016" PRIx64,
@@ -591,21 +591,21 @@ static tb_status comm_init(tb_context ctx, int32_t device, int32_t nranks, int32
   tb_status status = emu_check_device(ctx, device, "comm_init");
   if (status != TB_OK) return status;
   if (id == NULL || out == NULL) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: comm_init: id or comm is NULL");
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: comm_init: id or comm is NULL");
   }
   if (nranks < 1 || nranks > EMU_COLL_MAX_RANKS || rank < 0 || rank >= nranks) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: comm_init: rank %d of %d (emu supports 1 to %d ranks)", rank, nranks,
                     EMU_COLL_MAX_RANKS);
   }
   const char *text = (const char *)id->bytes;
   if (memchr(text, '\0', sizeof id->bytes) == NULL ||
       strncmp(text, ID_PREFIX, strlen(ID_PREFIX)) != 0) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: comm_init: the id was not made by emu's get_unique_id");
   }
   struct tb_comm_impl *comm = calloc(1, sizeof *comm);
-  if (comm == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: comm_init: out of memory");
+  if (comm == NULL) return tbk_fail(TB_ERROR_OUT_OF_MEMORY, "emu: comm_init: out of memory");
   *comm = (struct tb_comm_impl){.magic = COMM_MAGIC,
                                 .ctx = ctx,
                                 .device = device,
@@ -623,7 +623,7 @@ static tb_status comm_init(tb_context ctx, int32_t device, int32_t nranks, int32
     int error = errno;
     if (fd >= 0) close(fd);
     free(comm);
-    return emu_fail(TB_ERROR_INTERNAL, "emu: comm_init: shared memory %s: %s", text,
+    return tbk_fail(TB_ERROR_INTERNAL, "emu: comm_init: shared memory %s: %s", text,
                     strerror(error));
   }
   void *base = mmap(NULL, comm->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -632,7 +632,7 @@ static tb_status comm_init(tb_context ctx, int32_t device, int32_t nranks, int32
     int error = errno;
     size_t size = comm->size;
     free(comm);
-    return emu_fail(TB_ERROR_INTERNAL, "emu: comm_init: mmap of %zu bytes: %s", size,
+    return tbk_fail(TB_ERROR_INTERNAL, "emu: comm_init: mmap of %zu bytes: %s", size,
                     strerror(error));
   }
   comm->header = base;
@@ -666,7 +666,7 @@ static tb_status comm_init(tb_context ctx, int32_t device, int32_t nranks, int32
   if (!ok) {
     munmap(base, comm->size);
     free(comm);
-    return emu_fail(TB_ERROR_INTERNAL, "emu: comm_init of rank %d of %d on emu:%d failed: %s", rank,
+    return tbk_fail(TB_ERROR_INTERNAL, "emu: comm_init of rank %d of %d on emu:%d failed: %s", rank,
                     nranks, device, why);
   }
   *out = comm;

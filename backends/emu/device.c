@@ -1,9 +1,8 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * emu's context (init and finalize), its configuration (read from the environment at init),
- * device checks and the thread-local error message.  Global state: t_error only, thread-local
- * by the last-error contract.
+ * emu's context (init and finalize), its configuration (read from the environment at init)
+ * and device checks.  No global state (the last-error message is the kit's, thread-local).
  */
 #define _GNU_SOURCE
 
@@ -19,21 +18,6 @@
 
 #define EMU_CONTEXT_MAGIC 0x656d7563u /* "emuc" */
 
-static _Thread_local char t_error[1024];
-
-tb_status emu_fail(tb_status status, const char *format, ...) {
-  va_list args;
-  va_start(args, format);
-  vsnprintf(t_error, sizeof t_error, format, args);
-  va_end(args);
-  return status;
-}
-
-const char *emu_last_error(tb_context ctx) {
-  (void)ctx; /* per thread, whichever context failed */
-  return t_error;
-}
-
 static tb_status env_int(const char *name, long low, long high, long fallback, long *out) {
   const char *text = getenv(name);
   if (text == NULL || *text == '\0') {
@@ -44,7 +28,7 @@ static tb_status env_int(const char *name, long low, long high, long fallback, l
   errno = 0;
   long value = strtol(text, &end, 10);
   if (errno != 0 || end == text || *end != '\0' || value < low || value > high) {
-    return emu_fail(TB_ERROR_UNAVAILABLE, "emu: %s='%s' is not an integer in [%ld, %ld]", name,
+    return tbk_fail(TB_ERROR_UNAVAILABLE, "emu: %s='%s' is not an integer in [%ld, %ld]", name,
                     text, low, high);
   }
   *out = value;
@@ -67,7 +51,7 @@ static tb_status read_config(emu_config *config) {
   const char *memory = getenv("TORCH_BACKEND_EMU_MEMORY");
   if (memory != NULL && *memory != '\0' &&
       (tb_parse_size(memory, &capacity) != 0 || capacity < (1u << 20))) {
-    return emu_fail(TB_ERROR_UNAVAILABLE,
+    return tbk_fail(TB_ERROR_UNAVAILABLE,
                     "emu: TORCH_BACKEND_EMU_MEMORY='%s' is not a size of at least 1M such as "
                     "512M or 16G",
                     memory);
@@ -82,25 +66,27 @@ static tb_status read_config(emu_config *config) {
 }
 
 /* Frees what init created; each part tolerates never having been created. */
-static void destroy(emu_context *ctx) {
+static void destroy(void *user) {
+  emu_context *ctx = user;
   emu_profile_destroy(ctx);
-  emu_streams_destroy(ctx);
   emu_arenas_destroy(ctx);
   pthread_mutex_destroy(&ctx->arena_mutex);
-  pthread_mutex_destroy(&ctx->streams_mutex);
-  pthread_mutex_destroy(&ctx->faults_mutex);
   ctx->magic = 0;
   free(ctx);
+}
+
+static void profile_task(void *user, const char *name, uint64_t ns) {
+  emu_profile_record(user, name, ns);
 }
 
 /* Fork-safe (vendor.h, "The vendor context"): reads the environment and allocates bookkeeping;
  * device memory is mapped, and threads started, by the first call that needs them. */
 tb_status emu_init(const tb_host_api *host, tb_context *out) {
   if (host == NULL || out == NULL) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: init: host or ctx is NULL");
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: init: host or ctx is NULL");
   }
   if (host->struct_size < TB_HOST_API_V2_0_SIZE || host->abi_major != TB_ABI_VERSION_MAJOR) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED,
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED,
                     "emu: init: torch_backend speaks ABI %u.%u; emu implements %d.%d",
                     (unsigned)host->abi_major, (unsigned)host->abi_minor, TB_ABI_VERSION_MAJOR,
                     TB_ABI_VERSION_MINOR);
@@ -109,17 +95,28 @@ tb_status emu_init(const tb_host_api *host, tb_context *out) {
   tb_status status = read_config(&config);
   if (status != TB_OK) return status;
   emu_context *ctx = calloc(1, sizeof *ctx);
-  if (ctx == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: init: out of host memory");
+  if (ctx == NULL) return tbk_fail(TB_ERROR_OUT_OF_MEMORY, "emu: init: out of host memory");
   ctx->magic = EMU_CONTEXT_MAGIC;
   ctx->config = config;
-  atomic_init(&ctx->refs, 1);
   atomic_init(&ctx->finalized, false);
   pthread_mutex_init(&ctx->arena_mutex, NULL);
-  pthread_mutex_init(&ctx->streams_mutex, NULL);
-  pthread_mutex_init(&ctx->faults_mutex, NULL);
-  for (int d = 0; d < EMU_MAX_DEVICES; d++) atomic_init(&ctx->faulted[d], false);
-  if ((status = emu_arenas_create(ctx)) != TB_OK || (status = emu_streams_create(ctx)) != TB_OK ||
+  if ((status = emu_arenas_create(ctx)) != TB_OK ||
       (config.profile && (status = emu_profile_create(ctx)) != TB_OK)) {
+    destroy(ctx);
+    return status;
+  }
+  /* Streams and events: the kit's runtime, which frees the context (destroy) once finalize has
+   * run and every stream worker has exited.  Priorities: 0 (default) and -1 (high). */
+  tbk_runtime_config runtime = {.struct_size = sizeof runtime,
+                                .name = "emu",
+                                .device_count = config.device_count,
+                                .spin_us = config.spin_us,
+                                .least_priority = 0,
+                                .greatest_priority = -1,
+                                .user = ctx,
+                                .destroy = destroy,
+                                .task_done = config.profile ? profile_task : NULL};
+  if ((status = tbk_runtime_create(&runtime, &ctx->runtime)) != TB_OK) {
     destroy(ctx);
     return status;
   }
@@ -128,28 +125,24 @@ tb_status emu_init(const tb_host_api *host, tb_context *out) {
   return TB_OK;
 }
 
-void emu_context_release(emu_context *ctx) {
-  if (atomic_fetch_sub(&ctx->refs, 1) == 1) destroy(ctx);
-}
-
-/* Waits for the work of every device, prints the profile, and drops init's reference: the
+/* Waits for the work of every device, prints the profile, and finalizes the runtime: the
  * context goes away now, or when the last stream worker (of a stream never destroyed, or
  * destroyed with work queued) exits. */
 void emu_finalize(tb_context ctx) {
   if (emu_check_context(ctx, "finalize") != TB_OK) return;
-  for (int32_t d = 0; d < ctx->config.device_count; d++) emu_wait_device(ctx, d, "finalize");
+  for (int32_t d = 0; d < ctx->config.device_count; d++) tbk_wait_device(ctx, d, "finalize");
   atomic_store(&ctx->finalized, true);
   emu_profile_destroy(ctx);
-  emu_context_release(ctx);
+  tbk_runtime_finalize(ctx->runtime);
 }
 
 tb_status emu_check_context(const emu_context *ctx, const char *call) {
   if (ctx == NULL || ctx->magic != EMU_CONTEXT_MAGIC) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %p is not a context emu's init created",
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %p is not a context emu's init created",
                     call, (const void *)ctx);
   }
   if (atomic_load_explicit(&ctx->finalized, memory_order_relaxed)) {
-    return emu_fail(TB_ERROR_UNAVAILABLE, "emu: %s: the context was finalized", call);
+    return tbk_fail(TB_ERROR_UNAVAILABLE, "emu: %s: the context was finalized", call);
   }
   return TB_OK;
 }
@@ -158,7 +151,7 @@ tb_status emu_check_device(const emu_context *ctx, int32_t device, const char *c
   tb_status status = emu_check_context(ctx, call);
   if (status != TB_OK) return status;
   if (device < 0 || device >= ctx->config.device_count) {
-    return emu_fail(TB_ERROR_INVALID_DEVICE,
+    return tbk_fail(TB_ERROR_INVALID_DEVICE,
                     "emu: %s: device index %d is out of range (device count %d)", call, (int)device,
                     (int)ctx->config.device_count);
   }

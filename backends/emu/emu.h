@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <torch_backend/vendor.h>
+#include <torch_backend/vendor_kit.h>
 
 #define EMU_MAX_DEVICES 16
 #define EMU_ALIGNMENT 256 /* device allocations: a multiple of TB_MEMORY_ALIGNMENT */
@@ -36,11 +37,8 @@ static inline void emu_cpu_relax(void) {
 #endif
 }
 
-/* ----------------------------------------------------------------------------------------- */
-/* Errors (device.c): the thread-local last-error message.                                    */
-
-tb_status emu_fail(tb_status status, const char *format, ...) __attribute__((format(printf, 2, 3)));
-const char *emu_last_error(tb_context ctx);
+/* Errors: tbk_fail sets the thread-local last-error message that tbk_last_error, emu's
+ * tb_vendor::last_error, returns (vendor_kit.h). */
 
 /* ----------------------------------------------------------------------------------------- */
 /* The context (device.c): everything that belongs to one use of emu's devices, created by     */
@@ -56,29 +54,20 @@ typedef struct emu_config {
   bool profile;         /* TORCH_BACKEND_EMU_PROFILE: print time per kernel at finalize */
 } emu_config;
 
-typedef struct emu_arena emu_arena;                   /* arena.c */
-typedef struct emu_device_streams emu_device_streams; /* stream.c */
-typedef struct emu_profile emu_profile;               /* profile.c */
+typedef struct emu_arena emu_arena;     /* arena.c */
+typedef struct emu_profile emu_profile; /* profile.c */
 
 struct tb_context_impl {
+  /* First member (the kit's rule): streams, events, faults.  The runtime owns the context's
+   * lifetime: it frees the context once finalize has run and the last stream worker -- which
+   * may finish a destroyed stream's work after finalize -- has exited. */
+  tbk_runtime *runtime;
   uint32_t magic;
   emu_config config; /* read from the environment at init; read-only afterwards */
-  /* References: init's (dropped by finalize) and one per stream whose worker runs.  The last
-   * one frees the context, so workers that finish a destroyed stream's work after finalize
-   * still find their device's state. */
-  _Atomic int refs;
   _Atomic bool finalized;
   /* Device memory: one arena per device, guarded by arena_mutex (arena.c). */
   pthread_mutex_t arena_mutex;
   emu_arena *arenas;
-  /* The live streams of each device, for device synchronisation (stream.c). */
-  pthread_mutex_t streams_mutex;
-  emu_device_streams *streams;
-  /* Each device's fault (vendor.h, "Device faults"): `faulted` is the fast check; the message
-   * is written and read under faults_mutex. */
-  pthread_mutex_t faults_mutex;
-  _Atomic bool faulted[EMU_MAX_DEVICES];
-  char fault_message[EMU_MAX_DEVICES][512];
   /* Time per kernel with TORCH_BACKEND_EMU_PROFILE=1, printed at finalize (profile.c). */
   emu_profile *profile;
 };
@@ -87,8 +76,6 @@ typedef struct tb_context_impl emu_context;
 /* init and finalize (tb_vendor::init / finalize). */
 tb_status emu_init(const tb_host_api *host, tb_context *ctx);
 void emu_finalize(tb_context ctx);
-/* Drops a reference to `ctx` (a stream worker's, or finalize's); the last one frees it. */
-void emu_context_release(emu_context *ctx);
 /* TB_OK, or why `ctx` cannot be used (NULL, not emu's, finalized), with the message set. */
 tb_status emu_check_context(const emu_context *ctx, const char *call);
 /* emu_check_context, then that `device` is one of its devices. */
@@ -111,62 +98,13 @@ void *emu_host(const emu_context *ctx, int32_t device, const void *ptr);
 bool emu_is_device_range(const emu_context *ctx, int32_t device, const void *ptr, size_t size);
 
 /* ----------------------------------------------------------------------------------------- */
-/* Streams and tasks (stream.c).                                                              */
+/* Streams, events, tasks and faults: tb_vendor_kit (vendor_kit.h), whose runtime is the       */
+/* context's first member.                                                                    */
 
-typedef struct emu_task emu_task;
-typedef void (*emu_task_fn)(emu_task *task);
-struct tb_stream_impl;
-
-/* A unit of stream work.  `fn` runs on the stream's worker; `payload` holds its arguments
- * (allocated with the task, `payload_size` bytes, 16-byte aligned).  A task whose work fails
- * sets an error with emu_task_fail.  `finish`, when set, runs after `fn` and must call
- * emu_stream_count_completion itself, under the lock that guards what it publishes (an event
- * record), so that the stream's progress and the publication become visible together. */
-struct emu_task {
-  _Atomic(emu_task *) next;
-  /* A task in its stream's slot ring: 1 while taken (from emu_task_new until the worker is
-   * done with it), 0 while free.  Tasks too big for a slot, or created while every slot was
-   * taken, are malloc'd instead (pooled false). */
-  _Atomic int slot_taken;
-  bool pooled;
-  emu_task_fn fn;
-  emu_task_fn finish;
-  const char *name; /* static string naming the work (kernel name), for profiles */
-  struct tb_stream_impl *stream;
-  size_t payload_size;
-  _Alignas(16) unsigned char payload[];
-};
-
-typedef struct tb_stream_impl emu_stream;
-
-tb_status emu_streams_create(emu_context *ctx);
-void emu_streams_destroy(emu_context *ctx);
-/* Waits for the work enqueued so far on every stream of `device` (no fault check). */
-tb_status emu_wait_device(emu_context *ctx, int32_t device, const char *call);
-
-/* A task for `stream` (a live stream: the caller checked it) with `payload_size` bytes of
- * payload.  Launches take one per call, so small tasks come from a ring of slots in the stream
- * (no heap allocation, no lock: a slot is claimed with one compare-and-swap and given back by
- * the worker); bigger ones, and those made while the ring is full, are malloc'd.  NULL when out
- * of memory.  A task that is not enqueued after all goes back with emu_task_discard. */
-emu_task *emu_task_new(tb_stream stream, emu_task_fn fn, size_t payload_size);
-void emu_task_discard(emu_task *task);
-/* Enqueues `task` (made for `stream` by emu_task_new) on `stream`, which takes ownership. */
-tb_status emu_stream_enqueue(tb_stream stream, emu_task *task);
-int32_t emu_stream_device(tb_stream stream);
 /* The context `stream` was created in. */
-emu_context *emu_stream_context(tb_stream stream);
-/* Counts one task of `stream` complete: only emu_task::finish calls it. */
-void emu_stream_count_completion(tb_stream stream);
-/* TB_OK when `stream` is a live stream of `ctx`. */
-tb_status emu_check_stream(const emu_context *ctx, tb_stream stream, const char *call);
-/* Called by a running task to report that its work failed: faults the stream's device (vendor.h,
- * "Device faults") with the message and the task's name, unless it is faulted already. */
-void emu_task_fail(emu_task *task, const char *format, ...) __attribute__((format(printf, 2, 3)));
-/* Whether `device` is faulted (no lock: for skipping work). */
-bool emu_is_faulted(const emu_context *ctx, int32_t device);
-/* TB_OK, or TB_ERROR_DEVICE_FAULT with the fault's message when `device` is faulted. */
-tb_status emu_check_fault(emu_context *ctx, int32_t device, const char *call);
+static inline emu_context *emu_stream_context(tb_stream stream) {
+  return (emu_context *)tbk_runtime_user(tbk_stream_runtime(stream));
+}
 
 /* Profiles (profile.c; only with profiling on). */
 tb_status emu_profile_create(emu_context *ctx);

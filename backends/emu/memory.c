@@ -16,7 +16,7 @@
 tb_status emu_device_count(tb_context ctx, int32_t *count) {
   tb_status status = emu_check_context(ctx, "count");
   if (status != TB_OK) return status;
-  if (count == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: count is NULL");
+  if (count == NULL) return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: count is NULL");
   *count = ctx->config.device_count;
   return TB_OK;
 }
@@ -26,7 +26,7 @@ tb_status emu_device_get_properties(tb_context ctx, int32_t device,
   tb_status status = emu_check_device(ctx, device, "get_properties");
   if (status != TB_OK) return status;
   if (properties == NULL || properties->struct_size < sizeof(size_t)) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: get_properties: properties is NULL or its struct_size is 0");
   }
   tb_device_properties mine;
@@ -49,7 +49,7 @@ tb_status emu_device_get_properties(tb_context ctx, int32_t device,
 tb_status emu_memory_device_malloc(tb_context ctx, int32_t device, size_t size, void **ptr) {
   tb_status status = emu_check_device(ctx, device, "device_malloc");
   if (status != TB_OK) return status;
-  if (ptr == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: device_malloc: ptr is NULL");
+  if (ptr == NULL) return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: device_malloc: ptr is NULL");
   if (size == 0) {
     *ptr = NULL;
     return TB_OK;
@@ -66,14 +66,14 @@ tb_status emu_memory_device_free(tb_context ctx, int32_t device, void *ptr) {
 tb_status emu_memory_host_malloc(tb_context ctx, size_t size, void **ptr) {
   tb_status status = emu_check_context(ctx, "host_malloc");
   if (status != TB_OK) return status;
-  if (ptr == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: host_malloc: ptr is NULL");
+  if (ptr == NULL) return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: host_malloc: ptr is NULL");
   if (size == 0) {
     *ptr = NULL;
     return TB_OK;
   }
   void *memory = size > SIZE_MAX - 4096 ? NULL : aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
   if (memory == NULL) {
-    return emu_fail(TB_ERROR_OUT_OF_MEMORY,
+    return tbk_fail(TB_ERROR_OUT_OF_MEMORY,
                     "emu: host_malloc: %zu bytes of pinned memory are "
                     "not available",
                     size);
@@ -94,7 +94,7 @@ tb_status emu_memory_get_info(tb_context ctx, int32_t device, size_t *free_bytes
   tb_status status = emu_check_device(ctx, device, "get_info");
   if (status != TB_OK) return status;
   if (free_bytes == NULL || total_bytes == NULL) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: get_info: NULL output pointer");
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: get_info: NULL output pointer");
   }
   size_t used = 0, total = 0;
   emu_arena_usage(ctx, device, &used, &total);
@@ -127,7 +127,7 @@ static void parallel_copy(char *dst, const char *src, size_t size) {
 static tb_status device_address(emu_context *ctx, int32_t device, const void *ptr, size_t size,
                                 const char *call, char **out) {
   if (!emu_is_device_range(ctx, device, ptr, size)) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: [%p, +%zu) is not memory of device %d",
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: [%p, +%zu) is not memory of device %d",
                     call, ptr, size, (int)device);
   }
   *out = emu_host(ctx, device, ptr);
@@ -142,11 +142,11 @@ static tb_status resolve(emu_context *ctx, const char *call, int32_t dst_device,
   if (dst_device >= 0) status = emu_check_device(ctx, dst_device, call);
   if (status == TB_OK && src_device >= 0) status = emu_check_device(ctx, src_device, call);
   /* no copy to or from a faulted device (vendor.h, "Device faults") */
-  if (status == TB_OK && dst_device >= 0) status = emu_check_fault(ctx, dst_device, call);
-  if (status == TB_OK && src_device >= 0) status = emu_check_fault(ctx, src_device, call);
+  if (status == TB_OK && dst_device >= 0) status = tbk_check_fault(ctx, dst_device, call);
+  if (status == TB_OK && src_device >= 0) status = tbk_check_fault(ctx, src_device, call);
   if (status != TB_OK) return status;
   if (dst == NULL || src == NULL) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %s is NULL for %zu bytes", call,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %s is NULL for %zu bytes", call,
                     dst == NULL ? "dst" : "src", size);
   }
   char *d = dst;
@@ -196,10 +196,10 @@ tb_status emu_memory_copy_d2d(tb_context ctx, int32_t dst_device, void *dst, int
   return status;
 }
 
-static void run_copy(emu_task *task) {
+static void run_copy(tbk_task *task) {
   const copy_args *c = (const copy_args *)task->payload;
   /* a source that faulted after the copy was enqueued has no bytes worth moving */
-  if (c->src_device >= 0 && emu_is_faulted(emu_stream_context(task->stream), c->src_device)) {
+  if (c->src_device >= 0 && tbk_is_faulted(tbk_stream_runtime(task->stream), c->src_device)) {
     return;
   }
   parallel_copy(c->dst, c->src, c->size);
@@ -207,40 +207,40 @@ static void run_copy(emu_task *task) {
 
 static tb_status enqueue_copy(tb_stream stream, char *dst, const char *src, size_t size,
                               int32_t src_device) {
-  emu_task *task = emu_task_new(stream, run_copy, sizeof(copy_args));
-  if (task == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: out of memory enqueuing a copy");
+  tbk_task *task = tbk_task_new(stream, run_copy, sizeof(copy_args));
+  if (task == NULL) return tbk_fail(TB_ERROR_OUT_OF_MEMORY, "emu: out of memory enqueuing a copy");
   task->name = "copy (async)";
   *(copy_args *)task->payload = (copy_args){dst, src, size, src_device};
-  return emu_stream_enqueue(stream, task);
+  return tbk_stream_enqueue(stream, task);
 }
 
 tb_status emu_memory_copy_h2d_async(tb_context ctx, tb_stream stream, void *dst, const void *src,
                                     size_t size) {
-  tb_status status = emu_check_stream(ctx, stream, "copy_h2d_async");
+  tb_status status = tbk_check_stream(ctx, stream, "copy_h2d_async");
   if (status != TB_OK || size == 0) return status;
   char *d = NULL;
   const char *s = NULL;
-  status = resolve(ctx, "copy_h2d_async", emu_stream_device(stream), dst, -1, src, size, &d, &s);
+  status = resolve(ctx, "copy_h2d_async", tbk_stream_device(stream), dst, -1, src, size, &d, &s);
   return status != TB_OK ? status : enqueue_copy(stream, d, s, size, -1);
 }
 
 tb_status emu_memory_copy_d2h_async(tb_context ctx, tb_stream stream, void *dst, const void *src,
                                     size_t size) {
-  tb_status status = emu_check_stream(ctx, stream, "copy_d2h_async");
+  tb_status status = tbk_check_stream(ctx, stream, "copy_d2h_async");
   if (status != TB_OK || size == 0) return status;
   char *d = NULL;
   const char *s = NULL;
-  status = resolve(ctx, "copy_d2h_async", -1, dst, emu_stream_device(stream), src, size, &d, &s);
-  return status != TB_OK ? status : enqueue_copy(stream, d, s, size, emu_stream_device(stream));
+  status = resolve(ctx, "copy_d2h_async", -1, dst, tbk_stream_device(stream), src, size, &d, &s);
+  return status != TB_OK ? status : enqueue_copy(stream, d, s, size, tbk_stream_device(stream));
 }
 
 tb_status emu_memory_copy_d2d_async(tb_context ctx, tb_stream stream, int32_t dst_device, void *dst,
                                     int32_t src_device, const void *src, size_t size) {
-  tb_status status = emu_check_stream(ctx, stream, "copy_d2d_async");
+  tb_status status = tbk_check_stream(ctx, stream, "copy_d2d_async");
   if (status != TB_OK || size == 0) return status;
-  int32_t device = emu_stream_device(stream);
+  int32_t device = tbk_stream_device(stream);
   if (device != dst_device && device != src_device) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: copy_d2d_async: the stream belongs to device %d, neither the source "
                     "(%d) nor the destination (%d)",
                     (int)device, (int)src_device, (int)dst_device);
@@ -262,25 +262,25 @@ static void memset_range(void *context, int64_t begin, int64_t end) {
   memset(m->ptr + begin, m->value, (size_t)(end - begin));
 }
 
-static void run_memset(emu_task *task) {
+static void run_memset(tbk_task *task) {
   memset_args *m = (memset_args *)task->payload;
   emu_parallel_for((int64_t)m->size, 1 << 22, memset_range, m);
 }
 
 tb_status emu_memory_memset_async(tb_context ctx, tb_stream stream, void *ptr, int value,
                                   size_t size) {
-  tb_status status = emu_check_stream(ctx, stream, "memset_async");
+  tb_status status = tbk_check_stream(ctx, stream, "memset_async");
   if (status != TB_OK || size == 0) return status;
-  int32_t device = emu_stream_device(stream);
-  status = emu_check_fault(ctx, device, "memset_async");
+  int32_t device = tbk_stream_device(stream);
+  status = tbk_check_fault(ctx, device, "memset_async");
   if (status != TB_OK) return status;
-  if (ptr == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: memset_async: ptr is NULL");
+  if (ptr == NULL) return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: memset_async: ptr is NULL");
   char *d = NULL;
   status = device_address(ctx, device, ptr, size, "memset_async", &d);
   if (status != TB_OK) return status;
-  emu_task *task = emu_task_new(stream, run_memset, sizeof(memset_args));
-  if (task == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: out of memory enqueuing memset");
+  tbk_task *task = tbk_task_new(stream, run_memset, sizeof(memset_args));
+  if (task == NULL) return tbk_fail(TB_ERROR_OUT_OF_MEMORY, "emu: out of memory enqueuing memset");
   task->name = "memset (async)";
   *(memset_args *)task->payload = (memset_args){d, (unsigned char)value, size};
-  return emu_stream_enqueue(stream, task);
+  return tbk_stream_enqueue(stream, task);
 }

@@ -34,7 +34,7 @@ static int by_time(const void *a, const void *b) {
 
 tb_status emu_profile_create(emu_context *ctx) {
   ctx->profile = calloc(1, sizeof *ctx->profile);
-  if (ctx->profile == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: init: out of memory");
+  if (ctx->profile == NULL) return tbk_fail(TB_ERROR_OUT_OF_MEMORY, "emu: init: out of memory");
   pthread_mutex_init(&ctx->profile->mutex, NULL);
   return TB_OK;
 }

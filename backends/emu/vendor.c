@@ -1,8 +1,9 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * emu's vendor table and entry point: every slot is the function emu_<group>_<slot> of
- * device.c, memory.c or stream.c, declared and wired here from the slot list.
+ * emu's vendor table and entry point: the memory slots and the device count and properties are
+ * emu's own (emu_<group>_<slot> of device.c and memory.c), the stream and event slots and device
+ * synchronisation are tb_vendor_kit's (tbk_<group>_<slot>), wired here from the slot list.
  */
 #include <torch_backend/vendor_slots.h>
 
@@ -13,15 +14,25 @@
 #endif
 
 #define DECLARE(gt, gf, slot, required, since, ret, params, names) ret emu_##gf##_##slot params;
-TB_VENDOR_SLOTS(DECLARE)
+TB_MEMORY_SLOTS(DECLARE)
 #undef DECLARE
+tb_status emu_device_count(tb_context ctx, int32_t *count);
+tb_status emu_device_get_properties(tb_context ctx, int32_t device,
+                                    tb_device_properties *properties);
 
 #define SLOT(gt, gf, slot, required, since, ret, params, names) .slot = emu_##gf##_##slot,
-static const tb_device_api k_device = {.struct_size = sizeof(tb_device_api), TB_DEVICE_SLOTS(SLOT)};
+#define KIT_SLOT(gt, gf, slot, required, since, ret, params, names) .slot = tbk_##gf##_##slot,
+static const tb_device_api k_device = {.struct_size = sizeof(tb_device_api),
+                                       .count = emu_device_count,
+                                       .get_properties = emu_device_get_properties,
+                                       .synchronize = tbk_device_synchronize,
+                                       .reset = tbk_device_reset};
 static const tb_memory_api k_memory = {.struct_size = sizeof(tb_memory_api), TB_MEMORY_SLOTS(SLOT)};
-static const tb_stream_api k_stream = {.struct_size = sizeof(tb_stream_api), TB_STREAM_SLOTS(SLOT)};
-static const tb_event_api k_event = {.struct_size = sizeof(tb_event_api), TB_EVENT_SLOTS(SLOT)};
+static const tb_stream_api k_stream = {.struct_size = sizeof(tb_stream_api),
+                                       TB_STREAM_SLOTS(KIT_SLOT)};
+static const tb_event_api k_event = {.struct_size = sizeof(tb_event_api), TB_EVENT_SLOTS(KIT_SLOT)};
 #undef SLOT
+#undef KIT_SLOT
 
 static tb_vendor g_vendor;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -36,7 +47,7 @@ static void build(void) {
       .vendor_version = TORCH_BACKEND_VERSION,
       .init = emu_init,
       .finalize = emu_finalize,
-      .last_error = emu_last_error,
+      .last_error = tbk_last_error,
       .device = &k_device,
       .memory = &k_memory,
       .stream = &k_stream,

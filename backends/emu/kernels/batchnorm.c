@@ -229,7 +229,7 @@ static tb_dtype compute_type(tb_dtype d) {
 
 /* native_batch_norm: (input, weight?, bias?, running_mean?, running_var?, training, momentum,
  * eps, out, save_mean, save_invstd) */
-static void run_forward(emu_task *task) {
+static void run_forward(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *input = a[0].as.tensor, *out = a[8].as.tensor;
   bn_job job = {0};
@@ -252,7 +252,7 @@ static void run_forward(emu_task *task) {
   if (ok) {
     over_channels(&job, job.ct == TB_DTYPE_FLOAT32 ? forward_f32 : forward_f64);
   } else {
-    emu_task_fail(task, "native_batch_norm: out of host memory");
+    tbk_task_fail(task, "native_batch_norm: out of host memory");
   }
   emu_output_end(out, y, job.ct, ok);
   free(scratch);
@@ -288,26 +288,26 @@ static tb_status kernel_forward(tb_stream stream, const tb_value *args, int32_t 
   const tb_tensor *input = args[0].as.tensor, *out = args[8].as.tensor;
   if (input->ndim < 2 || !emu_is_floating(input->dtype) || out->dtype != input->dtype ||
       !emu_same_shape(input, out)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: [N, C, ...] floating input only", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: [N, C, ...] floating input only", name);
   }
   int64_t c = input->sizes[1], numel = 1;
   for (int32_t d = 0; d < input->ndim; d++) numel *= input->sizes[d];
   bool training = args[5].as.b;
   if (!parameter_types_ok(args, 1, 4, input->dtype)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: parameters of mixed dtypes", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: parameters of mixed dtypes", name);
   }
   /* ATen's CPU kernel reads the first C elements of longer parameters and overruns shorter
    * ones: anything but [C] goes to it */
   for (int k = 1; k <= 4; k++) {
     if (!optional_channel(&args[k], c)) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d is not [C]", name, k);
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d is not [C]", name, k);
     }
   }
   if (training && numel == 0) { /* the CPU raises ATen's error */
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: empty input in training", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: empty input in training", name);
   }
   if (!training && (!present(&args[3]) || !present(&args[4]))) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: %s: running_mean and running_var must be defined in evaluation mode",
                     name);
   }
@@ -316,7 +316,7 @@ static tb_status kernel_forward(tb_stream stream, const tb_value *args, int32_t 
 
 /* native_batch_norm_backward: (grad_out, input, weight?, running_mean?, running_var?,
  * save_mean?, save_invstd?, train, eps, output_mask, grad_input?, grad_weight?, grad_bias?) */
-static void run_backward(emu_task *task) {
+static void run_backward(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *grad = a[0].as.tensor, *input = a[1].as.tensor;
   const emu_tensor *gin = a[10].kind == TB_VALUE_TENSOR ? a[10].as.tensor : NULL;
@@ -341,7 +341,7 @@ static void run_backward(emu_task *task) {
   if (ok) {
     over_channels(&job, job.ct == TB_DTYPE_FLOAT32 ? backward_f32 : backward_f64);
   } else {
-    emu_task_fail(task, "native_batch_norm_backward: out of host memory");
+    tbk_task_fail(task, "native_batch_norm_backward: out of host memory");
   }
   if (gin != NULL) emu_output_end(gin, dx, job.ct, ok);
   free(scratch[0]);
@@ -355,26 +355,26 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
   const tb_tensor *grad = args[0].as.tensor, *input = args[1].as.tensor;
   if (input->ndim < 2 || !emu_is_floating(input->dtype) || grad->dtype != input->dtype ||
       !emu_same_shape(input, grad) || !parameter_types_ok(args, 2, 6, input->dtype)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: [N, C, ...] floating input only", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: [N, C, ...] floating input only", name);
   }
   int64_t c = input->sizes[1];
   bool training = args[7].as.b;
   for (int k = 2; k <= 4; k++) {
     if (!optional_channel(&args[k], c)) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d is not [C]", name, k);
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d is not [C]", name, k);
     }
   }
   /* the statistics the mode reads must be [C]; ATen's CPU kernel fails otherwise */
   const int stats = training ? 5 : 3;
   for (int k = stats; k <= stats + 1; k++) {
     if (!present(&args[k]) || !optional_channel(&args[k], c)) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d is not [C]", name, k);
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d is not [C]", name, k);
     }
   }
   const tb_value *gin = &args[10], *gw = &args[11], *gb = &args[12];
   if ((present(gin) && !emu_same_shape(gin->as.tensor, input)) ||
       (present(gw) && !optional_channel(gw, c)) || (present(gb) && !optional_channel(gb, c))) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unexpected output shapes", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unexpected output shapes", name);
   }
   return emu_launch(name, stream, args, count, run_backward, 0, NULL);
 }

@@ -195,7 +195,7 @@ static void gemm_tiles(void *context, int64_t begin, int64_t end) {
 }
 
 /* out[b] = beta * bias[b] + alpha * a[b] @ b_[b] for every batch b. */
-static void run_gemm(emu_task *task) {
+static void run_gemm(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const int op = ((const gemm_state *)call->scratch)->op;
   const bool with_bias = op >= 2;
@@ -243,7 +243,7 @@ static void run_gemm(emu_task *task) {
     ok = ok && g->cdata != NULL;
   }
   if (!ok) {
-    emu_task_fail(task, "matmul: out of host memory");
+    tbk_task_fail(task, "matmul: out of host memory");
   } else {
     /* Tiles of 32 rows (BLAS kernels want tall blocks), dealt out in one run per thread (each
      * BLAS call packs the whole right operand: fewer, larger calls) of at least 2^21
@@ -271,23 +271,23 @@ static tb_status enqueue_gemm(const char *name, const char *kinds, int op, tb_st
     if (args[i].kind != TB_VALUE_TENSOR) continue;
     const tb_tensor *t = args[i].as.tensor;
     if (!emu_is_floating(t->dtype) || t->dtype != out->dtype) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: floating operands of one dtype only", name);
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: floating operands of one dtype only", name);
     }
     bool is_bias = op >= 2 && i == 0;
     if (!is_bias && t->ndim != rank) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d has rank %d", name, (int)i,
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d has rank %d", name, (int)i,
                       (int)t->ndim);
     }
   }
   if (op >= 2 && args[0].as.tensor->ndim > rank) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: bias of rank %d", name,
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: bias of rank %d", name,
                     (int)args[0].as.tensor->ndim);
   }
   for (int32_t i = 0; i < count; i++) {
     if (args[i].kind != TB_VALUE_TENSOR) continue;
     for (int32_t d = 0; d < args[i].as.tensor->ndim; d++) {
       if (args[i].as.tensor->sizes[d] > INT32_MAX || args[i].as.tensor->strides[d] > INT32_MAX) {
-        return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dimensions beyond 32 bits", name);
+        return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dimensions beyond 32 bits", name);
       }
     }
   }

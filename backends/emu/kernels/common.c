@@ -25,7 +25,7 @@ _Thread_local emu_context *emu_kernel_context;
 tb_status emu_kernel_entry(tb_context ctx, const tb_kernel_call *call,
                            tb_status (*function)(tb_stream, const tb_value *, int32_t)) {
   const char *name = call->kernel != NULL ? call->kernel->name : "kernel";
-  tb_status status = emu_check_stream(ctx, call->stream, name);
+  tb_status status = tbk_check_stream(ctx, call->stream, name);
   if (status != TB_OK) return status;
   emu_context *outer = emu_kernel_context; /* a kernel never calls another, but be exact */
   emu_kernel_context = ctx;
@@ -38,16 +38,16 @@ tb_status emu_kernel_entry(tb_context ctx, const tb_kernel_call *call,
 static tb_status check_tensor(const char *kernel, int32_t index, const tb_tensor *t) {
   if (t == NULL) return TB_OK; /* absent element of a Tensor?[] */
   if (t->struct_size < TB_STRUCT_SIZE(tb_tensor, strides) || t->ndim < 0) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: %s: argument %d is a malformed tensor (struct_size %zu, ndim %d)", kernel,
                     (int)index, t->struct_size, (int)t->ndim);
   }
   if (t->ndim > EMU_MAX_DIMS) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d has %d dimensions (at most %d)",
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d has %d dimensions (at most %d)",
                     kernel, (int)index, (int)t->ndim, EMU_MAX_DIMS);
   }
   if ((int)t->dtype < 0 || t->dtype >= TB_DTYPE_COUNT) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d has unknown dtype %d", kernel,
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d has unknown dtype %d", kernel,
                     (int)index, (int)t->dtype);
   }
   int64_t numel = numel_of(t);
@@ -55,7 +55,7 @@ static tb_status check_tensor(const char *kernel, int32_t index, const tb_tensor
   int64_t last = 0;
   for (int32_t d = 0; d < t->ndim; d++) {
     if (t->strides[d] < 0) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d has a negative stride", kernel,
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d has a negative stride", kernel,
                       (int)index);
     }
     last += (t->sizes[d] - 1) * t->strides[d];
@@ -64,7 +64,7 @@ static tb_status check_tensor(const char *kernel, int32_t index, const tb_tensor
   const emu_context *ctx = emu_kernel_context;
   if (t->device < 0 || t->device >= ctx->config.device_count ||
       !emu_is_device_range(ctx, t->device, t->data, extent)) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: %s: argument %d ([%p, +%zu) on device %d) is not device memory", kernel,
                     (int)index, t->data, extent, (int)t->device);
   }
@@ -74,7 +74,7 @@ static tb_status check_tensor(const char *kernel, int32_t index, const tb_tensor
 tb_status emu_check_args(const char *kernel, const tb_value *args, int32_t count,
                          const char *kinds) {
   if ((int32_t)strlen(kinds) != count) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: expected %zu arguments, got %d", kernel,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: expected %zu arguments, got %d", kernel,
                     strlen(kinds), (int)count);
   }
   for (int32_t i = 0; i < count; i++) {
@@ -134,7 +134,7 @@ tb_status emu_check_args(const char *kernel, const tb_value *args, int32_t count
         break;
     }
     if (!ok) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d has kind %d, expected '%c'",
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: argument %d has kind %d, expected '%c'",
                       kernel, (int)i, (int)v->kind, kinds[i]);
     }
     if (v->kind == TB_VALUE_TENSOR) {
@@ -167,10 +167,10 @@ static void capture_tensor(const emu_context *ctx, emu_tensor *dst, const tb_ten
 static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 
 tb_status emu_launch(const char *kernel, tb_stream stream, const tb_value *args, int32_t count,
-                     emu_task_fn fn, size_t scratch_size, const void *scratch) {
+                     tbk_task_fn fn, size_t scratch_size, const void *scratch) {
   /* a faulted device accepts no work (vendor.h, "Device faults") */
   emu_context *ctx = emu_stream_context(stream);
-  tb_status status = emu_check_fault(ctx, emu_stream_device(stream), kernel);
+  tb_status status = tbk_check_fault(ctx, tbk_stream_device(stream), kernel);
   if (status != TB_OK) return status;
   /* One allocation: emu_call | args | tensors | integer/bool lists | strings | scratch. */
   size_t tensors = 0, words = 0, bytes = 0;
@@ -185,8 +185,8 @@ tb_status emu_launch(const char *kernel, tb_stream stream, const tb_value *args,
   size_t size = align16(sizeof(emu_call)) + align16(count * sizeof(emu_arg)) +
                 align16(tensors * sizeof(emu_tensor)) + align16(words * sizeof(int64_t)) +
                 align16(bytes) + align16(scratch_size);
-  emu_task *task = emu_task_new(stream, fn, size);
-  if (task == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: %s: out of memory", kernel);
+  tbk_task *task = tbk_task_new(stream, fn, size);
+  if (task == NULL) return tbk_fail(TB_ERROR_OUT_OF_MEMORY, "emu: %s: out of memory", kernel);
   task->name = kernel;
   char *cursor = (char *)task->payload;
   emu_call *call = (emu_call *)cursor;
@@ -265,7 +265,7 @@ tb_status emu_launch(const char *kernel, tb_stream stream, const tb_value *args,
         break;
     }
   }
-  return emu_stream_enqueue(stream, task);
+  return tbk_stream_enqueue(stream, task);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -764,7 +764,7 @@ static bool present(const emu_arg *a) {
 
 /* convolution_overrideable: (input, weight, bias?, stride, padding, dilation, transposed,
  * output_padding, groups, out) */
-static void run_forward(emu_task *task) {
+static void run_forward(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *a = call->args;
   const emu_tensor *input = a[0].as.tensor, *weight = a[1].as.tensor, *out = a[9].as.tensor;
@@ -788,14 +788,14 @@ static void run_forward(emu_task *task) {
     grouped_forward(&j);
   }
   ok = ok && !atomic_load(&j.failed);
-  if (!ok) emu_task_fail(task, "convolution_overrideable: out of host memory");
+  if (!ok) tbk_task_fail(task, "convolution_overrideable: out of host memory");
   emu_output_end(out, j.out, j.dt, ok);
   for (int k = 0; k < 3; k++) free(scratch[k]);
 }
 
 /* convolution_backward_overrideable: (grad_output, input, weight, stride, padding, dilation,
  * transposed, output_padding, groups, output_mask, grad_input?, grad_weight?, grad_bias?) */
-static void run_backward(emu_task *task) {
+static void run_backward(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *a = call->args;
   const emu_tensor *grad_out = a[0].as.tensor, *input = a[1].as.tensor, *weight = a[2].as.tensor;
@@ -841,7 +841,7 @@ static void run_backward(emu_task *task) {
     emu_output_end(gb, j.gb, j.dt, ok);
   }
   if (!ok || atomic_load(&j.failed)) {
-    emu_task_fail(task, "convolution_backward_overrideable: out of host memory");
+    tbk_task_fail(task, "convolution_backward_overrideable: out of host memory");
   }
   for (int k = 0; k < 3; k++) free(scratch[k]);
 }
@@ -851,37 +851,37 @@ static void run_backward(emu_task *task) {
 static tb_status check_call(const char *name, const tb_value *args, int at, const tb_tensor *input,
                             const tb_tensor *weight, const tb_tensor *output) {
   if (args[at + 3].as.b) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: transposed convolution", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: transposed convolution", name);
   }
   if (input->ndim != 4 || weight->ndim != 4 || output->ndim != 4) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: %d-d convolution (2-d only)", name,
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: %d-d convolution (2-d only)", name,
                     (int)weight->ndim - 2);
   }
   for (int k = 0; k < 3; k++) {
     if (args[at + k].as.ints.count != 2) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: stride, padding and dilation of two", name);
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: stride, padding and dilation of two", name);
     }
   }
   const int64_t *stride = args[at].as.ints.items, *padding = args[at + 1].as.ints.items;
   const int64_t *dilation = args[at + 2].as.ints.items, groups = args[at + 5].as.i;
   for (int k = 0; k < 2; k++) {
     if (stride[k] < 1 || padding[k] < 0 || dilation[k] < 1) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: stride, padding or dilation out of range",
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: stride, padding or dilation out of range",
                       name);
     }
   }
   if (groups < 1 || input->sizes[1] % groups != 0 || weight->sizes[0] % groups != 0 ||
       weight->sizes[1] * groups != input->sizes[1]) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: channels do not match the groups", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: channels do not match the groups", name);
   }
   conv_geom g = geometry(input->sizes, weight->sizes, stride, padding, dilation, groups);
   if (g.OH < 0 || g.OW < 0 || output->sizes[0] != g.N || output->sizes[1] != g.O ||
       output->sizes[2] != g.OH || output->sizes[3] != g.OW) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: output sizes do not match", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: output sizes do not match", name);
   }
   /* BLAS takes int sizes and leading dimensions. */
   if (g.K > INT32_MAX || g.P > INT32_MAX || g.HW > INT32_MAX || g.O > INT32_MAX) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: planes beyond 32 bits", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: planes beyond 32 bits", name);
   }
   return TB_OK;
 }
@@ -893,7 +893,7 @@ static tb_status check_dtypes(const char *name, const tb_value *args, int32_t co
   for (int32_t i = 0; i < count; i++) {
     if (args[i].kind != TB_VALUE_TENSOR) continue;
     if (args[i].as.tensor->dtype != dtype || !(dtypes & TB_DTYPE_BIT(dtype))) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: tensors of one dtype (%s) only", name,
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: tensors of one dtype (%s) only", name,
                       dtypes & TB_DTYPE_BIT(TB_DTYPE_INT64) ? "floating or int64" : "floating");
     }
   }
@@ -918,7 +918,7 @@ static tb_status kernel_forward(tb_stream stream, const tb_value *args, int32_t 
   if (status != TB_OK) return status;
   const int64_t channels = args[1].as.tensor->sizes[0];
   if (args[2].kind == TB_VALUE_TENSOR && !has_sizes(args[2].as.tensor, 1, &channels)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: bias of another size", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: bias of another size", name);
   }
   return emu_launch(name, stream, args, count, run_forward, 0, NULL);
 }
@@ -937,7 +937,7 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
       (args[11].kind == TB_VALUE_TENSOR &&
        !has_sizes(args[11].as.tensor, weight->ndim, weight->sizes)) ||
       (args[12].kind == TB_VALUE_TENSOR && !has_sizes(args[12].as.tensor, 1, weight->sizes))) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: gradients of other sizes", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: gradients of other sizes", name);
   }
   return emu_launch(name, stream, args, count, run_backward, 0, NULL);
 }

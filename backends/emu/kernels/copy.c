@@ -7,7 +7,7 @@
 #include "kernel.h"
 
 /* copy_: (self, src, non_blocking); src is broadcast to self's shape already. */
-static void run_copy(emu_task *task) {
+static void run_copy(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   emu_copy_tensor(call->args[0].as.tensor, call->args[1].as.tensor);
 }
@@ -17,11 +17,11 @@ static tb_status kernel_copy(tb_stream stream, const tb_value *args, int32_t cou
   if (status != TB_OK) return status;
   const tb_tensor *dst = args[0].as.tensor, *src = args[1].as.tensor;
   if (dst->ndim != src->ndim) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: copy_: source not broadcast to the destination");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: copy_: source not broadcast to the destination");
   }
   for (int32_t d = 0; d < dst->ndim; d++) {
     if (dst->sizes[d] != src->sizes[d]) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED,
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED,
                       "emu: copy_: source not broadcast to the destination");
     }
   }
@@ -29,7 +29,7 @@ static tb_status kernel_copy(tb_stream stream, const tb_value *args, int32_t cou
 }
 
 /* fill_.Scalar: (self, value) */
-static void run_fill(emu_task *task) {
+static void run_fill(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *self = call->args[0].as.tensor;
   emu_tensor value;
@@ -45,7 +45,7 @@ static tb_status kernel_fill(tb_stream stream, const tb_value *args, int32_t cou
 }
 
 /* zero_: (self) */
-static void run_zero(emu_task *task) {
+static void run_zero(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *self = call->args[0].as.tensor;
   emu_arg zero = {.kind = TB_VALUE_INT};

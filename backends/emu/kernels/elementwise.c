@@ -540,7 +540,7 @@ typedef struct ew_state {
   ew_params params;
 } ew_state;
 
-static void run_elementwise(emu_task *task) {
+static void run_elementwise(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const ew_state *state = call->scratch;
   const ew_spec *spec = state->spec;
@@ -570,7 +570,7 @@ static tb_status enqueue_with(const ew_spec *spec, tb_stream stream, const tb_va
   const tb_tensor *out = args[spec->out].as.tensor;
   tb_dtype dtype = spec->bool_out ? TB_DTYPE_COUNT : out->dtype;
   if (spec->bool_out && out->dtype != TB_DTYPE_BOOL) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: the output must be bool", spec->name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: the output must be bool", spec->name);
   }
   for (int k = 0; spec->inputs[k] >= 0; k++) {
     const tb_value *v = &args[spec->inputs[k]];
@@ -578,23 +578,23 @@ static tb_status enqueue_with(const ew_spec *spec, tb_stream stream, const tb_va
     const tb_tensor *t = v->as.tensor;
     if (k == spec->bool_input) {
       if (t->dtype != TB_DTYPE_BOOL) {
-        return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d must be bool", spec->name, k);
+        return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d must be bool", spec->name, k);
       }
     } else if (dtype == TB_DTYPE_COUNT) {
       dtype = t->dtype;
     } else if (t->dtype != dtype) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operands of different dtypes", spec->name);
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operands of different dtypes", spec->name);
     }
     bool shaped = t->ndim == out->ndim;
     for (int32_t d = 0; shaped && d < t->ndim; d++) shaped = t->sizes[d] == out->sizes[d];
     if (!shaped) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d is not output-shaped",
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d is not output-shaped",
                       spec->name, k);
     }
   }
   if (dtype == TB_DTYPE_COUNT) dtype = out->dtype;
   if (spec->loops[dtype] == NULL) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtype %d is not implemented", spec->name,
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtype %d is not implemented", spec->name,
                     (int)dtype);
   }
   ew_state state = {.spec = spec};
@@ -730,7 +730,7 @@ static tb_status kernel_clamp(tb_stream stream, const tb_value *args, int32_t co
     params.i[2 + k] = v->kind == TB_VALUE_DOUBLE ? (int64_t)v->as.f : v->as.i;
     if (v->kind == TB_VALUE_DOUBLE && args[0].kind == TB_VALUE_TENSOR &&
         !emu_is_floating(args[0].as.tensor->dtype)) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: clamp.out: float bounds on integers");
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: clamp.out: float bounds on integers");
     }
   }
   return enqueue_with(&spec_clamp, stream, args, count, &params);
@@ -749,7 +749,7 @@ EMU_KERNEL(
 static const ew_spec spec_masked_fill = {
     "masked_fill_.Scalar", "TTn", INPUTS(0, 1), 0, SCALARS(2), masked_fill_loops, false, 1};
 
-static void run_masked_fill_tensor(emu_task *task) {
+static void run_masked_fill_tensor(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *self = call->args[0].as.tensor, *value = call->args[2].as.tensor;
   ew_params params;
@@ -770,11 +770,11 @@ static tb_status enqueue_masked_fill(const char *name, tb_stream stream, const t
   const tb_tensor *self = args[0].as.tensor, *mask = args[1].as.tensor;
   if (mask->dtype != TB_DTYPE_BOOL || mask->ndim > self->ndim ||
       (args[2].kind == TB_VALUE_DOUBLE && !emu_is_floating(self->dtype))) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: mask or value needs ATen's checks", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: mask or value needs ATen's checks", name);
   }
   if (args[2].kind == TB_VALUE_TENSOR &&
       (args[2].as.tensor->ndim != 0 || args[2].as.tensor->dtype != self->dtype)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: value is not a 0-dim tensor of self's dtype",
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: value is not a 0-dim tensor of self's dtype",
                     name);
   }
   int64_t sizes[EMU_MAX_DIMS], strides[EMU_MAX_DIMS];
@@ -782,10 +782,10 @@ static tb_status enqueue_masked_fill(const char *name, tb_stream stream, const t
     int32_t m = d - (self->ndim - mask->ndim); /* the mask's dimension aligned with d */
     int64_t size = m >= 0 ? mask->sizes[m] : 1;
     if (size != self->sizes[d] && size != 1) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: mask does not broadcast", name);
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: mask does not broadcast", name);
     }
     if (self->strides[d] == 0 && self->sizes[d] > 1) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: self has overlapping elements", name);
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: self has overlapping elements", name);
     }
     sizes[d] = self->sizes[d];
     strides[d] = size == self->sizes[d] && m >= 0 ? mask->strides[m] : 0;
@@ -798,7 +798,7 @@ static tb_status enqueue_masked_fill(const char *name, tb_stream stream, const t
   copy[1].as.tensor = &view;
   if (args[2].kind == TB_VALUE_TENSOR) {
     if (masked_fill_loops[self->dtype] == NULL) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtype %d", name, (int)self->dtype);
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtype %d", name, (int)self->dtype);
     }
     return emu_launch(name, stream, copy, 3, run_masked_fill_tensor, 0, NULL);
   }
@@ -840,7 +840,7 @@ EW_KERNEL(logical_or, "logical_or.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, logi
 static tb_status check_bound(const char *name, const tb_value *args, int32_t count) {
   if (count >= 2 && args[0].kind == TB_VALUE_TENSOR && args[1].kind == TB_VALUE_DOUBLE &&
       !emu_is_floating(args[0].as.tensor->dtype)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: float bound on an integer tensor", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: float bound on an integer tensor", name);
   }
   return TB_OK;
 }
@@ -993,7 +993,7 @@ static tb_status enqueue_broadcast(const ew_spec *spec, tb_stream stream, const 
   tb_status status = emu_check_args(spec->name, args, count, spec->kinds);
   if (status != TB_OK) return status;
   if (count > MAX_ARGS)
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: arguments", spec->name);
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: arguments", spec->name);
   const tb_tensor *out = args[spec->out].as.tensor;
   tb_value copy[MAX_ARGS];
   tb_tensor views[4];
@@ -1004,14 +1004,14 @@ static tb_status enqueue_broadcast(const ew_spec *spec, tb_stream stream, const 
     if (v->kind != TB_VALUE_TENSOR) continue;
     const tb_tensor *t = v->as.tensor;
     if (t->dtype != out->dtype || t->ndim > out->ndim) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d has another dtype or rank",
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d has another dtype or rank",
                       spec->name, k);
     }
     for (int32_t d = 0; d < out->ndim; d++) {
       int32_t m = d - (out->ndim - t->ndim); /* t's dimension aligned with d */
       int64_t size = m >= 0 ? t->sizes[m] : 1;
       if (size != out->sizes[d] && size != 1) {
-        return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d does not broadcast",
+        return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: operand %d does not broadcast",
                         spec->name, k);
       }
       strides[k][d] = m >= 0 && size == out->sizes[d] ? t->strides[m] : 0;
@@ -1085,16 +1085,16 @@ FLOAT_OP(BINARY_LOOP, muladd, x *y + (T)P->f[0])
 static tb_status muladd_shape_check(const char *name, const tb_value *args, int32_t count,
                                     int first, int tensors) {
   if (count < first + tensors)
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: arguments", name);
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: arguments", name);
   const tb_tensor *a = args[first].as.tensor;
   for (int k = first; k < first + tensors; k++) {
     const tb_tensor *t = args[k].as.tensor;
     if (args[k].kind != TB_VALUE_TENSOR || !emu_is_floating(t->dtype) || t->dtype != a->dtype) {
-      return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+      return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                       "emu: %s: every tensor must have one floating dtype", name);
     }
     if (!emu_same_shape(t, a)) {
-      return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: a and b must have the same shape", name);
+      return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: a and b must have the same shape", name);
     }
   }
   return TB_OK;
@@ -1113,7 +1113,7 @@ static tb_status mymuladd_shape(tb_context ctx, const tb_value *args, int32_t co
   tb_status status = muladd_shape_check("emu::mymuladd", args, count, 0, 2);
   if (status != TB_OK) return status;
   if (num_outputs != 1 || args[0].as.tensor->ndim > TB_SHAPE_MAX_DIMS) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu::mymuladd: one output of at most %d dims",
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu::mymuladd: one output of at most %d dims",
                     TB_SHAPE_MAX_DIMS);
   }
   shape_like(&outputs[0], args[0].as.tensor);
@@ -1135,7 +1135,7 @@ static tb_status mymuladd_backward_shape(tb_context ctx, const tb_value *args, i
   tb_status status = muladd_shape_check("emu::mymuladd_backward", args, count, 0, 3);
   if (status != TB_OK) return status;
   if (num_outputs != 2 || args[0].as.tensor->ndim > TB_SHAPE_MAX_DIMS) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu::mymuladd_backward: two outputs of at most %d dims", TB_SHAPE_MAX_DIMS);
   }
   shape_like(&outputs[0], args[1].as.tensor);
@@ -1143,7 +1143,7 @@ static tb_status mymuladd_backward_shape(tb_context ctx, const tb_value *args, i
   return TB_OK;
 }
 
-static void run_mymuladd_backward(emu_task *task) {
+static void run_mymuladd_backward(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *a = call->args;
   const emu_tensor *grad = a[0].as.tensor, *x = a[1].as.tensor, *y = a[2].as.tensor;
@@ -1163,7 +1163,7 @@ static tb_status kernel_mymuladd_backward(tb_stream stream, const tb_value *args
   for (int k = 4; k < 6; k++) {
     if (args[k].as.tensor->dtype != args[0].as.tensor->dtype ||
         !emu_same_shape(args[k].as.tensor, args[1].as.tensor)) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: outputs of another dtype or shape", name);
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: outputs of another dtype or shape", name);
     }
   }
   return emu_launch(name, stream, args, count, run_mymuladd_backward, 0, NULL);

@@ -44,7 +44,7 @@ static int normalize_dim(int64_t dim, int32_t ndim) {
 
 /* ---- index_select.out: (self, dim, index, out) ---- */
 
-static void run_index_select(emu_task *task) {
+static void run_index_select(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *self = call->args[0].as.tensor, *index = call->args[2].as.tensor;
   const emu_tensor *out = call->args[3].as.tensor;
@@ -54,7 +54,7 @@ static void run_index_select(emu_task *task) {
   for (int64_t i = 0; i < count; i++) {
     int64_t k = load_index(index, i);
     if (k < 0 || k >= size) {
-      emu_task_fail(task,
+      tbk_task_fail(task,
                     "index_select: index %lld is out of bounds for dimension %d with size "
                     "%lld",
                     (long long)k, dim, (long long)size);
@@ -69,7 +69,7 @@ static tb_status kernel_index_select(tb_stream stream, const tb_value *args, int
   tb_status status = emu_check_args("index_select.out", args, count, "TiTT");
   if (status != TB_OK) return status;
   if (!index_dtype_ok(args[2].as.tensor) || args[0].as.tensor->dtype != args[3].as.tensor->dtype) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: index_select.out: dtypes");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: index_select.out: dtypes");
   }
   return emu_launch("index_select.out", stream, args, count, run_index_select, 0, NULL);
 }
@@ -91,7 +91,7 @@ static int64_t offset_at(const emu_tensor *t, const emu_tensor *shape, int64_t i
   return offset;
 }
 
-static void run_gather(emu_task *task) {
+static void run_gather(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *self = call->args[0].as.tensor, *index = call->args[2].as.tensor;
   const emu_tensor *out = call->args[4].as.tensor;
@@ -103,7 +103,7 @@ static void run_gather(emu_task *task) {
         index->data + offset_at(index, index, i, dim, -1) * (int64_t)emu_itemsize(index->dtype),
         index->dtype);
     if (k < 0 || k >= size) {
-      emu_task_fail(task, "gather: index %lld is out of bounds for dimension %d with size %lld",
+      tbk_task_fail(task, "gather: index %lld is out of bounds for dimension %d with size %lld",
                     (long long)k, dim, (long long)size);
       continue;
     }
@@ -117,12 +117,12 @@ static tb_status kernel_gather(tb_stream stream, const tb_value *args, int32_t c
   if (status != TB_OK) return status;
   if (!index_dtype_ok(args[2].as.tensor) || args[0].as.tensor->dtype != args[4].as.tensor->dtype ||
       args[0].as.tensor->ndim != args[2].as.tensor->ndim) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: gather.out: dtypes or ranks");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: gather.out: dtypes or ranks");
   }
   return emu_launch("gather.out", stream, args, count, run_gather, 0, NULL);
 }
 
-static void run_scatter(emu_task *task, bool add) {
+static void run_scatter(tbk_task *task, bool add) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *self = call->args[0].as.tensor, *index = call->args[2].as.tensor;
   const emu_tensor *out = call->args[4].as.tensor;
@@ -146,7 +146,7 @@ static void run_scatter(emu_task *task, bool add) {
         index->data + offset_at(index, index, i, dim, -1) * (int64_t)emu_itemsize(index->dtype),
         index->dtype);
     if (k < 0 || k >= size) {
-      emu_task_fail(task, "%s: index %lld is out of bounds for dimension %d with size %lld",
+      tbk_task_fail(task, "%s: index %lld is out of bounds for dimension %d with size %lld",
                     add ? "scatter_add" : "scatter", (long long)k, dim, (long long)size);
       continue;
     }
@@ -163,8 +163,8 @@ static void run_scatter(emu_task *task, bool add) {
   }
 }
 
-static void run_scatter_add(emu_task *task) { run_scatter(task, true); }
-static void run_scatter_src(emu_task *task) { run_scatter(task, false); }
+static void run_scatter_add(tbk_task *task) { run_scatter(task, true); }
+static void run_scatter_src(tbk_task *task) { run_scatter(task, false); }
 
 /* Whether a number converts to dtype d as ATen's checked Scalar conversion does without
  * raising: a float truncated toward zero must be representable in an integer dtype. */
@@ -191,32 +191,32 @@ static tb_status enqueue_scatter(const char *name, bool add, tb_stream stream, c
                 : self->dtype == args[3].as.tensor->dtype && args[3].as.tensor->ndim == self->ndim;
   if (!ok || !index_dtype_ok(args[2].as.tensor) || self->dtype != args[4].as.tensor->dtype ||
       (add && self->dtype == TB_DTYPE_BOOL) || args[2].as.tensor->ndim != self->ndim) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtypes or ranks", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtypes or ranks", name);
   }
   return emu_launch(name, stream, args, count, add ? run_scatter_add : run_scatter_src, 0, NULL);
 }
 static tb_status kernel_scatter_add(tb_stream stream, const tb_value *args, int32_t count) {
   if (args[3].kind != TB_VALUE_TENSOR) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: scatter_add.out: src");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: scatter_add.out: src");
   }
   return enqueue_scatter("scatter_add.out", true, stream, args, count);
 }
 static tb_status kernel_scatter_src(tb_stream stream, const tb_value *args, int32_t count) {
   if (args[3].kind != TB_VALUE_TENSOR) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: scatter.src_out: src");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: scatter.src_out: src");
   }
   return enqueue_scatter("scatter.src_out", false, stream, args, count);
 }
 static tb_status kernel_scatter_value(tb_stream stream, const tb_value *args, int32_t count) {
   if (args[3].kind == TB_VALUE_TENSOR) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: scatter.value_out: value");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: scatter.value_out: value");
   }
   return enqueue_scatter("scatter.value_out", false, stream, args, count);
 }
 
 /* ---- index_add.out: (self, dim, index, source, alpha, out) ---- */
 
-static void run_index_add(emu_task *task) {
+static void run_index_add(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *self = call->args[0].as.tensor, *index = call->args[2].as.tensor;
   const emu_tensor *source = call->args[3].as.tensor, *out = call->args[5].as.tensor;
@@ -230,7 +230,7 @@ static void run_index_add(emu_task *task) {
   for (int64_t i = 0; i < index->numel; i++) {
     int64_t k = load_index(index, i);
     if (k < 0 || k >= size) {
-      emu_task_fail(task,
+      tbk_task_fail(task,
                     "index_add: index %lld is out of bounds for dimension %d with size "
                     "%lld",
                     (long long)k, dim, (long long)size);
@@ -259,7 +259,7 @@ static tb_status kernel_index_add(tb_stream stream, const tb_value *args, int32_
   if (!index_dtype_ok(args[2].as.tensor) || self->dtype != args[3].as.tensor->dtype ||
       self->dtype != args[5].as.tensor->dtype || self->dtype == TB_DTYPE_BOOL ||
       args[3].as.tensor->ndim != self->ndim) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: index_add.out: dtypes or ranks");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: index_add.out: dtypes or ranks");
   }
   return emu_launch("index_add.out", stream, args, count, run_index_add, 0, NULL);
 }
@@ -273,7 +273,7 @@ EMU_HOT_LOOP static void store_f32(float *restrict out, const double *restrict i
   for (int64_t i = 0; i < n; i++) out[i] = (float)in[i];
 }
 
-static void run_embedding_backward(emu_task *task) {
+static void run_embedding_backward(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *grad = call->args[0].as.tensor, *indices = call->args[1].as.tensor;
   const emu_tensor *out = call->args[5].as.tensor;
@@ -288,7 +288,7 @@ static void run_embedding_backward(emu_task *task) {
   void *scratch = NULL;
   const char *g = emu_contiguous(grad, &scratch);
   if (acc == NULL || g == NULL || (scale && frequency == NULL)) {
-    emu_task_fail(task, "embedding_dense_backward: out of host memory");
+    tbk_task_fail(task, "embedding_dense_backward: out of host memory");
     free(acc);
     free(frequency);
     free(scratch);
@@ -304,7 +304,7 @@ static void run_embedding_backward(emu_task *task) {
     int64_t k = load_index(indices, i);
     if (k == padding_idx) continue;
     if (k < 0 || k >= num_weights) {
-      emu_task_fail(task,
+      tbk_task_fail(task,
                     "embedding_dense_backward: index %lld is out of range for %lld "
                     "embeddings",
                     (long long)k, (long long)num_weights);
@@ -347,7 +347,7 @@ static tb_status kernel_embedding_backward(tb_stream stream, const tb_value *arg
   const tb_tensor *grad = args[0].as.tensor, *out = args[5].as.tensor;
   if (!index_dtype_ok(args[1].as.tensor) || !emu_is_floating(grad->dtype) ||
       grad->dtype != out->dtype || out->ndim != 2) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: embedding_dense_backward: dtypes or ranks");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: embedding_dense_backward: dtypes or ranks");
   }
   return emu_launch("embedding_dense_backward", stream, args, count, run_embedding_backward, 0,
                     NULL);
@@ -355,7 +355,7 @@ static tb_status kernel_embedding_backward(tb_stream stream, const tb_value *arg
 
 /* ---- cat.out: (tensors, dim, out) ---- */
 
-static void run_cat(emu_task *task) {
+static void run_cat(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *list = &call->args[0];
   const emu_tensor *out = call->args[2].as.tensor;
@@ -375,7 +375,7 @@ static tb_status kernel_cat(tb_stream stream, const tb_value *args, int32_t coun
   tb_status status = emu_check_args("cat.out", args, count, "LiT");
   if (status != TB_OK) return status;
   if (args[2].as.tensor->ndim == 0) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: cat.out: scalar output");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: cat.out: scalar output");
   }
   return emu_launch("cat.out", stream, args, count, run_cat, 0, NULL);
 }
@@ -386,7 +386,7 @@ static tb_status kernel_cat(tb_stream stream, const tb_value *args, int32_t coun
  * dim, and tensor k is copied into out's slice k along dim.  Anything else (dtype mixes, which
  * ATen promotes) is declined. */
 
-static void run_stack(emu_task *task) {
+static void run_stack(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *list = &call->args[0];
   const emu_tensor *out = call->args[2].as.tensor;
@@ -421,7 +421,7 @@ static tb_status kernel_stack(tb_stream stream, const tb_value *args, int32_t co
     }
   }
   if (!fits) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: stack.out: tensors unlike out's slices");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: stack.out: tensors unlike out's slices");
   }
   return emu_launch("stack.out", stream, args, count, run_stack, 0, NULL);
 }
@@ -462,7 +462,7 @@ static bool is_mask(tb_dtype d) { return d == TB_DTYPE_BOOL || d == TB_DTYPE_UIN
 
 /* Entry d of self's dimensions, with masks expanded into `expansions` (freed by the caller).
  * Returns false with the task failed when out of host memory. */
-static bool expand_indices(emu_task *task, const emu_arg *list, index_entry *entries,
+static bool expand_indices(tbk_task *task, const emu_arg *list, index_entry *entries,
                            int64_t **expansions, int *expansion_count) {
   memset(entries, 0, sizeof(index_entry) * EMU_MAX_DIMS);
   int d = 0;
@@ -489,7 +489,7 @@ static bool expand_indices(emu_task *task, const emu_arg *list, index_entry *ent
     for (int64_t i = 0; i < t->numel; i++) count += load_index(t, i) != 0;
     int64_t *coordinates = malloc((size_t)(count > 0 ? count : 1) * (size_t)t->ndim * 8);
     if (coordinates == NULL) {
-      emu_task_fail(task, "index: out of host memory");
+      tbk_task_fail(task, "index: out of host memory");
       return false;
     }
     expansions[(*expansion_count)++] = coordinates;
@@ -517,7 +517,7 @@ static bool expand_indices(emu_task *task, const emu_arg *list, index_entry *ent
 }
 
 /* Builds the plan for self / other; false (task failed) on a shape error or out of memory. */
-static bool plan_index(emu_task *task, index_plan *plan, const index_entry *entries) {
+static bool plan_index(tbk_task *task, index_plan *plan, const index_entry *entries) {
   const emu_tensor *self = plan->self, *other = plan->other;
   const char *op = plan->put ? "index_put" : "index";
   int first = -1, last = -1, indexed = 0;
@@ -535,7 +535,7 @@ static bool plan_index(emu_task *task, index_plan *plan, const index_entry *entr
       int kb = k - (rank - plan->b_rank), ke = k - (rank - e->ndim);
       int64_t sb = kb >= 0 ? plan->b_sizes[kb] : 1, se = ke >= 0 ? e->sizes[ke] : 1;
       if (sb != se && sb != 1 && se != 1) {
-        emu_task_fail(task, "%s: shape mismatch: indexing tensors could not be broadcast together",
+        tbk_task_fail(task, "%s: shape mismatch: indexing tensors could not be broadcast together",
                       op);
         return false;
       }
@@ -548,7 +548,7 @@ static bool plan_index(emu_task *task, index_plan *plan, const index_entry *entr
   /* the result's dimensions: plain ones map to a self dimension; B's come as a block */
   int rank = self->ndim - indexed + plan->b_rank;
   if (rank > EMU_MAX_DIMS) {
-    emu_task_fail(task, "%s: the result would have more than %d dimensions", op, EMU_MAX_DIMS);
+    tbk_task_fail(task, "%s: the result would have more than %d dimensions", op, EMU_MAX_DIMS);
     return false;
   }
   int b_start = adjacent ? first : 0;
@@ -572,14 +572,14 @@ static bool plan_index(emu_task *task, index_plan *plan, const index_entry *entr
    * broadcast to it (right-aligned) */
   int64_t o_strides[EMU_MAX_DIMS];
   if (other->ndim > rank || (!plan->put && other->ndim != rank)) {
-    emu_task_fail(task, "%s: shape mismatch: value tensor cannot be broadcast to the result", op);
+    tbk_task_fail(task, "%s: shape mismatch: value tensor cannot be broadcast to the result", op);
     return false;
   }
   for (int k = 0; k < rank; k++) {
     int ko = k - (rank - other->ndim);
     int64_t size = ko >= 0 ? other->sizes[ko] : 1;
     if (size != r_sizes[k] && (size != 1 || !plan->put)) {
-      emu_task_fail(task,
+      tbk_task_fail(task,
                     "%s: shape mismatch: value tensor of size %lld cannot be broadcast to "
                     "indexing result of size %lld in dimension %d",
                     op, (long long)size, (long long)r_sizes[k], k);
@@ -599,7 +599,7 @@ static bool plan_index(emu_task *task, index_plan *plan, const index_entry *entr
   plan->b_self = malloc((size_t)(plan->b_count + 1) * 8);
   plan->b_other = malloc((size_t)(plan->b_count + 1) * 8);
   if (!plan->p_self || !plan->p_other || !plan->b_self || !plan->b_other) {
-    emu_task_fail(task, "%s: out of host memory", op);
+    tbk_task_fail(task, "%s: out of host memory", op);
     return false;
   }
   plan->p_dense = true;
@@ -638,7 +638,7 @@ static bool plan_index(emu_task *task, index_plan *plan, const index_entry *entr
       int64_t size = self->sizes[d];
       if (v < -size || v >= size) {
         if (in_range) {
-          emu_task_fail(task, "%s: index %lld is out of bounds for dimension %d with size %lld", op,
+          tbk_task_fail(task, "%s: index %lld is out of bounds for dimension %d with size %lld", op,
                         (long long)v, d, (long long)size);
         }
         in_range = false;
@@ -706,7 +706,7 @@ static void index_by_p(void *context, int64_t begin, int64_t end) {
   index_block(plan, 0, plan->b_count, begin, end);
 }
 
-static void run_advanced_index(emu_task *task, bool put) {
+static void run_advanced_index(tbk_task *task, bool put) {
   emu_call *call = emu_call_of(task);
   index_plan plan = {.self = call->args[0].as.tensor,
                      .other = call->args[2].as.tensor,
@@ -746,8 +746,8 @@ static void run_advanced_index(emu_task *task, bool put) {
   free(plan.b_other);
   for (int k = 0; k < expansion_count; k++) free(expansions[k]);
 }
-static void run_index(emu_task *task) { run_advanced_index(task, false); }
-static void run_index_put(emu_task *task) { run_advanced_index(task, true); }
+static void run_index(tbk_task *task) { run_advanced_index(task, false); }
+static void run_index_put(tbk_task *task) { run_advanced_index(task, true); }
 
 /* What can be checked before the task runs: index dtypes, the dimensions they cover, masks'
  * shapes against self's; without masks also the broadcast of the indices and of `values` to
@@ -774,7 +774,7 @@ static tb_status check_indices(const char *name, const tb_tensor *self, const tb
     ok = ok && d <= self->ndim;
   }
   if (!ok || defined == 0 || self->ndim == 0) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: indices that need ATen's checks", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: indices that need ATen's checks", name);
   }
   if (masks || values == NULL) return TB_OK;
   /* index_put without masks: B, the result's shape, and values against it */
@@ -788,13 +788,13 @@ static tb_status check_indices(const char *name, const tb_tensor *self, const tb
     last = d;
     indexed++;
     int rank = t->ndim > b_rank ? t->ndim : b_rank;
-    if (rank > EMU_MAX_DIMS) return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: rank", name);
+    if (rank > EMU_MAX_DIMS) return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: rank", name);
     int64_t sizes[EMU_MAX_DIMS];
     for (int k = 0; k < rank; k++) {
       int kb = k - (rank - b_rank), kt = k - (rank - t->ndim);
       int64_t sb = kb >= 0 ? b[kb] : 1, st = kt >= 0 ? t->sizes[kt] : 1;
       if (sb != st && sb != 1 && st != 1) {
-        return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: indices do not broadcast", name);
+        return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: indices do not broadcast", name);
       }
       sizes[k] = sb == 1 ? st : sb;
     }
@@ -802,7 +802,7 @@ static tb_status check_indices(const char *name, const tb_tensor *self, const tb
     memcpy(b, sizes, sizeof sizes);
   }
   int rank = self->ndim - indexed + b_rank, b_start = last - first + 1 == indexed ? first : 0;
-  if (rank > EMU_MAX_DIMS) return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: rank", name);
+  if (rank > EMU_MAX_DIMS) return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: rank", name);
   if (values->kind != TB_VALUE_TENSOR) return TB_OK;
   int64_t r_sizes[EMU_MAX_DIMS];
   int r = 0;
@@ -820,14 +820,14 @@ static tb_status check_indices(const char *name, const tb_tensor *self, const tb
     int64_t size = v->sizes[k], target = r_sizes[k + rank - v->ndim];
     fits = size == target || size == 1;
   }
-  return fits ? TB_OK : emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: values do not broadcast", name);
+  return fits ? TB_OK : tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: values do not broadcast", name);
 }
 
 static tb_status kernel_index(tb_stream stream, const tb_value *args, int32_t count) {
   tb_status status = emu_check_args("index.Tensor_out", args, count, "TLT");
   if (status != TB_OK) return status;
   if (args[0].as.tensor->dtype != args[2].as.tensor->dtype) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: index.Tensor_out: dtypes");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: index.Tensor_out: dtypes");
   }
   status = check_indices("index.Tensor_out", args[0].as.tensor, &args[1], NULL);
   if (status != TB_OK) return status;
@@ -851,16 +851,16 @@ static tb_status kernel_index_put(tb_stream stream, const tb_value *args, int32_
   const tb_tensor *self = args[0].as.tensor;
   for (int32_t d = 0; d < self->ndim; d++) {
     if (self->strides[d] == 0 && self->sizes[d] > 1) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: _index_put_impl_: self overlaps itself");
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: _index_put_impl_: self overlaps itself");
     }
   }
   if (args[2].kind == TB_VALUE_TENSOR) {
     const tb_tensor *values = args[2].as.tensor;
     if (values->dtype != self->dtype || spans_overlap(self, values)) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: _index_put_impl_: values' dtype or memory");
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: _index_put_impl_: values' dtype or memory");
     }
   } else if (args[2].kind == TB_VALUE_DOUBLE && !emu_is_floating(self->dtype)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: _index_put_impl_: float value, integer self");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: _index_put_impl_: float value, integer self");
   }
   status = check_indices("_index_put_impl_", self, &args[1], &args[2]);
   if (status != TB_OK) return status;
@@ -944,7 +944,7 @@ static emu_tensor number_tensor(const emu_arg *a, tb_dtype d, char *storage) {
   return t;
 }
 
-static void run_isin(emu_task *task) {
+static void run_isin(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *a = call->args;
   const emu_tensor *out = a[4].as.tensor;
@@ -964,7 +964,7 @@ static void run_isin(emu_task *task) {
                         ? (uint8_t *)out->data
                         : (uint8_t *)(result_scratch = malloc((size_t)out->numel));
   if (e == NULL || t == NULL || sorted == NULL || result == NULL) {
-    emu_task_fail(task, "isin: out of host memory");
+    tbk_task_fail(task, "isin: out of host memory");
   } else {
     int64_t n = 0;
     size_t item = emu_itemsize(dtype);
@@ -1012,7 +1012,7 @@ static tb_status enqueue_isin(const char *name, tb_stream stream, const tb_value
   int64_t out_numel = 1;
   for (int32_t d = 0; d < out->ndim; d++) out_numel *= out->sizes[d];
   if (!ok || numel != out_numel) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtypes need ATen's type promotion", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtypes need ATen's type promotion", name);
   }
   return emu_launch(name, stream, args, count, run_isin, 0, NULL);
 }

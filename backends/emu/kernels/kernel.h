@@ -87,9 +87,9 @@ tb_status emu_check_args(const char *kernel, const tb_value *args, int32_t count
 
 /* Deep-copies the arguments into a new task running `fn`; enqueues it on `stream`. */
 tb_status emu_launch(const char *kernel, tb_stream stream, const tb_value *args, int32_t count,
-                     emu_task_fn fn, size_t scratch_size, const void *scratch);
+                     tbk_task_fn fn, size_t scratch_size, const void *scratch);
 
-static inline emu_call *emu_call_of(emu_task *task) { return (emu_call *)task->payload; }
+static inline emu_call *emu_call_of(tbk_task *task) { return (emu_call *)task->payload; }
 
 /* Numeric value of an int/float/bool argument. */
 static inline double emu_arg_double(const emu_arg *a) {

@@ -33,7 +33,7 @@ static int64_t target_at(const emu_tensor *target, int64_t n) {
 
 /* nll_loss_forward.output: (self, target, weight?, reduction, ignore_index, output,
  * total_weight) */
-static void run_forward(emu_task *task) {
+static void run_forward(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *a = call->args;
   const emu_tensor *self = a[0].as.tensor, *target = a[1].as.tensor;
@@ -48,7 +48,7 @@ static void run_forward(emu_task *task) {
     double value = 0;
     if (t != ignore) {
       if (t < 0 || t >= classes) {
-        emu_task_fail(task, "nll_loss: target %lld is out of bounds for %lld classes", (long long)t,
+        tbk_task_fail(task, "nll_loss: target %lld is out of bounds for %lld classes", (long long)t,
                       (long long)classes);
         return;
       }
@@ -73,14 +73,14 @@ static tb_status kernel_forward(tb_stream stream, const tb_value *args, int32_t 
   if (status != TB_OK) return status;
   const tb_tensor *self = args[0].as.tensor;
   if (!emu_is_floating(self->dtype) || self->ndim < 1 || self->ndim > 2) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: nll_loss_forward: [N, C] or [C] floats only");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: nll_loss_forward: [N, C] or [C] floats only");
   }
   return emu_launch("nll_loss_forward.output", stream, args, count, run_forward, 0, NULL);
 }
 
 /* nll_loss_backward.grad_input: (grad_output, self, target, weight?, reduction, ignore_index,
  * total_weight, grad_input) */
-static void run_backward(emu_task *task) {
+static void run_backward(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *a = call->args;
   const emu_tensor *grad = a[0].as.tensor, *self = a[1].as.tensor, *target = a[2].as.tensor;
@@ -99,7 +99,7 @@ static void run_backward(emu_task *task) {
     int64_t t = target_at(target, i);
     if (t == ignore) continue;
     if (t < 0 || t >= classes) {
-      emu_task_fail(task, "nll_loss_backward: target %lld is out of bounds for %lld classes",
+      tbk_task_fail(task, "nll_loss_backward: target %lld is out of bounds for %lld classes",
                     (long long)t, (long long)classes);
       return;
     }
@@ -116,7 +116,7 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
   if (status != TB_OK) return status;
   const tb_tensor *self = args[1].as.tensor;
   if (!emu_is_floating(self->dtype) || self->ndim < 1 || self->ndim > 2) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: nll_loss_backward: [N, C] or [C] floats only");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: nll_loss_backward: [N, C] or [C] floats only");
   }
   return emu_launch("nll_loss_backward.grad_input", stream, args, count, run_backward, 0, NULL);
 }
@@ -134,7 +134,7 @@ static char *address3(const emu_tensor *t, int64_t n, int64_t h, int64_t w) {
 
 /* The rows (b, h) of a 2-d loss, split over the pool; a failed row stops its chunk. */
 typedef struct nll2d_job {
-  emu_task *task;
+  tbk_task *task;
   const emu_tensor *self, *target, *weight, *grad, *out; /* out: output or grad_input */
   int64_t reduction, ignore;
   double g;               /* backward with a reduction: -(grad / total_weight) or -grad */
@@ -145,7 +145,7 @@ typedef struct nll2d_job {
 static bool nll2d_target(const nll2d_job *job, int64_t b, int64_t h, int64_t w, int64_t *t) {
   *t = emu_load_int(address3(job->target, b, h, w), job->target->dtype);
   if (*t == job->ignore || (*t >= 0 && *t < job->self->sizes[1])) return true;
-  emu_task_fail(job->task, "nll_loss2d: target %lld is out of bounds for %lld classes",
+  tbk_task_fail(job->task, "nll_loss2d: target %lld is out of bounds for %lld classes",
                 (long long)*t, (long long)job->self->sizes[1]);
   return false;
 }
@@ -179,7 +179,7 @@ static void forward_2d_rows(void *context, int64_t begin, int64_t end) {
 
 /* nll_loss2d_forward.output: (self, target, weight?, reduction, ignore_index, output,
  * total_weight); sums in double */
-static void run_forward_2d(emu_task *task) {
+static void run_forward_2d(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *a = call->args;
   const emu_tensor *self = a[0].as.tensor, *total = a[6].as.tensor;
@@ -195,7 +195,7 @@ static void run_forward_2d(emu_task *task) {
     job.sums = malloc((size_t)rows * sizeof(double));
     job.weights = malloc((size_t)rows * sizeof(double));
     if (job.sums == NULL || job.weights == NULL) {
-      emu_task_fail(task, "nll_loss2d: out of host memory");
+      tbk_task_fail(task, "nll_loss2d: out of host memory");
       free(job.sums);
       free(job.weights);
       return;
@@ -235,7 +235,7 @@ static tb_status kernel_forward_2d(tb_stream stream, const tb_value *args, int32
   bool none = args[3].as.i == REDUCTION_NONE;
   if (!nll2d_shapes(args[0].as.tensor, args[1].as.tensor, &args[2]) ||
       output->ndim != (none ? 3 : 0) || args[6].as.tensor->ndim != 0) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: nll_loss2d_forward: needs ATen's checks");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: nll_loss2d_forward: needs ATen's checks");
   }
   return emu_launch("nll_loss2d_forward.output", stream, args, count, run_forward_2d, 0, NULL);
 }
@@ -268,7 +268,7 @@ static void backward_2d_rows(void *context, int64_t begin, int64_t end) {
 /* nll_loss2d_backward.grad_input: (grad_output, self, target, weight?, reduction,
  * ignore_index, total_weight, grad_input); as the CPU: -(g / total_weight) (mean) or -g,
  * times the class weight */
-static void run_backward_2d(emu_task *task) {
+static void run_backward_2d(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *a = call->args;
   const emu_tensor *self = a[1].as.tensor, *total = a[6].as.tensor;
@@ -317,7 +317,7 @@ static tb_status kernel_backward_2d(tb_stream stream, const tb_value *args, int3
     ok = grad->ndim <= 1 && numel == 1;
   }
   if (!ok) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: nll_loss2d_backward: needs ATen's checks");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: nll_loss2d_backward: needs ATen's checks");
   }
   return emu_launch("nll_loss2d_backward.grad_input", stream, args, count, run_backward_2d, 0,
                     NULL);
@@ -363,7 +363,7 @@ static void mse_elements(void *context, int64_t begin, int64_t end) {
 static tb_dtype mse_dtype(tb_dtype d) { return d == TB_DTYPE_FLOAT64 ? d : TB_DTYPE_FLOAT32; }
 
 /* mse_loss.out: (self, target, reduction, out) */
-static void run_mse(emu_task *task) {
+static void run_mse(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *self = a[0].as.tensor, *target = a[1].as.tensor, *out = a[3].as.tensor;
   mse_job j = {.dt = mse_dtype(self->dtype)};
@@ -371,11 +371,11 @@ static void run_mse(emu_task *task) {
   j.a = emu_contiguous_as(self, j.dt, &scratch[0]);
   j.b = emu_contiguous_as(target, j.dt, &scratch[1]);
   if (j.a == NULL || j.b == NULL) {
-    emu_task_fail(task, "mse_loss: out of host memory");
+    tbk_task_fail(task, "mse_loss: out of host memory");
   } else if (a[2].as.i == REDUCTION_NONE) {
     j.out = emu_output_begin(out, j.dt);
     if (j.out == NULL) {
-      emu_task_fail(task, "mse_loss: out of host memory");
+      tbk_task_fail(task, "mse_loss: out of host memory");
     } else {
       emu_parallel_for(self->numel, 32768, mse_elements, &j);
     }
@@ -404,14 +404,14 @@ static tb_status kernel_mse(tb_stream stream, const tb_value *args, int32_t coun
       reduction < REDUCTION_NONE || reduction > REDUCTION_SUM ||
       (reduction != REDUCTION_NONE && out->ndim != 0) ||
       (reduction == REDUCTION_NONE && !emu_same_shape(out, self))) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED,
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED,
                     "emu: mse_loss.out: broadcast or mixed-dtype operands are not implemented");
   }
   return emu_launch("mse_loss.out", stream, args, count, run_mse, 0, NULL);
 }
 
 /* mse_loss_backward.grad_input: (grad_output, self, target, reduction, grad_input) */
-static void run_mse_backward(emu_task *task) {
+static void run_mse_backward(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *self = a[1].as.tensor, *target = a[2].as.tensor, *gi = a[4].as.tensor;
   mse_job j = {.dt = mse_dtype(self->dtype)};
@@ -433,7 +433,7 @@ static void run_mse_backward(emu_task *task) {
   }
   j.out = ok ? emu_output_begin(gi, j.dt) : NULL;
   if (j.out == NULL) {
-    emu_task_fail(task, "mse_loss_backward: out of host memory");
+    tbk_task_fail(task, "mse_loss_backward: out of host memory");
   } else {
     emu_parallel_for(self->numel, 32768, mse_elements, &j);
   }
@@ -451,7 +451,7 @@ static tb_status kernel_mse_backward(tb_stream stream, const tb_value *args, int
                   (emu_same_shape(args[0].as.tensor, self) || args[0].as.tensor->ndim == 0));
   if (!grad_ok || !emu_same_shape(self, target) || !emu_same_shape(gi, self) ||
       target->dtype != self->dtype || gi->dtype != self->dtype) {
-    return emu_fail(
+    return tbk_fail(
         TB_ERROR_NOT_SUPPORTED,
         "emu: mse_loss_backward: broadcast or mixed-dtype operands are not implemented");
   }

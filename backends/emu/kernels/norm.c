@@ -133,7 +133,7 @@ static void forward_rows(void *context, int64_t begin, int64_t end) {
 }
 
 /* native_layer_norm: (input, normalized_shape, weight?, bias?, eps, out, mean, rstd) */
-static void run_forward(emu_task *task) {
+static void run_forward(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *a = call->args;
   const emu_tensor *input = a[0].as.tensor, *out = a[5].as.tensor;
@@ -169,7 +169,7 @@ static void run_forward(emu_task *task) {
       direct ? out->data : malloc((size_t)(out->numel ? out->numel : 1) * emu_itemsize(out->dtype));
   job.y_dtype = out->dtype;
   if (job.x == NULL || job.y == NULL || (job.wt && !job.w) || (job.bt && !job.b)) {
-    emu_task_fail(task, "native_layer_norm: out of host memory");
+    tbk_task_fail(task, "native_layer_norm: out of host memory");
   } else if (job.rows > 0 && n > 0) {
     emu_parallel_for(job.rows, n >= kRowGrain ? 1 : kRowGrain / n, forward_rows, &job);
     if (!direct) emu_scatter(out, job.y);
@@ -182,7 +182,7 @@ static tb_status kernel_forward(tb_stream stream, const tb_value *args, int32_t 
   tb_status status = emu_check_args("native_layer_norm", args, count, "TItt?TTT");
   if (status != TB_OK) return status;
   if (!emu_is_floating(args[0].as.tensor->dtype) || !emu_is_number(&args[4])) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: native_layer_norm: floating input only");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: native_layer_norm: floating input only");
   }
   return emu_launch("native_layer_norm", stream, args, count, run_forward, 0, NULL);
 }
@@ -267,7 +267,7 @@ static void backward_rows(void *context, int64_t begin, int64_t end) {
   }
 }
 
-static void run_backward(emu_task *task) {
+static void run_backward(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *a = call->args;
   const emu_tensor *dy = a[0].as.tensor, *input = a[1].as.tensor;
@@ -291,7 +291,7 @@ static void run_backward(emu_task *task) {
     job.w = emu_contiguous(job.wt, &scratch[2]);
   }
   if (job.x == NULL || job.dy == NULL || (job.wt && !job.w)) {
-    emu_task_fail(task, "native_layer_norm_backward: out of host memory");
+    tbk_task_fail(task, "native_layer_norm_backward: out of host memory");
     goto done;
   }
   if (dx != NULL && dx->data != NULL && job.rows > 0) {
@@ -299,7 +299,7 @@ static void run_backward(emu_task *task) {
     job.y = direct ? dx->data : malloc((size_t)dx->numel * emu_itemsize(dx->dtype));
     job.y_dtype = dx->dtype;
     if (job.y == NULL) {
-      emu_task_fail(task, "native_layer_norm_backward: out of host memory");
+      tbk_task_fail(task, "native_layer_norm_backward: out of host memory");
       goto done;
     }
     emu_parallel_for(job.rows, n >= kRowGrain ? 1 : kRowGrain / n, backward_rows, &job);
@@ -311,7 +311,7 @@ static void run_backward(emu_task *task) {
   if ((dw != NULL && dw->data != NULL) || (db != NULL && db->data != NULL)) {
     double *sums = calloc((size_t)(2 * n > 0 ? 2 * n : 1), sizeof(double));
     if (sums == NULL) {
-      emu_task_fail(task, "native_layer_norm_backward: out of host memory");
+      tbk_task_fail(task, "native_layer_norm_backward: out of host memory");
       goto done;
     }
     const bool f32 = input->dtype == TB_DTYPE_FLOAT32 && dy->dtype == TB_DTYPE_FLOAT32;
@@ -334,7 +334,7 @@ static void run_backward(emu_task *task) {
       char *buffer = malloc((size_t)(n > 0 ? n : 1) * emu_itemsize(dw->dtype));
       if (buffer == NULL) {
         free(sums);
-        emu_task_fail(task, "native_layer_norm_backward: out of host memory");
+        tbk_task_fail(task, "native_layer_norm_backward: out of host memory");
         goto done;
       }
       for (int64_t i = 0; i < n; i++) put(buffer, dw->dtype, i, sums[i]);
@@ -345,7 +345,7 @@ static void run_backward(emu_task *task) {
       char *buffer = malloc((size_t)(n > 0 ? n : 1) * emu_itemsize(db->dtype));
       if (buffer == NULL) {
         free(sums);
-        emu_task_fail(task, "native_layer_norm_backward: out of host memory");
+        tbk_task_fail(task, "native_layer_norm_backward: out of host memory");
         goto done;
       }
       for (int64_t i = 0; i < n; i++) put(buffer, db->dtype, i, sums[n + i]);
@@ -362,7 +362,7 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
   tb_status status = emu_check_args("native_layer_norm_backward", args, count, "TTITTttBttt");
   if (status != TB_OK) return status;
   if (!emu_is_floating(args[0].as.tensor->dtype) || !emu_is_floating(args[1].as.tensor->dtype)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: native_layer_norm_backward: floating only");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: native_layer_norm_backward: floating only");
   }
   return emu_launch("native_layer_norm_backward", stream, args, count, run_backward, 0, NULL);
 }
@@ -433,17 +433,17 @@ static void rms_backward_rows(void *context, int64_t begin, int64_t end) {
 static tb_status rms_check(const char *name, const tb_value *args, int32_t count, int first) {
   if (count < first + 3 || args[first].kind != TB_VALUE_TENSOR ||
       args[first + 1].kind != TB_VALUE_TENSOR || !emu_is_number(&args[first + 2])) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: expected (x, weight, eps)", name);
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: expected (x, weight, eps)", name);
   }
   const tb_tensor *x = args[first].as.tensor, *w = args[first + 1].as.tensor;
   if (!emu_is_floating(x->dtype) || w->dtype != x->dtype || x->ndim < 1 ||
       x->ndim > TB_SHAPE_MAX_DIMS) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: %s: x must be floating with 1 to %d dimensions, weight of its dtype",
                     name, TB_SHAPE_MAX_DIMS);
   }
   if (w->ndim != 1 || w->sizes[0] != x->sizes[x->ndim - 1]) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: %s: weight must have shape [%lld] (x's last dimension)", name,
                     (long long)x->sizes[x->ndim - 1]);
   }
@@ -461,7 +461,7 @@ static tb_status rms_norm_shape(tb_context ctx, const tb_value *args, int32_t co
   (void)ctx;
   tb_status status = rms_check("emu::rms_norm", args, count, 0);
   if (status != TB_OK) return status;
-  if (num_outputs != 1) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu::rms_norm: one output");
+  if (num_outputs != 1) return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu::rms_norm: one output");
   shape_of(&outputs[0], args[0].as.tensor);
   return TB_OK;
 }
@@ -473,7 +473,7 @@ static tb_status rms_norm_backward_shape(tb_context ctx, const tb_value *args, i
   if (status != TB_OK) return status;
   if (num_outputs != 2 || args[0].kind != TB_VALUE_TENSOR ||
       !emu_same_shape(args[0].as.tensor, args[1].as.tensor)) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu::rms_norm_backward: grad must have x's shape; two outputs");
   }
   shape_of(&outputs[0], args[1].as.tensor);
@@ -482,7 +482,7 @@ static tb_status rms_norm_backward_shape(tb_context ctx, const tb_value *args, i
 }
 
 /* (x, weight, eps, out) */
-static void run_rms_forward(emu_task *task) {
+static void run_rms_forward(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *x = a[0].as.tensor, *out = a[3].as.tensor;
   rms_job job = {.dtype = x->dtype, .n = x->sizes[x->ndim - 1], .eps = emu_arg_double(&a[2])};
@@ -492,7 +492,7 @@ static void run_rms_forward(emu_task *task) {
   job.w = emu_contiguous(a[1].as.tensor, &scratch[1]);
   job.y = emu_output_begin(out, x->dtype);
   if (job.x == NULL || job.w == NULL || job.y == NULL) {
-    emu_task_fail(task, "emu::rms_norm: out of host memory");
+    tbk_task_fail(task, "emu::rms_norm: out of host memory");
   } else {
     emu_parallel_for(x->numel / job.n, job.n >= 4096 ? 1 : 4096 / job.n, rms_forward_rows, &job);
   }
@@ -506,13 +506,13 @@ static tb_status kernel_rms_norm(tb_stream stream, const tb_value *args, int32_t
   if (status != TB_OK) return status;
   if (!emu_same_shape(args[3].as.tensor, args[0].as.tensor) ||
       args[3].as.tensor->dtype != args[0].as.tensor->dtype) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: emu::rms_norm: an output unlike x");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: emu::rms_norm: an output unlike x");
   }
   return emu_launch("emu::rms_norm", stream, args, count, run_rms_forward, 0, NULL);
 }
 
 /* (grad, x, weight, eps, grad_x, grad_weight) */
-static void run_rms_backward(emu_task *task) {
+static void run_rms_backward(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *dy = a[0].as.tensor, *x = a[1].as.tensor;
   const emu_tensor *dx = a[4].as.tensor, *dw = a[5].as.tensor;
@@ -527,7 +527,7 @@ static void run_rms_backward(emu_task *task) {
   dw_out = emu_output_begin(dw, x->dtype);
   bool ok = sums && job.x && job.w && job.dy && job.y && dw_out;
   if (!ok) {
-    emu_task_fail(task, "emu::rms_norm_backward: out of host memory");
+    tbk_task_fail(task, "emu::rms_norm_backward: out of host memory");
   } else if (x->numel > 0) {
     int64_t rows = x->numel / job.n, row_bytes = job.n * (int64_t)emu_itemsize(job.dtype);
     emu_parallel_for(rows, job.n >= 4096 ? 1 : 4096 / job.n, rms_backward_rows, &job);
@@ -557,7 +557,7 @@ static tb_status kernel_rms_norm_backward(tb_stream stream, const tb_value *args
   if (!emu_same_shape(dy, x) || !emu_same_shape(args[4].as.tensor, x) ||
       !emu_same_shape(args[5].as.tensor, w) || dy->dtype != x->dtype ||
       args[4].as.tensor->dtype != x->dtype || args[5].as.tensor->dtype != x->dtype) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: grad or outputs unlike x and weight", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: grad or outputs unlike x and weight", name);
   }
   return emu_launch(name, stream, args, count, run_rms_backward, 0, NULL);
 }

@@ -15,13 +15,13 @@ static tb_status check_lists(const char *name, const tb_value *args, int lists, 
     const tb_value *v = &args[l];
     if (v->as.tensors.count == 0 && allow_empty) continue;
     if (v->as.tensors.count != count) {
-      return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: tensor lists of different lengths",
+      return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: tensor lists of different lengths",
                       name);
     }
     for (int64_t k = 0; k < count; k++) {
       const tb_tensor *t = v->as.tensors.items[k];
       if (t == NULL) {
-        return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: an absent tensor in a list", name);
+        return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: an absent tensor in a list", name);
       }
       emu_tensor view = {.ndim = t->ndim};
       for (int d = 0; d < t->ndim; d++) {
@@ -29,12 +29,12 @@ static tb_status check_lists(const char *name, const tb_value *args, int lists, 
         view.strides[d] = t->strides[d];
       }
       if (!emu_is_contiguous(&view) || !emu_is_floating(t->dtype)) {
-        return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: non-contiguous or non-floating tensor",
+        return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: non-contiguous or non-floating tensor",
                         name);
       }
       if (dtype == TB_DTYPE_COUNT) dtype = t->dtype;
       if (t->dtype != dtype) {
-        return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: mixed dtypes", name);
+        return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: mixed dtypes", name);
       }
     }
   }
@@ -113,7 +113,7 @@ static void sgd_range(void *context, int64_t begin, int64_t end) {
   }
 }
 
-static void run_sgd(emu_task *task) {
+static void run_sgd(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   emu_arg *a = call->args;
   if (skip_step(&a[11])) return;
@@ -130,7 +130,7 @@ static void run_sgd(emu_task *task) {
                    a[8].as.b,
                    a[9].as.b};
     if (job.momentum != 0 && job.buffer == NULL) {
-      emu_task_fail(task, "_fused_sgd_: momentum without momentum buffers");
+      tbk_task_fail(task, "_fused_sgd_: momentum without momentum buffers");
       return;
     }
     emu_parallel_for(job.param->numel, 1 << 15, sgd_range, &job);
@@ -245,7 +245,7 @@ static void adam_range(void *context, int64_t begin, int64_t end) {
   }
 }
 
-static void run_adam(emu_task *task) {
+static void run_adam(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   emu_arg *a = call->args;
   const bool decoupled = *(const bool *)call->scratch;
@@ -270,7 +270,7 @@ static void run_adam(emu_task *task) {
                     a[12].as.b,
                     decoupled};
     if (job.amsgrad && job.max_exp_avg_sq == NULL) {
-      emu_task_fail(task, "adam: amsgrad without max_exp_avg_sqs");
+      tbk_task_fail(task, "adam: amsgrad without max_exp_avg_sqs");
       return;
     }
     double bias_correction1 = 1 - pow(job.beta1, step);

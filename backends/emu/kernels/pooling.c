@@ -296,7 +296,7 @@ ADAPTIVE_POOL_PLANES(f64, double)
 
 /* Runs `fn` from `src` (read as ct) into `dst` (written as ct); `indices`, when not NULL, is the
  * max pooling indices tensor (written by the forward, read by the backward). */
-static void run_planes(emu_task *task, const char *name, pool_job *job, const emu_tensor *src,
+static void run_planes(tbk_task *task, const char *name, pool_job *job, const emu_tensor *src,
                        const emu_tensor *dst, const emu_tensor *indices, bool indices_out,
                        int64_t work, emu_range_fn fn) {
   void *src_scratch = NULL, *ind_scratch = NULL;
@@ -309,7 +309,7 @@ static void run_planes(emu_task *task, const char *name, pool_job *job, const em
   }
   bool ok = in != NULL && out != NULL && (indices == NULL || ind != NULL);
   if (!ok) {
-    emu_task_fail(task, "%s: out of host memory", name);
+    tbk_task_fail(task, "%s: out of host memory", name);
   } else {
     job->in = in;
     job->out = out;
@@ -318,7 +318,7 @@ static void run_planes(emu_task *task, const char *name, pool_job *job, const em
     over_planes(job, work, fn);
     if (atomic_load(&job->bad_index)) {
       ok = false;
-      emu_task_fail(task, "%s: an index lies outside its input plane", name);
+      tbk_task_fail(task, "%s: an index lies outside its input plane", name);
     }
   }
   emu_output_end(dst, out, job->ct, ok);
@@ -331,7 +331,7 @@ static void run_planes(emu_task *task, const char *name, pool_job *job, const em
 /* max_pool2d_with_indices.out: (self, kernel_size, stride, padding, dilation, ceil_mode, out,
  * indices)                                                                                    */
 
-static void run_max_pool(emu_task *task) {
+static void run_max_pool(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *input = a[0].as.tensor, *out = a[6].as.tensor, *indices = a[7].as.tensor;
   pool_job job = {.g = geometry(input, out, &a[1], &a[2], &a[3], &a[4])};
@@ -356,7 +356,7 @@ static tb_status kernel_max_pool(tb_stream stream, const tb_value *args, int32_t
   if (input->dtype == TB_DTYPE_BOOL || out->dtype != input->dtype ||
       indices->dtype != TB_DTYPE_INT64 || !same_planes(input, out) ||
       !emu_same_shape(out, indices) || !pool_args_ok(args, 1, true)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes, shapes or arguments",
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes, shapes or arguments",
                     name);
   }
   return emu_launch(name, stream, args, count, run_max_pool, 0, NULL);
@@ -364,7 +364,7 @@ static tb_status kernel_max_pool(tb_stream stream, const tb_value *args, int32_t
 
 /* max_pool2d_with_indices_backward.grad_input: (grad_output, self, kernel_size, stride,
  * padding, dilation, ceil_mode, indices, grad_input) */
-static void run_max_pool_backward(emu_task *task) {
+static void run_max_pool_backward(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *grad = a[0].as.tensor, *indices = a[7].as.tensor, *gin = a[8].as.tensor;
   pool_job job = {.g = geometry(gin, grad, NULL, NULL, NULL, NULL)};
@@ -383,7 +383,7 @@ static tb_status kernel_max_pool_backward(tb_stream stream, const tb_value *args
   if (!emu_is_floating(grad->dtype) || gin->dtype != grad->dtype ||
       indices->dtype != TB_DTYPE_INT64 || !same_planes(self, grad) ||
       !emu_same_shape(grad, indices) || !emu_same_shape(self, gin)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
   }
   return emu_launch(name, stream, args, count, run_max_pool_backward, 0, NULL);
 }
@@ -392,7 +392,7 @@ static tb_status kernel_max_pool_backward(tb_stream stream, const tb_value *args
 /* avg_pool2d.out: (self, kernel_size, stride, padding, ceil_mode, count_include_pad,
  * divisor_override?, out)                                                                     */
 
-static void run_avg_pool(emu_task *task) {
+static void run_avg_pool(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *input = a[0].as.tensor, *out = a[7].as.tensor;
   pool_job job = {.g = geometry(input, out, &a[1], &a[2], &a[3], NULL)};
@@ -417,7 +417,7 @@ static tb_status kernel_avg_pool(tb_stream stream, const tb_value *args, int32_t
   const tb_tensor *input = args[0].as.tensor, *out = args[7].as.tensor;
   if (!avg_types_ok(input->dtype) || out->dtype != input->dtype || !same_planes(input, out) ||
       !pool_args_ok(args, 1, false) || !divisor_ok(&args[6])) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes, shapes or arguments",
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes, shapes or arguments",
                     name);
   }
   return emu_launch(name, stream, args, count, run_avg_pool, 0, NULL);
@@ -425,7 +425,7 @@ static tb_status kernel_avg_pool(tb_stream stream, const tb_value *args, int32_t
 
 /* avg_pool2d_backward.grad_input: (grad_output, self, kernel_size, stride, padding, ceil_mode,
  * count_include_pad, divisor_override?, grad_input) */
-static void run_avg_pool_backward(emu_task *task) {
+static void run_avg_pool_backward(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *grad = a[0].as.tensor, *gin = a[8].as.tensor;
   pool_job job = {.g = geometry(gin, grad, &a[2], &a[3], &a[4], NULL)};
@@ -445,7 +445,7 @@ static tb_status kernel_avg_pool_backward(tb_stream stream, const tb_value *args
   const tb_tensor *grad = args[0].as.tensor, *self = args[1].as.tensor, *gin = args[8].as.tensor;
   if (!avg_types_ok(grad->dtype) || gin->dtype != grad->dtype || !same_planes(self, grad) ||
       !emu_same_shape(self, gin) || !pool_args_ok(args, 2, false) || !divisor_ok(&args[7])) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes, shapes or arguments",
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes, shapes or arguments",
                     name);
   }
   return emu_launch(name, stream, args, count, run_avg_pool_backward, 0, NULL);
@@ -454,7 +454,7 @@ static tb_status kernel_avg_pool_backward(tb_stream stream, const tb_value *args
 /* ------------------------------------------------------------------------------------------ */
 /* _adaptive_avg_pool2d: (self, output_size, out)                                              */
 
-static void run_adaptive(emu_task *task) {
+static void run_adaptive(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *input = a[0].as.tensor, *out = a[2].as.tensor;
   pool_job job = {.g = geometry(input, out, NULL, NULL, NULL, NULL)};
@@ -472,18 +472,18 @@ static tb_status kernel_adaptive(tb_stream stream, const tb_value *args, int32_t
   if (status != TB_OK) return status;
   const tb_tensor *input = args[0].as.tensor, *out = args[2].as.tensor;
   if (!emu_is_floating(input->dtype) || out->dtype != input->dtype || !same_planes(input, out)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
   }
   /* an output over an empty input plane has empty windows: ATen's checks reject it */
   if (out->sizes[out->ndim - 2] * out->sizes[out->ndim - 1] > 0 &&
       input->sizes[input->ndim - 2] * input->sizes[input->ndim - 1] == 0) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: empty input plane", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: empty input plane", name);
   }
   return emu_launch(name, stream, args, count, run_adaptive, 0, NULL);
 }
 
 /* _adaptive_avg_pool2d_backward: (grad_output, self, out) */
-static void run_adaptive_backward(emu_task *task) {
+static void run_adaptive_backward(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *grad = a[0].as.tensor, *gin = a[2].as.tensor;
   pool_job job = {.g = geometry(gin, grad, NULL, NULL, NULL, NULL)};
@@ -500,11 +500,11 @@ static tb_status kernel_adaptive_backward(tb_stream stream, const tb_value *args
   const tb_tensor *grad = args[0].as.tensor, *self = args[1].as.tensor, *gin = args[2].as.tensor;
   if (!emu_is_floating(grad->dtype) || gin->dtype != grad->dtype || !same_planes(self, grad) ||
       !emu_same_shape(self, gin)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
   }
   if (grad->sizes[grad->ndim - 2] * grad->sizes[grad->ndim - 1] > 0 &&
       self->sizes[self->ndim - 2] * self->sizes[self->ndim - 1] == 0) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: empty input plane", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: empty input plane", name);
   }
   return emu_launch(name, stream, args, count, run_adaptive_backward, 0, NULL);
 }

@@ -176,7 +176,7 @@ static void random_range(void *context, int64_t begin, int64_t end) {
   }
 }
 
-static void run_random(emu_task *task) {
+static void run_random(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *rng = &call->args[call->count - 1];
   random_job job = {call->args[0].as.tensor, call->scratch, rng->as.rng.seed,
@@ -191,7 +191,7 @@ static tb_status kernel_bernoulli(tb_stream stream, const tb_value *args, int32_
   random_state state = {.kind = BERNOULLI,
                         .a = args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i};
   if (!(state.a >= 0 && state.a <= 1)) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: bernoulli_: p must be in [0, 1], got %g",
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: bernoulli_: p must be in [0, 1], got %g",
                     state.a);
   }
   return emu_launch("bernoulli_.float", stream, args, count, run_random, sizeof state, &state);
@@ -202,7 +202,7 @@ static tb_status kernel_uniform(tb_stream stream, const tb_value *args, int32_t 
   tb_status status = emu_check_args("uniform_", args, count, "Tffr");
   if (status != TB_OK) return status;
   if (!emu_is_floating(args[0].as.tensor->dtype)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: uniform_: floating tensors only");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: uniform_: floating tensors only");
   }
   random_state state = {.kind = UNIFORM,
                         .a = args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i,
@@ -215,13 +215,13 @@ static tb_status kernel_normal(tb_stream stream, const tb_value *args, int32_t c
   tb_status status = emu_check_args("normal_", args, count, "Tffr");
   if (status != TB_OK) return status;
   if (!emu_is_floating(args[0].as.tensor->dtype)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: normal_: floating tensors only");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: normal_: floating tensors only");
   }
   random_state state = {.kind = NORMAL,
                         .a = args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i,
                         .b = args[2].kind == TB_VALUE_DOUBLE ? args[2].as.f : (double)args[2].as.i};
   if (state.b < 0) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: normal_: std must be >= 0, got %g", state.b);
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: normal_: std must be >= 0, got %g", state.b);
   }
   return emu_launch("normal_", stream, args, count, run_random, sizeof state, &state);
 }
@@ -234,16 +234,16 @@ static tb_status kernel_random_from(tb_stream stream, const tb_value *args, int3
   tb_status status = emu_check_args("random_.from", args, count, "Ti?r");
   if (status != TB_OK) return status;
   if (args[2].kind != TB_VALUE_INT) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: random_.from: to=None is not supported");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: random_.from: to=None is not supported");
   }
   int64_t from = args[1].as.i, to = args[2].as.i;
   if (from >= to) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
                     "emu: random_.from: from %lld must be less than to %lld", (long long)from,
                     (long long)to);
   }
   if (args[0].as.tensor->dtype == TB_DTYPE_BOOL) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: random_.from: bool tensors");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: random_.from: bool tensors");
   }
   random_state state = {.kind = INTEGERS, .from = from, .range = (uint64_t)to - (uint64_t)from};
   return emu_launch("random_.from", stream, args, count, run_random, sizeof state, &state);

@@ -380,7 +380,7 @@ static void reduce_columns(void *context, int64_t begin, int64_t end) {
   free(iacc);
 }
 
-static void run_reduce(emu_task *task) {
+static void run_reduce(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const reduce_state *state = call->scratch;
   const emu_tensor *in = call->args[0].as.tensor;
@@ -459,7 +459,7 @@ static tb_status dims_mask(const char *name, const tb_value *dims, int32_t ndim,
     int64_t d = dims->kind == TB_VALUE_INT ? dims->as.i : dims->as.ints.items[k];
     if (d < 0) d += ndim > 0 ? ndim : 1;
     if (d < 0 || d >= (ndim > 0 ? ndim : 1)) {
-      return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: dimension %lld out of range", name,
+      return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: dimension %lld out of range", name,
                       (long long)d);
     }
     if (ndim > 0) *mask |= 1u << d;
@@ -474,7 +474,7 @@ static tb_status enqueue_reduce(const char *name, const char *kinds, int op, int
   if (status != TB_OK) return status;
   const tb_tensor *in = args[0].as.tensor;
   if (!(dtypes & TB_DTYPE_BIT(in->dtype))) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtype %d", name, (int)in->dtype);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: dtype %d", name, (int)in->dtype);
   }
   reduce_state state = {.op = op, .correction = 1.0, .outputs = 1};
   const tb_value all = {.kind = TB_VALUE_NONE};
@@ -490,7 +490,7 @@ static tb_status enqueue_reduce(const char *name, const char *kinds, int op, int
     bool wider = out->dtype == in->dtype || out->dtype == TB_DTYPE_FLOAT64 ||
                  (out->dtype == TB_DTYPE_FLOAT32 && emu_itemsize(in->dtype) == 2);
     if (!wider) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: result dtype %d narrower than input's",
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: result dtype %d narrower than input's",
                       name, (int)out->dtype);
     }
     state.ord = args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f
@@ -519,11 +519,11 @@ static bool is_empty(const tb_value *a, int32_t n) {
   return false;
 }
 static tb_status kernel_max(tb_stream s, const tb_value *a, int32_t n) {
-  if (is_empty(a, n)) return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: max.unary_out: empty");
+  if (is_empty(a, n)) return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: max.unary_out: empty");
   return enqueue_reduce("max.unary_out", "TT", AMAX, -1, -1, NUMERIC, s, a, n);
 }
 static tb_status kernel_min(tb_stream s, const tb_value *a, int32_t n) {
-  if (is_empty(a, n)) return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: min.unary_out: empty");
+  if (is_empty(a, n)) return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: min.unary_out: empty");
   return enqueue_reduce("min.unary_out", "TT", AMIN, -1, -1, NUMERIC, s, a, n);
 }
 /* max.dim_max / min.dim_min: (self, dim, keepdim, values, indices); ties and NaN as the CPU:
@@ -667,7 +667,7 @@ static void scan_lines(void *context, int64_t begin, int64_t end) {
   }
 }
 
-static void run_cumsum(emu_task *task) {
+static void run_cumsum(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *in = call->args[0].as.tensor, *out = call->args[3].as.tensor;
   if (out->numel == 0) return;
@@ -689,7 +689,7 @@ static tb_status kernel_cumsum(tb_stream stream, const tb_value *args, int32_t c
   bool shaped = out->ndim == in->ndim;
   for (int32_t d = 0; shaped && d < in->ndim; d++) shaped = out->sizes[d] == in->sizes[d];
   if (!shaped || out->dtype == TB_DTYPE_BOOL || args[1].as.i < -rank || args[1].as.i >= rank) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: cumsum.out: shapes, dimension or bool output");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: cumsum.out: shapes, dimension or bool output");
   }
   return emu_launch("cumsum.out", stream, args, count, run_cumsum, 0, NULL);
 }
@@ -743,7 +743,7 @@ static void dot_blocks(void *context, int64_t begin, int64_t end) {
   }
 }
 
-static void run_dot(emu_task *task) {
+static void run_dot(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *a = call->args[0].as.tensor, *b = call->args[1].as.tensor;
   const emu_tensor *out = call->args[2].as.tensor;
@@ -757,7 +757,7 @@ static void run_dot(emu_task *task) {
     if (job.sums == NULL || job.isums == NULL) {
       free(job.sums);
       free(job.isums);
-      emu_task_fail(task, "dot: out of host memory");
+      tbk_task_fail(task, "dot: out of host memory");
       return;
     }
   }
@@ -791,7 +791,7 @@ static tb_status enqueue_dot(const char *name, tb_stream stream, const tb_value 
   const tb_tensor *a = args[0].as.tensor, *b = args[1].as.tensor, *out = args[2].as.tensor;
   if (a->ndim != 1 || b->ndim != 1 || a->sizes[0] != b->sizes[0] || a->dtype != b->dtype ||
       out->dtype != a->dtype || out->ndim != 0 || a->dtype == TB_DTYPE_BOOL) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: needs ATen's checks", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: needs ATen's checks", name);
   }
   return emu_launch(name, stream, args, count, run_dot, 0, NULL);
 }

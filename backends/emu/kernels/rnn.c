@@ -95,8 +95,8 @@ static void sum_columns(rnn_call *c, int of, int out, int64_t cols) {
 }
 
 /* Writes the staged outputs back into their tensors (or reports the failure); frees. */
-static void finish(emu_task *task, rnn_call *c, bool ok) {
-  if (!ok) emu_task_fail(task, "%s: out of host memory", c->name);
+static void finish(tbk_task *task, rnn_call *c, bool ok) {
+  if (!ok) tbk_task_fail(task, "%s: out of host memory", c->name);
   for (int k = 0; k < 5; k++) {
     if (c->outputs[k] != NULL) emu_output_end(c->outputs[k], c->job.out[k], c->dt, ok);
   }
@@ -117,7 +117,7 @@ static rnn_call call_of(const char *name, const emu_tensor *like) {
 
 /* _thnn_fused_lstm_cell: (input_gates, hidden_gates, cx, input_bias?, hidden_bias?, hy, cy,
  * workspace) */
-static void run_lstm(emu_task *task) {
+static void run_lstm(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   rnn_call c = call_of("_thnn_fused_lstm_cell", a[2].as.tensor);
   bool ok = stage_inputs(&c, a, 5) && stage_outputs(&c, a + 5, 3);
@@ -127,7 +127,7 @@ static void run_lstm(emu_task *task) {
 
 /* _thnn_fused_lstm_cell_backward_impl: (grad_hy?, grad_cy?, cx, cy, workspace, has_bias,
  * grad_gates, grad_cx, grad_bias?) */
-static void run_lstm_backward(emu_task *task) {
+static void run_lstm_backward(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   rnn_call c = call_of("_thnn_fused_lstm_cell_backward_impl", a[2].as.tensor);
   bool ok = stage_inputs(&c, a, 5) && stage_outputs(&c, a + 6, 3);
@@ -140,7 +140,7 @@ static void run_lstm_backward(emu_task *task) {
 
 /* _thnn_fused_gru_cell: (input_gates, hidden_gates, hx, input_bias?, hidden_bias?, hy,
  * workspace) */
-static void run_gru(emu_task *task) {
+static void run_gru(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   rnn_call c = call_of("_thnn_fused_gru_cell", a[2].as.tensor);
   bool ok = stage_inputs(&c, a, 5) && stage_outputs(&c, a + 5, 2);
@@ -150,7 +150,7 @@ static void run_gru(emu_task *task) {
 
 /* _thnn_fused_gru_cell_backward: (grad_hy, workspace, has_bias, grad_input_gates,
  * grad_hidden_gates, grad_hx, grad_input_bias?, grad_hidden_bias?) */
-static void run_gru_backward(emu_task *task) {
+static void run_gru_backward(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   rnn_call c = call_of("_thnn_fused_gru_cell_backward", a[0].as.tensor);
   bool ok = stage_inputs(&c, a, 2) && stage_outputs(&c, a + 3, 5);
@@ -180,14 +180,14 @@ static tb_status check_dtypes(const char *name, const tb_value *args, int32_t co
     if (args[i].kind != TB_VALUE_TENSOR) continue;
     if (dtype == TB_DTYPE_COUNT) dtype = args[i].as.tensor->dtype;
     if (args[i].as.tensor->dtype != dtype || !emu_is_floating(dtype)) {
-      return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: floating tensors of one dtype only", name);
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: floating tensors of one dtype only", name);
     }
   }
   return TB_OK;
 }
 
 static tb_status declined(const char *name, const char *why) {
-  return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: %s", name, why);
+  return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: %s", name, why);
 }
 
 /* The forward cells: `gates` chunks of gates [B, gates H], state [B, H], both biases [gates H]

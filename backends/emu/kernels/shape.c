@@ -71,7 +71,7 @@ EMU_HOT_LOOP static void arange_range(void *context, int64_t begin, int64_t end)
   }
 }
 
-static void run_arange(emu_task *task) {
+static void run_arange(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *out = call->args[3].as.tensor;
   arange_job job = {.out = out,
@@ -89,7 +89,7 @@ static tb_status kernel_arange(tb_stream stream, const tb_value *args, int32_t c
   tb_status status = emu_check_args("arange.start_out", args, count, "nnnT");
   if (status != TB_OK) return status;
   if (args[3].as.tensor->dtype == TB_DTYPE_BOOL) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: arange.start_out: bool output");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: arange.start_out: bool output");
   }
   return emu_launch("arange.start_out", stream, args, count, run_arange, 0, NULL);
 }
@@ -153,7 +153,7 @@ static void triangle_rows(void *context, int64_t begin, int64_t end) {
   }
 }
 
-static void run_triangle(emu_task *task, bool upper) {
+static void run_triangle(tbk_task *task, bool upper) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *self = call->args[0].as.tensor, *out = call->args[2].as.tensor;
   if (out->numel == 0) return;
@@ -162,16 +162,16 @@ static void run_triangle(emu_task *task, bool upper) {
   int64_t rows = out->numel / job.cols;
   emu_parallel_for(rows, job.cols >= 4096 ? 1 : 4096 / job.cols, triangle_rows, &job);
 }
-static void run_tril(emu_task *task) { run_triangle(task, false); }
-static void run_triu(emu_task *task) { run_triangle(task, true); }
+static void run_tril(tbk_task *task) { run_triangle(task, false); }
+static void run_triu(tbk_task *task) { run_triangle(task, true); }
 
-static tb_status enqueue_triangle(const char *name, emu_task_fn fn, tb_stream stream,
+static tb_status enqueue_triangle(const char *name, tbk_task_fn fn, tb_stream stream,
                                   const tb_value *args, int32_t count) {
   tb_status status = emu_check_args(name, args, count, "TiT");
   if (status != TB_OK) return status;
   const tb_tensor *self = args[0].as.tensor, *out = args[2].as.tensor;
   if (self->ndim < 2 || self->dtype != out->dtype || !emu_same_shape(self, out))
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: shapes or dtypes", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: shapes or dtypes", name);
   return emu_launch(name, stream, args, count, fn, 0, NULL);
 }
 static tb_status kernel_tril(tb_stream s, const tb_value *a, int32_t n) {
@@ -185,7 +185,7 @@ static tb_status kernel_triu(tb_stream s, const tb_value *a, int32_t n) {
  * A copy from the view of self that walks the flipped dimensions backwards (negative
  * strides, which the elementwise engine takes as they come). */
 
-static void run_flip(emu_task *task) {
+static void run_flip(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *self = call->args[0].as.tensor, *out = call->args[2].as.tensor;
   if (out->numel == 0) return;
@@ -214,7 +214,7 @@ static tb_status kernel_flip(tb_stream stream, const tb_value *args, int32_t cou
     if (ok) seen |= 1u << d;
   }
   if (!ok) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: flip.out: shapes, dtypes or dimensions");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: flip.out: shapes, dtypes or dimensions");
   }
   return emu_launch("flip.out", stream, args, count, run_flip, 0, NULL);
 }

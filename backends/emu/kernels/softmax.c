@@ -233,7 +233,7 @@ static void softmax_lines(void *context, int64_t begin, int64_t end) {
   if (buffer != stack) free(buffer);
 }
 
-static void run_softmax(emu_task *task) {
+static void run_softmax(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const softmax_state *state = call->scratch;
   bool backward = state->op == SOFTMAX_BACKWARD || state->op == LOG_SOFTMAX_BACKWARD;
@@ -260,13 +260,13 @@ static tb_status enqueue_softmax(const char *name, const char *kinds, int op, in
   if (status != TB_OK) return status;
   const tb_tensor *t = args[0].as.tensor;
   if (!emu_is_floating(t->dtype)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: floating tensors only", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: floating tensors only", name);
   }
   int64_t dim = args[dim_arg].as.i;
   int64_t rank = t->ndim > 0 ? t->ndim : 1;
   if (dim < 0) dim += rank;
   if (dim < 0 || dim >= rank) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: dimension out of range", name);
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: dimension out of range", name);
   }
   softmax_state state = {op, t->ndim > 0 ? dim : 0};
   return emu_launch(name, stream, args, count, run_softmax, sizeof state, &state);

@@ -186,14 +186,14 @@ static bool alloc_tables(upsample_job *job, bool weights, size_t weight_size, vo
 }
 
 /* Runs `fn` over the planes from `src` (contiguous as `dtype`) into `dst`. */
-static void run_planes(emu_task *task, const char *name, upsample_job *job, const emu_tensor *src,
+static void run_planes(tbk_task *task, const char *name, upsample_job *job, const emu_tensor *src,
                        const emu_tensor *dst, tb_dtype dtype, emu_range_fn fn) {
   void *scratch = NULL;
   const char *in = emu_contiguous_as(src, dtype, &scratch);
   char *out = emu_output_begin(dst, dtype);
   bool ok = in != NULL && out != NULL;
   if (!ok) {
-    emu_task_fail(task, "%s: out of host memory", name);
+    tbk_task_fail(task, "%s: out of host memory", name);
   } else if (job->planes > 0) {
     job->in = in;
     job->out = out;
@@ -231,14 +231,14 @@ static bool shapes_ok(const tb_tensor *input, const tb_tensor *output) {
 
 /* upsample_nearest2d.out / _upsample_nearest_exact2d.out: (self, output_size, scales_h?,
  * scales_w?, out) */
-static void run_nearest(emu_task *task, bool exact) {
+static void run_nearest(tbk_task *task, bool exact) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *input = a[0].as.tensor, *out = a[4].as.tensor;
   upsample_job job = job_of(input, out);
   if (out->numel == 0) return;
   void *tables = NULL;
   if (!alloc_tables(&job, false, 0, &tables)) {
-    emu_task_fail(task, "upsample_nearest2d: out of host memory");
+    tbk_task_fail(task, "upsample_nearest2d: out of host memory");
     return;
   }
   for (int64_t o = 0; o < job.oh; o++) {
@@ -251,17 +251,17 @@ static void run_nearest(emu_task *task, bool exact) {
   run_planes(task, "upsample_nearest2d", &job, input, out, input->dtype, nearest_planes);
   free(tables);
 }
-static void run_nearest_legacy(emu_task *task) { run_nearest(task, false); }
-static void run_nearest_exact(emu_task *task) { run_nearest(task, true); }
+static void run_nearest_legacy(tbk_task *task) { run_nearest(task, false); }
+static void run_nearest_exact(tbk_task *task) { run_nearest(task, true); }
 
-static tb_status enqueue_nearest(const char *name, emu_task_fn fn, tb_stream stream,
+static tb_status enqueue_nearest(const char *name, tbk_task_fn fn, tb_stream stream,
                                  const tb_value *args, int32_t count) {
   tb_status status = emu_check_args(name, args, count, "TINNT");
   if (status != TB_OK) return status;
   const tb_tensor *input = args[0].as.tensor, *out = args[4].as.tensor;
   if (!(emu_is_floating(input->dtype) || input->dtype == TB_DTYPE_UINT8) ||
       out->dtype != input->dtype || !shapes_ok(input, out)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
   }
   return emu_launch(name, stream, args, count, fn, 0, NULL);
 }
@@ -274,14 +274,14 @@ static tb_status kernel_nearest_exact(tb_stream stream, const tb_value *args, in
 
 /* upsample_nearest2d_backward.grad_input / _upsample_nearest_exact2d_backward.grad_input:
  * (grad_output, output_size, input_size, scales_h?, scales_w?, grad_input) */
-static void run_nearest_backward(emu_task *task, bool exact) {
+static void run_nearest_backward(tbk_task *task, bool exact) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *grad = a[0].as.tensor, *gin = a[5].as.tensor;
   upsample_job job = job_of(gin, grad);
   if (gin->numel == 0) return;
   void *tables = NULL;
   if (!alloc_tables(&job, false, 0, &tables)) {
-    emu_task_fail(task, "upsample_nearest2d_backward: out of host memory");
+    tbk_task_fail(task, "upsample_nearest2d_backward: out of host memory");
     return;
   }
   for (int64_t o = 0; o < job.oh; o++) {
@@ -295,16 +295,16 @@ static void run_nearest_backward(emu_task *task, bool exact) {
              ct == TB_DTYPE_FLOAT32 ? nearest_backward_f32 : nearest_backward_f64);
   free(tables);
 }
-static void run_nearest_backward_legacy(emu_task *task) { run_nearest_backward(task, false); }
-static void run_nearest_backward_exact(emu_task *task) { run_nearest_backward(task, true); }
+static void run_nearest_backward_legacy(tbk_task *task) { run_nearest_backward(task, false); }
+static void run_nearest_backward_exact(tbk_task *task) { run_nearest_backward(task, true); }
 
-static tb_status enqueue_backward(const char *name, const char *kinds, int grad_in, emu_task_fn fn,
+static tb_status enqueue_backward(const char *name, const char *kinds, int grad_in, tbk_task_fn fn,
                                   tb_stream stream, const tb_value *args, int32_t count) {
   tb_status status = emu_check_args(name, args, count, kinds);
   if (status != TB_OK) return status;
   const tb_tensor *grad = args[0].as.tensor, *gin = args[grad_in].as.tensor;
   if (!emu_is_floating(grad->dtype) || gin->dtype != grad->dtype || !shapes_ok(gin, grad)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
   }
   return emu_launch(name, stream, args, count, fn, 0, NULL);
 }
@@ -333,7 +333,7 @@ static void bilinear_tables(upsample_job *job, tb_dtype ct, bool align_corners, 
 }
 
 /* upsample_bilinear2d.out: (self, output_size, align_corners, scales_h?, scales_w?, out) */
-static void run_bilinear(emu_task *task) {
+static void run_bilinear(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *input = a[0].as.tensor, *out = a[5].as.tensor;
   upsample_job job = job_of(input, out);
@@ -341,7 +341,7 @@ static void run_bilinear(emu_task *task) {
   tb_dtype ct = compute_type(input->dtype);
   void *tables = NULL;
   if (!alloc_tables(&job, true, emu_itemsize(ct), &tables)) {
-    emu_task_fail(task, "upsample_bilinear2d: out of host memory");
+    tbk_task_fail(task, "upsample_bilinear2d: out of host memory");
     return;
   }
   bilinear_tables(&job, ct, a[2].as.b, scale_of(&a[3]), scale_of(&a[4]));
@@ -357,14 +357,14 @@ static tb_status kernel_bilinear(tb_stream stream, const tb_value *args, int32_t
   const tb_tensor *input = args[0].as.tensor, *out = args[5].as.tensor;
   /* uint8 has a fixed-point kernel of its own on the CPU: not this one */
   if (!emu_is_floating(input->dtype) || out->dtype != input->dtype || !shapes_ok(input, out)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: unsupported dtypes or shapes", name);
   }
   return emu_launch(name, stream, args, count, run_bilinear, 0, NULL);
 }
 
 /* upsample_bilinear2d_backward.grad_input: (grad_output, output_size, input_size,
  * align_corners, scales_h?, scales_w?, grad_input) */
-static void run_bilinear_backward(emu_task *task) {
+static void run_bilinear_backward(tbk_task *task) {
   const emu_arg *a = emu_call_of(task)->args;
   const emu_tensor *grad = a[0].as.tensor, *gin = a[6].as.tensor;
   upsample_job job = job_of(gin, grad);
@@ -372,7 +372,7 @@ static void run_bilinear_backward(emu_task *task) {
   tb_dtype ct = compute_type(gin->dtype);
   void *tables = NULL;
   if (!alloc_tables(&job, true, emu_itemsize(ct), &tables)) {
-    emu_task_fail(task, "upsample_bilinear2d_backward: out of host memory");
+    tbk_task_fail(task, "upsample_bilinear2d_backward: out of host memory");
     return;
   }
   bilinear_tables(&job, ct, a[3].as.b, scale_of(&a[4]), scale_of(&a[5]));

@@ -1,45 +1,46 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * emu's streams and events.  Every stream is a worker thread running a FIFO of tasks; events
- * are markers those workers complete (and timestamp) when they reach them; waits are tasks
- * that block their worker until an event completes.
+ * The kit's streams and events.  Every stream is a worker thread running a FIFO of tasks; events
+ * are markers those workers complete (and timestamp) when they reach them; waits are tasks that
+ * block their worker until an event completes.
  *
  * Lifetime: streams and events are reference counted.  The user's handle holds one reference,
  * queued tasks that touch an object hold one each, and device synchronisation holds one while
  * it waits, so destroying a busy stream or event returns at once and the object goes away when
- * its work is done (vendor.h's "destroying a busy stream/event" rule).
- *
- * State lives in the context: the live streams of each device (for device synchronisation,
- * guarded by streams_mutex) and each device's fault.  A stream holds a reference to its context
- * until its worker exits.
+ * its work is done (vendor.h's "destroying a busy stream/event" rule).  A stream's worker holds
+ * a reference to the runtime until it exits.
  */
-#define _GNU_SOURCE
+#define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "emu.h"
+#include "internal.h"
 
-#define STREAM_MAGIC 0x656d7573u /* "emus" */
-#define EVENT_MAGIC 0x656d7565u  /* "emue" */
+/* The vendor name for messages, from a context already checked. */
+#define CTX_NAME(ctx) (tbk_runtime_of(ctx)->name)
+
+#define STREAM_MAGIC 0x74626b73u /* "tbks" */
+#define EVENT_MAGIC 0x74626b65u  /* "tbke" */
 
 /* The task queue: a multi-producer, single-consumer intrusive queue (Vyukov's): enqueue is one
  * atomic exchange, so callers never contend on a lock with the worker.  `stub` keeps it
  * non-empty; `head` is the consumer's, `tail` the producers'. */
 typedef struct task_queue {
-  emu_task *head;
-  _Atomic(emu_task *) tail;
-  emu_task stub;
+  tbk_task *head;
+  _Atomic(tbk_task *) tail;
+  tbk_task *stub; /* allocated: ISO C has no struct member with a flexible array */
 } task_queue;
+
+typedef struct tb_stream_impl tbk_stream;
 
 struct tb_stream_impl {
   uint32_t magic;
-  emu_context *ctx;
+  tbk_runtime *rt;
   int32_t device;
   int32_t priority;
   _Atomic int refs;
@@ -53,7 +54,7 @@ struct tb_stream_impl {
   _Atomic bool worker_sleeping;
   _Atomic int waiters; /* threads sleeping (or about to) on `progress` */
   pthread_t thread;
-  /* The task slot ring (emu_task_new): TASK_SLOTS slots of TASK_SLOT_BYTES, tried in turn. */
+  /* The task slot ring (tbk_task_new): TASK_SLOTS slots of TASK_SLOT_BYTES, tried in turn. */
   unsigned char *slots;
   _Atomic uint64_t slot_cursor;
 };
@@ -67,95 +68,71 @@ _Static_assert(TASK_SLOT_BYTES % 16 == 0, "slots keep the payload's 16-byte alig
 
 /* One record of an event: complete once its stream reaches it.  The event points at its
  * latest record; waits hold the record they saw, so a later record does not release them. */
-typedef struct emu_record {
+typedef struct tbk_record {
   _Atomic int refs;
   bool done;             /* guarded by the event's mutex */
   uint64_t timestamp_ns; /* when the stream reached it */
-} emu_record;
+} tbk_record;
 
 struct tb_event_impl {
   uint32_t magic;
-  emu_context *ctx;
+  tbk_runtime *rt;
   int32_t device;
   uint32_t flags;
   _Atomic int refs;
   pthread_mutex_t mutex;
   pthread_cond_t done; /* broadcast when any record of this event completes */
-  emu_record *latest;  /* NULL: never recorded (complete) */
+  tbk_record *latest;  /* NULL: never recorded (complete) */
 };
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- the live streams of each device ---- */
 
-struct emu_device_streams {
-  emu_stream **streams;
-  size_t count, capacity;
-};
-typedef emu_device_streams device_streams;
-
-tb_status emu_streams_create(emu_context *ctx) {
-  ctx->streams = calloc(EMU_MAX_DEVICES, sizeof(device_streams));
-  return ctx->streams != NULL ? TB_OK
-                              : emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: init: out of host memory");
-}
-
-void emu_streams_destroy(emu_context *ctx) {
-  if (ctx->streams == NULL) return;
-  for (int d = 0; d < EMU_MAX_DEVICES; d++) free(ctx->streams[d].streams);
-  free(ctx->streams);
-  ctx->streams = NULL;
-}
-
-static int device_add(emu_stream *s) {
-  emu_context *ctx = s->ctx;
-  pthread_mutex_lock(&ctx->streams_mutex);
-  device_streams *d = &ctx->streams[s->device];
+static int device_add(tbk_stream *s) {
+  tbk_runtime *rt = s->rt;
+  pthread_mutex_lock(&rt->streams_mutex);
+  tbk_device_streams *d = &rt->streams[s->device];
   if (d->count == d->capacity) {
     size_t capacity = d->capacity ? 2 * d->capacity : 16;
-    emu_stream **grown = realloc(d->streams, capacity * sizeof *grown);
+    struct tb_stream_impl **grown = realloc(d->streams, capacity * sizeof *grown);
     if (grown == NULL) {
-      pthread_mutex_unlock(&ctx->streams_mutex);
+      pthread_mutex_unlock(&rt->streams_mutex);
       return -1;
     }
     d->streams = grown;
     d->capacity = capacity;
   }
   d->streams[d->count++] = s;
-  pthread_mutex_unlock(&ctx->streams_mutex);
+  pthread_mutex_unlock(&rt->streams_mutex);
   return 0;
 }
 
-static void device_remove(emu_stream *s) {
-  emu_context *ctx = s->ctx;
-  pthread_mutex_lock(&ctx->streams_mutex);
-  device_streams *d = &ctx->streams[s->device];
+static void device_remove(tbk_stream *s) {
+  tbk_runtime *rt = s->rt;
+  pthread_mutex_lock(&rt->streams_mutex);
+  tbk_device_streams *d = &rt->streams[s->device];
   for (size_t i = 0; i < d->count; i++) {
     if (d->streams[i] == s) {
       d->streams[i] = d->streams[--d->count];
       break;
     }
   }
-  pthread_mutex_unlock(&ctx->streams_mutex);
+  pthread_mutex_unlock(&rt->streams_mutex);
 }
 
 /* ---- reference counting ---- */
 
-static void stream_release(emu_stream *s) {
+static void stream_release(tbk_stream *s) {
   if (atomic_fetch_sub(&s->refs, 1) != 1) return;
   pthread_mutex_destroy(&s->mutex);
   pthread_cond_destroy(&s->work);
   pthread_cond_destroy(&s->progress);
   s->magic = 0;
+  free(s->queue.stub);
   free(s->slots);
   free(s);
 }
 
-static void record_release(emu_record *r) {
+static void record_release(tbk_record *r) {
   if (r != NULL && atomic_fetch_sub(&r->refs, 1) == 1) free(r);
 }
 
@@ -168,43 +145,17 @@ static void event_release(tb_event e) {
   free(e);
 }
 
-/* ---- device faults (vendor.h, "Device faults") ---- */
-
-/* The first failure of asynchronous work on each device; reported by every later query,
- * synchronize, copy and enqueue until emu_device_reset. */
-static void fault_device(emu_context *ctx, int32_t device, const char *message) {
-  pthread_mutex_lock(&ctx->faults_mutex);
-  if (!atomic_load(&ctx->faulted[device])) {
-    snprintf(ctx->fault_message[device], sizeof ctx->fault_message[device], "%s", message);
-    atomic_store(&ctx->faulted[device], true);
-  }
-  pthread_mutex_unlock(&ctx->faults_mutex);
-}
-
-bool emu_is_faulted(const emu_context *ctx, int32_t device) {
-  return atomic_load_explicit(&ctx->faulted[device], memory_order_acquire);
-}
-
-tb_status emu_check_fault(emu_context *ctx, int32_t device, const char *call) {
-  if (!emu_is_faulted(ctx, device)) return TB_OK;
-  pthread_mutex_lock(&ctx->faults_mutex);
-  tb_status status = emu_fail(TB_ERROR_DEVICE_FAULT, "emu: %s: device %d is faulted: %s", call,
-                              (int)device, ctx->fault_message[device]);
-  pthread_mutex_unlock(&ctx->faults_mutex);
-  return status;
-}
-
 /* ---- tasks ---- */
 
 /* A free slot of the ring, taken, or NULL: the slot the cursor points at is tried only, so a
  * launch never searches (a taken slot means the worker is TASK_SLOTS tasks behind, or another
  * thread's task is slow to finish; malloc is the right answer to both). */
-static emu_task *take_slot(emu_stream *s, size_t size) {
+static tbk_task *take_slot(tbk_stream *s, size_t size) {
   if (s->slots == NULL || size > TASK_SLOT_BYTES) return NULL;
   uint64_t k = atomic_fetch_add_explicit(&s->slot_cursor, 1, memory_order_relaxed) % TASK_SLOTS;
-  emu_task *task = (emu_task *)(s->slots + k * TASK_SLOT_BYTES);
+  tbk_task *task = (tbk_task *)(s->slots + k * TASK_SLOT_BYTES);
   int expected = 0;
-  /* acquire: pairs with the worker's release in emu_task_discard, so its last reads of the
+  /* acquire: pairs with the worker's release in tbk_task_discard, so its last reads of the
    * task happen before this launch overwrites it. */
   if (!atomic_compare_exchange_strong_explicit(&task->slot_taken, &expected, 1,
                                                memory_order_acquire, memory_order_relaxed)) {
@@ -214,11 +165,11 @@ static emu_task *take_slot(emu_stream *s, size_t size) {
   return task;
 }
 
-emu_task *emu_task_new(tb_stream stream, emu_task_fn fn, size_t payload_size) {
-  size_t size = sizeof(emu_task) + payload_size;
-  emu_task *task = take_slot(stream, size);
+tbk_task *tbk_task_new(tb_stream stream, tbk_task_fn fn, size_t payload_size) {
+  size_t size = sizeof(tbk_task) + payload_size;
+  tbk_task *task = take_slot(stream, size);
   if (task == NULL) {
-    /* malloc's alignment (16 bytes on the platforms emu targets) suits the payload. */
+    /* malloc's alignment (16 bytes on the platforms the kit targets) suits the payload. */
     task = malloc(size);
     if (task == NULL) return NULL;
     atomic_init(&task->slot_taken, 1);
@@ -233,7 +184,7 @@ emu_task *emu_task_new(tb_stream stream, emu_task_fn fn, size_t payload_size) {
   return task;
 }
 
-void emu_task_discard(emu_task *task) {
+void tbk_task_discard(tbk_task *task) {
   if (task == NULL) return;
   if (task->pooled) {
     atomic_store_explicit(&task->slot_taken, 0, memory_order_release);
@@ -242,7 +193,7 @@ void emu_task_discard(emu_task *task) {
   }
 }
 
-void emu_task_fail(emu_task *task, const char *format, ...) {
+void tbk_task_fail(tbk_task *task, const char *format, ...) {
   char message[448];
   va_list args;
   va_start(args, format);
@@ -250,45 +201,45 @@ void emu_task_fail(emu_task *task, const char *format, ...) {
   va_end(args);
   char full[512];
   snprintf(full, sizeof full, "%s (in %s)", message, task->name);
-  fault_device(task->stream->ctx, task->stream->device, full);
+  tbk_fault(task->stream->rt, task->stream->device, full);
 }
 
-tb_status emu_check_stream(const emu_context *ctx, tb_stream stream, const char *call) {
-  tb_status status = emu_check_context(ctx, call);
+tb_status tbk_check_stream(tb_context ctx, tb_stream stream, const char *call) {
+  tb_status status = tbk_check_context(ctx, call);
   if (status != TB_OK) return status;
   if (stream == NULL || stream->magic != STREAM_MAGIC || stream->destroyed) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %p is not a live stream", call,
-                    (void *)stream);
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT, "%s: %p is not a live stream",
+                       call, (void *)stream);
   }
-  if (stream->ctx != ctx) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
-                    "emu: %s: stream %p belongs to another context than the call's", call,
-                    (void *)stream);
+  if (stream->rt != tbk_runtime_of(ctx)) {
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT,
+                       "%s: stream %p belongs to another context than the call's", call,
+                       (void *)stream);
   }
   return TB_OK;
 }
 
-int32_t emu_stream_device(tb_stream stream) { return stream->device; }
+int32_t tbk_stream_device(tb_stream stream) { return stream->device; }
 
-emu_context *emu_stream_context(tb_stream stream) { return stream->ctx; }
+tbk_runtime *tbk_stream_runtime(tb_stream stream) { return stream->rt; }
 
 static void queue_init(task_queue *q) {
-  atomic_init(&q->stub.next, NULL);
-  q->head = &q->stub;
-  atomic_init(&q->tail, &q->stub);
+  atomic_init(&q->stub->next, NULL);
+  q->head = q->stub;
+  atomic_init(&q->tail, q->stub);
 }
 
-static void queue_push(task_queue *q, emu_task *task) {
+static void queue_push(task_queue *q, tbk_task *task) {
   atomic_store_explicit(&task->next, NULL, memory_order_relaxed);
-  emu_task *previous = atomic_exchange_explicit(&q->tail, task, memory_order_seq_cst);
+  tbk_task *previous = atomic_exchange_explicit(&q->tail, task, memory_order_seq_cst);
   atomic_store_explicit(&previous->next, task, memory_order_release);
 }
 
 /* The oldest task, or NULL when the queue is empty or a producer is midway through a push. */
-static emu_task *queue_pop(task_queue *q) {
-  emu_task *head = q->head;
-  emu_task *next = atomic_load_explicit(&head->next, memory_order_acquire);
-  if (head == &q->stub) {
+static tbk_task *queue_pop(task_queue *q) {
+  tbk_task *head = q->head;
+  tbk_task *next = atomic_load_explicit(&head->next, memory_order_acquire);
+  if (head == q->stub) {
     if (next == NULL) return NULL;
     q->head = head = next;
     next = atomic_load_explicit(&head->next, memory_order_acquire);
@@ -298,7 +249,7 @@ static emu_task *queue_pop(task_queue *q) {
     return head;
   }
   if (head != atomic_load_explicit(&q->tail, memory_order_seq_cst)) return NULL;
-  queue_push(q, &q->stub);
+  queue_push(q, q->stub);
   next = atomic_load_explicit(&head->next, memory_order_acquire);
   if (next == NULL) return NULL;
   q->head = next;
@@ -307,11 +258,11 @@ static emu_task *queue_pop(task_queue *q) {
 
 /* False only when the queue is certainly empty (no task, no push under way). */
 static bool queue_busy(task_queue *q) {
-  return q->head != &q->stub || atomic_load(&q->stub.next) != NULL ||
-         atomic_load(&q->tail) != &q->stub;
+  return q->head != q->stub || atomic_load(&q->stub->next) != NULL ||
+         atomic_load(&q->tail) != q->stub;
 }
 
-tb_status emu_stream_enqueue(tb_stream s, emu_task *task) {
+tb_status tbk_stream_enqueue(tb_stream s, tbk_task *task) {
   task->stream = s;
   atomic_fetch_add_explicit(&s->enqueued, 1, memory_order_seq_cst);
   queue_push(&s->queue, task);
@@ -325,12 +276,12 @@ tb_status emu_stream_enqueue(tb_stream s, emu_task *task) {
   return TB_OK;
 }
 
-void emu_stream_count_completion(tb_stream s) {
+void tbk_stream_count_completion(tb_stream s) {
   atomic_fetch_add_explicit(&s->completed, 1, memory_order_seq_cst);
 }
 
 /* Pairs with wait_for's increment of `waiters` before its last look at `completed`. */
-static void wake_synchronizers(emu_stream *s) {
+static void wake_synchronizers(tbk_stream *s) {
   if (atomic_load_explicit(&s->waiters, memory_order_seq_cst) > 0) {
     pthread_mutex_lock(&s->mutex);
     pthread_cond_broadcast(&s->progress);
@@ -340,18 +291,18 @@ static void wake_synchronizers(emu_stream *s) {
 
 /* The worker: run tasks in order; spin briefly when idle, then sleep. */
 static void *worker_main(void *arg) {
-  emu_stream *s = arg;
-  emu_context *ctx = s->ctx;
-  const int spin_us = ctx->config.spin_us;
-  const bool profile = ctx->config.profile;
+  tbk_stream *s = arg;
+  tbk_runtime *rt = s->rt;
+  const int spin_us = rt->config.spin_us;
+  void (*task_done)(void *, const char *, uint64_t) = rt->config.task_done;
   for (;;) {
-    emu_task *task = queue_pop(&s->queue);
+    tbk_task *task = queue_pop(&s->queue);
     if (task == NULL) {
       if (atomic_load(&s->destroyed) && !queue_busy(&s->queue)) break;
       /* Spin for a short while: small kernels arrive back to back. */
-      uint64_t deadline = now_ns() + (uint64_t)spin_us * 1000u;
-      while (!queue_busy(&s->queue) && now_ns() < deadline) {
-        for (int i = 0; i < 64; i++) emu_cpu_relax();
+      uint64_t deadline = tbk_now_ns() + (uint64_t)spin_us * 1000u;
+      while (!queue_busy(&s->queue) && tbk_now_ns() < deadline) {
+        for (int i = 0; i < 64; i++) tbk_cpu_relax();
       }
       if (queue_busy(&s->queue)) continue;
       pthread_mutex_lock(&s->mutex);
@@ -364,10 +315,10 @@ static void *worker_main(void *arg) {
       continue;
     }
     if (task->fn != NULL) {
-      if (profile) {
-        uint64_t start = now_ns();
+      if (task_done != NULL) {
+        uint64_t start = tbk_now_ns();
         task->fn(task);
-        emu_profile_record(ctx, task->name, now_ns() - start);
+        task_done(rt->config.user, task->name, tbk_now_ns() - start);
       } else {
         task->fn(task);
       }
@@ -375,25 +326,25 @@ static void *worker_main(void *arg) {
     if (task->finish != NULL) {
       task->finish(task); /* counts the completion itself */
     } else {
-      emu_stream_count_completion(s);
+      tbk_stream_count_completion(s);
     }
-    emu_task_discard(task);
+    tbk_task_discard(task);
     wake_synchronizers(s);
   }
   device_remove(s);
-  stream_release(s);        /* the worker's reference */
-  emu_context_release(ctx); /* the stream's reference to its context */
+  stream_release(s);       /* the worker's reference */
+  tbk_runtime_release(rt); /* the worker's reference to the runtime */
   return NULL;
 }
 
 /* Waits until `target` tasks of `s` have completed; spins first, then sleeps. */
-static void wait_idle(emu_stream *s, uint64_t target) {
-  const int spin_us = s->ctx->config.spin_us;
+static void wait_idle(tbk_stream *s, uint64_t target) {
+  const int spin_us = s->rt->config.spin_us;
   if (atomic_load_explicit(&s->completed, memory_order_acquire) < target) {
-    uint64_t deadline = now_ns() + (uint64_t)spin_us * 1000u;
+    uint64_t deadline = tbk_now_ns() + (uint64_t)spin_us * 1000u;
     while (atomic_load_explicit(&s->completed, memory_order_acquire) < target &&
-           now_ns() < deadline) {
-      for (int i = 0; i < 64; i++) emu_cpu_relax();
+           tbk_now_ns() < deadline) {
+      for (int i = 0; i < 64; i++) tbk_cpu_relax();
     }
   }
   pthread_mutex_lock(&s->mutex);
@@ -407,37 +358,42 @@ static void wait_idle(emu_stream *s, uint64_t target) {
 }
 
 /* wait_idle, then the device's fault, if any. */
-static tb_status wait_for(emu_stream *s, uint64_t target, const char *call) {
+static tb_status wait_for(tbk_stream *s, uint64_t target, const char *call) {
   wait_idle(s, target);
-  return emu_check_fault(s->ctx, s->device, call);
+  return tbk_runtime_check_fault(s->rt, s->device, call);
 }
 
 /* ---- the stream API ---- */
 
-tb_status emu_stream_priority_range(tb_context ctx, int32_t device, int32_t *least,
+tb_status tbk_stream_priority_range(tb_context ctx, int32_t device, int32_t *least,
                                     int32_t *greatest) {
-  tb_status status = emu_check_device(ctx, device, "stream priority_range");
+  tb_status status = tbk_check_device(ctx, device, "stream priority_range");
   if (status != TB_OK) return status;
   if (least == NULL || greatest == NULL) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: priority_range: NULL output pointer");
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT,
+                       "priority_range: NULL output pointer");
   }
-  *least = 0;
-  *greatest = -1;
+  *least = tbk_runtime_of(ctx)->config.least_priority;
+  *greatest = tbk_runtime_of(ctx)->config.greatest_priority;
   return TB_OK;
 }
 
-tb_status emu_stream_create(tb_context ctx, int32_t device, int32_t priority, tb_stream *stream) {
-  tb_status status = emu_check_device(ctx, device, "stream create");
+tb_status tbk_stream_create(tb_context ctx, int32_t device, int32_t priority, tb_stream *stream) {
+  tb_status status = tbk_check_device(ctx, device, "stream create");
   if (status != TB_OK) return status;
   if (stream == NULL) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: stream create: stream is NULL");
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT, "stream create: stream is NULL");
   }
-  emu_stream *s = calloc(1, sizeof *s);
-  if (s == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: stream create: out of memory");
+  tbk_stream *s = calloc(1, sizeof *s);
+  if (s == NULL)
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_OUT_OF_MEMORY, "stream create: out of memory");
   s->magic = STREAM_MAGIC;
-  s->ctx = ctx;
+  tbk_runtime *rt = tbk_runtime_of(ctx);
+  s->rt = rt;
   s->device = device;
-  s->priority = priority < -1 ? -1 : (priority > 0 ? 0 : priority);
+  s->priority = priority < rt->config.greatest_priority ? rt->config.greatest_priority
+                : priority > rt->config.least_priority  ? rt->config.least_priority
+                                                        : priority;
   atomic_init(&s->refs, 2); /* the handle and the worker */
   atomic_init(&s->enqueued, 0);
   atomic_init(&s->completed, 0);
@@ -447,35 +403,43 @@ tb_status emu_stream_create(tb_context ctx, int32_t device, int32_t priority, tb
   atomic_init(&s->slot_cursor, 0);
   /* Without the ring (no memory for it) every task is malloc'd: slower, still correct. */
   s->slots = calloc(TASK_SLOTS, TASK_SLOT_BYTES);
+  s->queue.stub = malloc(sizeof(tbk_task));
+  if (s->queue.stub == NULL) {
+    free(s->slots);
+    free(s);
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_OUT_OF_MEMORY, "stream create: out of memory");
+  }
   queue_init(&s->queue);
   pthread_mutex_init(&s->mutex, NULL);
   pthread_cond_init(&s->work, NULL);
   pthread_cond_init(&s->progress, NULL);
   if (device_add(s) != 0) {
+    free(s->queue.stub);
     free(s->slots);
     free(s);
-    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: stream create: out of memory");
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_OUT_OF_MEMORY, "stream create: out of memory");
   }
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  atomic_fetch_add(&ctx->refs, 1); /* the worker's, released when it exits */
+  atomic_fetch_add(&rt->refs, 1); /* the worker's, released when it exits */
   int rc = pthread_create(&s->thread, &attr, worker_main, s);
   pthread_attr_destroy(&attr);
   if (rc != 0) {
-    atomic_fetch_sub(&ctx->refs, 1);
+    atomic_fetch_sub(&rt->refs, 1);
     device_remove(s);
+    free(s->queue.stub);
     free(s->slots);
     free(s);
-    return emu_fail(TB_ERROR_INTERNAL, "emu: stream create: cannot start a worker thread: %s",
-                    strerror(rc));
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INTERNAL,
+                       "stream create: cannot start a worker thread: %s", strerror(rc));
   }
   *stream = s;
   return TB_OK;
 }
 
-tb_status emu_stream_destroy(tb_context ctx, tb_stream s) {
-  tb_status status = emu_check_stream(ctx, s, "stream destroy");
+tb_status tbk_stream_destroy(tb_context ctx, tb_stream s) {
+  tb_status status = tbk_check_stream(ctx, s, "stream destroy");
   if (status != TB_OK) return status;
   pthread_mutex_lock(&s->mutex);
   atomic_store(&s->destroyed, true);
@@ -485,35 +449,35 @@ tb_status emu_stream_destroy(tb_context ctx, tb_stream s) {
   return TB_OK;
 }
 
-tb_status emu_stream_query(tb_context ctx, tb_stream s) {
-  tb_status status = emu_check_stream(ctx, s, "stream query");
+tb_status tbk_stream_query(tb_context ctx, tb_stream s) {
+  tb_status status = tbk_check_stream(ctx, s, "stream query");
   if (status != TB_OK) return status;
-  status = emu_check_fault(ctx, s->device, "stream query");
+  status = tbk_check_fault(ctx, s->device, "stream query");
   if (status != TB_OK) return status;
   return atomic_load(&s->completed) >= atomic_load(&s->enqueued) ? TB_OK : TB_ERROR_NOT_READY;
 }
 
-tb_status emu_stream_synchronize(tb_context ctx, tb_stream s) {
-  tb_status status = emu_check_stream(ctx, s, "stream synchronize");
+tb_status tbk_stream_synchronize(tb_context ctx, tb_stream s) {
+  tb_status status = tbk_check_stream(ctx, s, "stream synchronize");
   if (status != TB_OK) return status;
   return wait_for(s, atomic_load(&s->enqueued), "stream synchronize");
 }
 
 /* Waits until every stream of `device` has finished what was enqueued before the call. */
-tb_status emu_wait_device(emu_context *ctx, int32_t device, const char *call) {
+tb_status tbk_runtime_wait_device(tbk_runtime *rt, int32_t device, const char *call) {
   /* Snapshot the device's streams (with references) and their targets, then wait on each. */
-  pthread_mutex_lock(&ctx->streams_mutex);
-  size_t count = ctx->streams[device].count;
-  emu_stream **streams = count ? malloc(count * sizeof *streams) : NULL;
+  pthread_mutex_lock(&rt->streams_mutex);
+  size_t count = rt->streams[device].count;
+  tbk_stream **streams = count ? malloc(count * sizeof *streams) : NULL;
   if (count && streams == NULL) {
-    pthread_mutex_unlock(&ctx->streams_mutex);
-    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: %s: out of memory", call);
+    pthread_mutex_unlock(&rt->streams_mutex);
+    return tbk_fail_as(rt->name, TB_ERROR_OUT_OF_MEMORY, "%s: out of memory", call);
   }
   for (size_t i = 0; i < count; i++) {
-    streams[i] = ctx->streams[device].streams[i];
+    streams[i] = rt->streams[device].streams[i];
     atomic_fetch_add(&streams[i]->refs, 1);
   }
-  pthread_mutex_unlock(&ctx->streams_mutex);
+  pthread_mutex_unlock(&rt->streams_mutex);
   for (size_t i = 0; i < count; i++) {
     wait_idle(streams[i], atomic_load(&streams[i]->enqueued));
     stream_release(streams[i]);
@@ -522,38 +486,27 @@ tb_status emu_wait_device(emu_context *ctx, int32_t device, const char *call) {
   return TB_OK;
 }
 
-tb_status emu_device_synchronize(tb_context ctx, int32_t device) {
-  tb_status status = emu_check_device(ctx, device, "device synchronize");
-  if (status == TB_OK) status = emu_wait_device(ctx, device, "device synchronize");
-  return status != TB_OK ? status : emu_check_fault(ctx, device, "device synchronize");
-}
-
-tb_status emu_device_reset(tb_context ctx, int32_t device) {
-  tb_status status = emu_check_device(ctx, device, "device reset");
-  if (status == TB_OK) status = emu_wait_device(ctx, device, "device reset");
-  if (status != TB_OK) return status;
-  pthread_mutex_lock(&ctx->faults_mutex);
-  atomic_store(&ctx->faulted[device], false);
-  ctx->fault_message[device][0] = '\0';
-  pthread_mutex_unlock(&ctx->faults_mutex);
-  return TB_OK;
+tb_status tbk_wait_device(tb_context ctx, int32_t device, const char *call) {
+  return tbk_runtime_wait_device(tbk_runtime_of(ctx), device, call);
 }
 
 /* inject_fault: work that fails when the stream reaches it, with the caller's message. */
-static void run_injected_fault(emu_task *task) { emu_task_fail(task, "%s", (char *)task->payload); }
+static void run_injected_fault(tbk_task *task) { tbk_task_fail(task, "%s", (char *)task->payload); }
 
-tb_status emu_stream_inject_fault(tb_context ctx, tb_stream s, const char *message) {
-  tb_status status = emu_check_stream(ctx, s, "stream inject_fault");
+tb_status tbk_stream_inject_fault(tb_context ctx, tb_stream s, const char *message) {
+  tb_status status = tbk_check_stream(ctx, s, "stream inject_fault");
   if (status != TB_OK) return status;
   if (message == NULL) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: stream inject_fault: message is NULL");
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT,
+                       "stream inject_fault: message is NULL");
   }
   size_t length = strlen(message);
-  emu_task *task = emu_task_new(s, run_injected_fault, length + 1);
-  if (task == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: inject_fault: out of memory");
+  tbk_task *task = tbk_task_new(s, run_injected_fault, length + 1);
+  if (task == NULL)
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_OUT_OF_MEMORY, "inject_fault: out of memory");
   task->name = "inject_fault";
   memcpy(task->payload, message, length + 1);
-  return emu_stream_enqueue(s, task);
+  return tbk_stream_enqueue(s, task);
 }
 
 /* launch_host_func: the caller's function, called on the stream's worker in stream order.  It
@@ -563,63 +516,66 @@ typedef struct {
   void *user_data;
 } host_func_payload;
 
-static void run_host_func(emu_task *task) {
+static void run_host_func(tbk_task *task) {
   const host_func_payload *call = (const host_func_payload *)task->payload;
-  emu_stream *stream = task->stream;
-  if (emu_is_faulted(emu_stream_context(stream), emu_stream_device(stream))) return;
+  tbk_stream *stream = task->stream;
+  if (tbk_is_faulted(stream->rt, stream->device)) return;
   char message[512] = "";
   tb_status status = call->fn(call->user_data, message, sizeof message);
   if (status != TB_OK) {
     message[sizeof message - 1] = '\0';
-    emu_task_fail(task, "host function failed with %s: %s", tb_status_name(status),
+    tbk_task_fail(task, "host function failed with %s: %s", tb_status_name(status),
                   message[0] != '\0' ? message : "(no message)");
   }
 }
 
-tb_status emu_stream_launch_host_func(tb_context ctx, tb_stream s, tb_host_func fn,
+tb_status tbk_stream_launch_host_func(tb_context ctx, tb_stream s, tb_host_func fn,
                                       void *user_data) {
-  tb_status status = emu_check_stream(ctx, s, "stream launch_host_func");
+  tb_status status = tbk_check_stream(ctx, s, "stream launch_host_func");
   if (status != TB_OK) return status;
   if (fn == NULL) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: stream launch_host_func: fn is NULL");
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT,
+                       "stream launch_host_func: fn is NULL");
   }
-  emu_task *task = emu_task_new(s, run_host_func, sizeof(host_func_payload));
+  tbk_task *task = tbk_task_new(s, run_host_func, sizeof(host_func_payload));
   if (task == NULL) {
-    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: launch_host_func: out of memory");
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_OUT_OF_MEMORY, "launch_host_func: out of memory");
   }
   task->name = "host_func";
   *(host_func_payload *)task->payload = (host_func_payload){fn, user_data};
-  return emu_stream_enqueue(s, task);
+  return tbk_stream_enqueue(s, task);
 }
 
 /* ---- events ---- */
 
-static tb_status check_event(const emu_context *ctx, tb_event e, const char *call) {
-  tb_status status = emu_check_context(ctx, call);
+static tb_status check_event(tb_context ctx, tb_event e, const char *call) {
+  tb_status status = tbk_check_context(ctx, call);
   if (status != TB_OK) return status;
   if (e == NULL || e->magic != EVENT_MAGIC) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: %p is not a live event", call, (void *)e);
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT, "%s: %p is not a live event", call,
+                       (void *)e);
   }
-  if (e->ctx != ctx) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
-                    "emu: %s: event %p belongs to another context than the call's", call,
-                    (void *)e);
+  if (e->rt != tbk_runtime_of(ctx)) {
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT,
+                       "%s: event %p belongs to another context than the call's", call, (void *)e);
   }
   return TB_OK;
 }
 
-tb_status emu_event_create(tb_context ctx, int32_t device, uint32_t flags, tb_event *event) {
-  tb_status status = emu_check_device(ctx, device, "event create");
+tb_status tbk_event_create(tb_context ctx, int32_t device, uint32_t flags, tb_event *event) {
+  tb_status status = tbk_check_device(ctx, device, "event create");
   if (status != TB_OK) return status;
-  if (event == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: event create: event is NULL");
+  if (event == NULL)
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT, "event create: event is NULL");
   if ((flags & ~TB_EVENT_FLAG_TIMING) != 0) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: event create: unknown flags 0x%x",
-                    (unsigned)flags);
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT, "event create: unknown flags 0x%x",
+                       (unsigned)flags);
   }
   tb_event e = calloc(1, sizeof *e);
-  if (e == NULL) return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: event create: out of memory");
+  if (e == NULL)
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_OUT_OF_MEMORY, "event create: out of memory");
   e->magic = EVENT_MAGIC;
-  e->ctx = ctx;
+  e->rt = tbk_runtime_of(ctx);
   e->device = device;
   e->flags = flags;
   atomic_init(&e->refs, 1);
@@ -629,7 +585,7 @@ tb_status emu_event_create(tb_context ctx, int32_t device, uint32_t flags, tb_ev
   return TB_OK;
 }
 
-tb_status emu_event_destroy(tb_context ctx, tb_event e) {
+tb_status tbk_event_destroy(tb_context ctx, tb_event e) {
   tb_status status = check_event(ctx, e, "event destroy");
   if (status != TB_OK) return status;
   e->magic = 0; /* the handle is invalid from now on; queued markers keep the object */
@@ -639,7 +595,7 @@ tb_status emu_event_destroy(tb_context ctx, tb_event e) {
 
 typedef struct marker {
   tb_event event;
-  emu_record *record;
+  tbk_record *record;
 } marker;
 
 static void marker_release(marker *m) {
@@ -650,131 +606,133 @@ static void marker_release(marker *m) {
 /* A record's `finish`: counts the task complete and completes the record in one step under
  * the event's lock, so whoever sees the one (stream query or synchronize, event query) sees
  * the other. */
-static void finish_marker(emu_task *task) {
+static void finish_marker(tbk_task *task) {
   marker *m = (marker *)task->payload;
   tb_event e = m->event;
   pthread_mutex_lock(&e->mutex);
-  emu_stream_count_completion(task->stream);
-  m->record->timestamp_ns = now_ns();
+  tbk_stream_count_completion(task->stream);
+  m->record->timestamp_ns = tbk_now_ns();
   m->record->done = true;
   pthread_cond_broadcast(&e->done);
   pthread_mutex_unlock(&e->mutex);
   marker_release(m);
 }
 
-tb_status emu_event_record(tb_context ctx, tb_event e, tb_stream s) {
+tb_status tbk_event_record(tb_context ctx, tb_event e, tb_stream s) {
   tb_status status = check_event(ctx, e, "event record");
-  if (status == TB_OK) status = emu_check_stream(ctx, s, "event record");
+  if (status == TB_OK) status = tbk_check_stream(ctx, s, "event record");
   if (status != TB_OK) return status;
   if (s->device != e->device) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT,
-                    "emu: event record: the event belongs to device %d, the stream to device %d",
-                    (int)e->device, (int)s->device);
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT,
+                       "event record: the event belongs to device %d, the stream to device %d",
+                       (int)e->device, (int)s->device);
   }
-  emu_task *task = emu_task_new(s, NULL, sizeof(marker));
-  emu_record *r = calloc(1, sizeof *r);
+  tbk_task *task = tbk_task_new(s, NULL, sizeof(marker));
+  tbk_record *r = calloc(1, sizeof *r);
   if (task == NULL || r == NULL) {
-    emu_task_discard(task);
+    tbk_task_discard(task);
     free(r);
-    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: event record: out of memory");
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_OUT_OF_MEMORY, "event record: out of memory");
   }
   task->name = "event record";
   task->finish = finish_marker;
   atomic_init(&r->refs, 2); /* the event's `latest` and the marker */
   pthread_mutex_lock(&e->mutex);
-  emu_record *previous = e->latest;
+  tbk_record *previous = e->latest;
   e->latest = r;
   pthread_mutex_unlock(&e->mutex);
   record_release(previous);
   atomic_fetch_add(&e->refs, 1);
   *(marker *)task->payload = (marker){e, r};
-  return emu_stream_enqueue(s, task);
+  return tbk_stream_enqueue(s, task);
 }
 
 /* The latest record with a reference for the caller, or NULL when it is complete (or there is
  * none): nothing to wait for. */
-static emu_record *pending_record(tb_event e) {
+static tbk_record *pending_record(tb_event e) {
   pthread_mutex_lock(&e->mutex);
-  emu_record *r = e->latest;
+  tbk_record *r = e->latest;
   if (r != NULL && r->done) r = NULL;
   if (r != NULL) atomic_fetch_add(&r->refs, 1);
   pthread_mutex_unlock(&e->mutex);
   return r;
 }
 
-static bool record_done(tb_event e, const emu_record *r) {
+static bool record_done(tb_event e, const tbk_record *r) {
   pthread_mutex_lock(&e->mutex);
   bool done = r->done;
   pthread_mutex_unlock(&e->mutex);
   return done;
 }
 
-tb_status emu_event_query(tb_context ctx, tb_event e) {
+tb_status tbk_event_query(tb_context ctx, tb_event e) {
   tb_status status = check_event(ctx, e, "event query");
-  if (status == TB_OK) status = emu_check_fault(ctx, e->device, "event query");
+  if (status == TB_OK) status = tbk_check_fault(ctx, e->device, "event query");
   if (status != TB_OK) return status;
-  emu_record *r = pending_record(e);
+  tbk_record *r = pending_record(e);
   record_release(r);
   return r == NULL ? TB_OK : TB_ERROR_NOT_READY;
 }
 
-static void wait_record(tb_event e, const emu_record *r) {
-  const int spin_us = e->ctx->config.spin_us;
-  uint64_t deadline = now_ns() + (uint64_t)spin_us * 1000u;
-  while (!record_done(e, r) && now_ns() < deadline) {
-    for (int i = 0; i < 64; i++) emu_cpu_relax();
+static void wait_record(tb_event e, const tbk_record *r) {
+  const int spin_us = e->rt->config.spin_us;
+  uint64_t deadline = tbk_now_ns() + (uint64_t)spin_us * 1000u;
+  while (!record_done(e, r) && tbk_now_ns() < deadline) {
+    for (int i = 0; i < 64; i++) tbk_cpu_relax();
   }
   pthread_mutex_lock(&e->mutex);
   while (!r->done) pthread_cond_wait(&e->done, &e->mutex);
   pthread_mutex_unlock(&e->mutex);
 }
 
-tb_status emu_event_synchronize(tb_context ctx, tb_event e) {
+tb_status tbk_event_synchronize(tb_context ctx, tb_event e) {
   tb_status status = check_event(ctx, e, "event synchronize");
   if (status != TB_OK) return status;
-  emu_record *r = pending_record(e);
+  tbk_record *r = pending_record(e);
   if (r != NULL) wait_record(e, r);
   record_release(r);
-  return emu_check_fault(ctx, e->device, "event synchronize");
+  return tbk_check_fault(ctx, e->device, "event synchronize");
 }
 
-static void run_wait(emu_task *task) {
+static void run_wait(tbk_task *task) {
   marker *m = (marker *)task->payload;
   wait_record(m->event, m->record);
   marker_release(m);
 }
 
-tb_status emu_stream_wait_event(tb_context ctx, tb_stream s, tb_event e) {
-  tb_status status = emu_check_stream(ctx, s, "stream wait_event");
+tb_status tbk_stream_wait_event(tb_context ctx, tb_stream s, tb_event e) {
+  tb_status status = tbk_check_stream(ctx, s, "stream wait_event");
   if (status == TB_OK) status = check_event(ctx, e, "stream wait_event");
-  if (status == TB_OK) status = emu_check_fault(ctx, s->device, "stream wait_event");
+  if (status == TB_OK) status = tbk_check_fault(ctx, s->device, "stream wait_event");
   if (status != TB_OK) return status;
-  emu_record *r = pending_record(e);
+  tbk_record *r = pending_record(e);
   if (r == NULL) return TB_OK; /* never recorded, or already complete: nothing to wait for */
-  emu_task *task = emu_task_new(s, run_wait, sizeof(marker));
+  tbk_task *task = tbk_task_new(s, run_wait, sizeof(marker));
   if (task == NULL) {
     record_release(r);
-    return emu_fail(TB_ERROR_OUT_OF_MEMORY, "emu: wait_event: out of memory");
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_OUT_OF_MEMORY, "wait_event: out of memory");
   }
   task->name = "stream wait_event";
   atomic_fetch_add(&e->refs, 1);
   *(marker *)task->payload = (marker){e, r};
-  return emu_stream_enqueue(s, task);
+  return tbk_stream_enqueue(s, task);
 }
 
-tb_status emu_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, float *ms) {
+tb_status tbk_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, float *ms) {
   tb_status status = check_event(ctx, start, "elapsed_time (start)");
   if (status == TB_OK) status = check_event(ctx, end, "elapsed_time (end)");
   if (status != TB_OK) return status;
-  if (ms == NULL) return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: elapsed_time: ms is NULL");
+  if (ms == NULL)
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT, "elapsed_time: ms is NULL");
   if (!(start->flags & TB_EVENT_FLAG_TIMING) || !(end->flags & TB_EVENT_FLAG_TIMING)) {
-    return emu_fail(TB_ERROR_NOT_SUPPORTED,
-                    "emu: elapsed_time: the %s event was created without TB_EVENT_FLAG_TIMING",
-                    (start->flags & TB_EVENT_FLAG_TIMING) ? "end" : "start");
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_NOT_SUPPORTED,
+                       "elapsed_time: the %s event was created without TB_EVENT_FLAG_TIMING",
+                       (start->flags & TB_EVENT_FLAG_TIMING) ? "end" : "start");
   }
   if (start->device != end->device) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: elapsed_time: events of devices %d and %d",
-                    (int)start->device, (int)end->device);
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT,
+                       "elapsed_time: events of devices %d and %d", (int)start->device,
+                       (int)end->device);
   }
   uint64_t t0 = 0, t1 = 0;
   bool r0, r1, d0 = false, d1 = false;
@@ -793,10 +751,50 @@ tb_status emu_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, f
   }
   pthread_mutex_unlock(&end->mutex);
   if (!r0 || !r1) {
-    return emu_fail(TB_ERROR_INVALID_ARGUMENT, "emu: elapsed_time: the %s event was never recorded",
-                    !r0 ? "start" : "end");
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT,
+                       "elapsed_time: the %s event was never recorded", !r0 ? "start" : "end");
   }
   if (!d0 || !d1) return TB_ERROR_NOT_READY;
   *ms = (float)((double)(int64_t)(t1 - t0) / 1e6);
   return TB_OK;
+}
+
+/* ---- tbk_launch: a function and a copy of its arguments as one task ---- */
+
+typedef struct launch_payload {
+  tb_status (*fn)(void *args, char *message, size_t message_size);
+  _Alignas(16) unsigned char args[];
+} launch_payload;
+
+static void run_launch(tbk_task *task) {
+  launch_payload *call = (launch_payload *)task->payload;
+  if (tbk_is_faulted(task->stream->rt, task->stream->device)) return;
+  char message[448] = "";
+  tb_status status = call->fn(call->args, message, sizeof message);
+  if (status != TB_OK) {
+    message[sizeof message - 1] = '\0';
+    tbk_task_fail(task, "%s: %s", tb_status_name(status),
+                  message[0] != '\0' ? message : "(no message)");
+  }
+}
+
+tb_status tbk_launch(tb_context ctx, tb_stream s, const char *name,
+                     tb_status (*fn)(void *args, char *message, size_t message_size),
+                     const void *args, size_t size) {
+  tb_status status = tbk_check_stream(ctx, s, name != NULL ? name : "launch");
+  if (status == TB_OK) status = tbk_check_fault(ctx, s->device, name != NULL ? name : "launch");
+  if (status != TB_OK) return status;
+  if (fn == NULL || (args == NULL && size != 0)) {
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT, "launch: fn or args is NULL");
+  }
+  tbk_task *task = tbk_task_new(s, run_launch, sizeof(launch_payload) + size);
+  if (task == NULL) {
+    return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_OUT_OF_MEMORY, "%s: out of host memory",
+                       name != NULL ? name : "launch");
+  }
+  task->name = name != NULL ? name : "launch";
+  launch_payload *call = (launch_payload *)task->payload;
+  call->fn = fn;
+  if (size != 0) memcpy(call->args, args, size);
+  return tbk_stream_enqueue(s, task);
 }

@@ -1,0 +1,59 @@
+/*
+ * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+ *
+ * The kit's runtime, shared by runtime.c (errors, devices, faults, lifetime) and stream.c
+ * (streams, tasks, events).
+ */
+#ifndef TORCH_BACKEND_KIT_INTERNAL_H_
+#define TORCH_BACKEND_KIT_INTERNAL_H_
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <torch_backend/vendor_kit.h>
+
+/* The spin-wait hint of busy loops: x86's pause, AArch64's yield, else only a compiler barrier
+ * (the loop still works, it just does not tell the core it is spinning). */
+static inline void tbk_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__ __volatile__("pause" ::: "memory");
+#elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_ARCH) && __ARM_ARCH >= 7)
+  __asm__ __volatile__("yield" ::: "memory");
+#else
+  __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+uint64_t tbk_now_ns(void);
+
+typedef struct tbk_device_streams {
+  struct tb_stream_impl **streams;
+  size_t count, capacity;
+} tbk_device_streams;
+
+struct tbk_runtime {
+  uint32_t magic;
+  tbk_runtime_config config; /* name copied into `name` */
+  char name[64];
+  _Atomic int refs; /* the creator's and one per live stream worker */
+  _Atomic bool finalized;
+  /* The live streams of each device, for device synchronisation. */
+  pthread_mutex_t streams_mutex;
+  tbk_device_streams *streams;
+  /* Each device's fault (vendor.h, "Device faults"): `faulted` is the fast check; the message
+   * is written and read under faults_mutex. */
+  pthread_mutex_t faults_mutex;
+  _Atomic bool *faulted;
+  char (*fault_message)[512];
+};
+
+/* tbk_fail with "NAME: " in front of the message. */
+tb_status tbk_fail_as(const char *name, tb_status status, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+/* tbk_check_fault and tbk_wait_device on a runtime (for callers without a context). */
+tb_status tbk_runtime_check_fault(tbk_runtime *runtime, int32_t device, const char *call);
+tb_status tbk_runtime_wait_device(tbk_runtime *runtime, int32_t device, const char *call);
+
+/* Drops a reference; the last one calls config.destroy and frees the runtime. */
+void tbk_runtime_release(tbk_runtime *runtime);
+
+#endif /* TORCH_BACKEND_KIT_INTERNAL_H_ */
