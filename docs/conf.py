@@ -7,16 +7,37 @@ and passes the XML directory in ``TB_DOXYGEN_XML``.  Warnings are errors (``sphi
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "_ext"))
 
+
+def _read(path: str, pattern: str) -> str:
+    """The first group of ``pattern`` in the source file ``path`` (relative to the repository)."""
+    found = re.search(pattern, (HERE.parent / path).read_text(), re.MULTILINE)
+    if found is None:
+        raise RuntimeError(f"docs/conf.py: {path} has no line matching {pattern!r}")
+    return found.group(1)
+
+
 project = "torch_backend"
 author = "the torch_backend authors"
 copyright = "2026, the torch_backend authors"
-release = "0.1.0"
+# Written once each: the package version in pyproject.toml, the ABI in vendor.h.  Pages say
+# |release| (X.Y.Z), |version| (X.Y), |abi| (major.minor) and |abi_major|.
+release = _read("pyproject.toml", r'^version = "([0-9.]+)"$')
+version = ".".join(release.split(".")[:2])
+_abi = [
+    _read("include/torch_backend/vendor.h", rf"^#define TB_ABI_VERSION_{part} ([0-9]+)$")
+    for part in ("MAJOR", "MINOR")
+]
+rst_prolog = f"""
+.. |abi| replace:: {_abi[0]}.{_abi[1]}
+.. |abi_major| replace:: {_abi[0]}
+"""
 
 extensions = [
     "breathe",

@@ -1,9 +1,10 @@
 """torch_backend: accelerators join PyTorch by implementing one versioned C interface.
 
 Importing this package (or plain ``import torch``, through PyTorch's backend autoload) loads
-the vendor named by ``TORCH_BACKEND_VENDOR`` (a bundled name such as ``emu``, the default, or
-``fake``, or the path of a vendor library), and makes it a PyTorch device under the vendor's
-own name::
+the vendor named by ``TORCH_BACKEND_VENDOR`` (a bundled name such as ``emu`` or ``fake``, the
+name of a vendor installed as a Python package, or the path of a vendor library; unset: the one
+installed vendor package, else ``emu``), and makes it a PyTorch device under the vendor's own
+name::
 
     import torch
     x = torch.ones(3, device="emu")
@@ -16,32 +17,33 @@ Set ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` to keep ``import torch`` from loading it
 from __future__ import annotations
 
 import atexit
+import os
+import sys
 import time
 import warnings
+from importlib import metadata
 from typing import Any
 
-
-def _autoload() -> None:
-    """Entry point of the ``torch.backends`` group: importing the package did the work.
-
-    Defined before ``import torch``: when this package is imported first, torch's own import
-    runs the autoload and finds this module still initialising.
-    """
-
-
-import torch  # noqa: E402
-
-from torch_backend import _C  # noqa: E402, F401  (loads libtorch_backend: kernels, guard, allocators)
-from torch_backend import device_module as _device_module  # noqa: E402
-from torch_backend._paths import (  # noqa: E402
+from torch_backend import _vendors
+from torch_backend._paths import (
     bundled_vendors,
     cmake_prefix_path,
     conformance_executable,
     include_dir,
     library_dir,
 )
+from torch_backend._vendors import installed_vendors
 
-__version__ = "0.1.0"
+
+def _package_version() -> str:
+    """The installed distribution's version (pyproject.toml's, the one place it is written)."""
+    try:
+        return metadata.version("torch_backend")
+    except metadata.PackageNotFoundError:  # a source tree on sys.path, never installed
+        return "0+unknown"
+
+
+__version__ = _package_version()
 
 __all__ = [
     "__version__",
@@ -53,6 +55,7 @@ __all__ = [
     "fallback_counts",
     "fallback_mode",
     "include_dir",
+    "installed_vendors",
     "kernel_counts",
     "library_dir",
     "op_coverage",
@@ -64,7 +67,43 @@ __all__ = [
     "vendor_info",
 ]
 
-_ops = torch.ops.torch_backend
+# The package's tools: modules run as ``python -m MODULE`` and console scripts, by name.  They
+# need only the paths above, and must work whatever TORCH_BACKEND_VENDOR says.
+_TOOLS = frozenset({"torch_backend.cmake_prefix", "torch_backend.vendor_new", "tb-vendor"})
+
+
+def _tool_process() -> bool:
+    """Whether this process runs one of the package's tools (``_TOOLS``).  Python imports this
+    package before running a submodule of it, so the command line tells: ``-m MODULE`` among
+    the interpreter's options, or else the name of the script (a console script's)."""
+    args = iter(sys.orig_argv[1:])
+    for arg in args:
+        if arg in ("-W", "-X"):
+            next(args, None)  # the option's value
+        elif arg.startswith("-m"):
+            return (arg[2:] or next(args, "")) in _TOOLS
+        elif arg == "-" or not arg.startswith("-") or arg.startswith("-c"):
+            break  # a script, stdin or -c: the script's name decides
+    return os.path.basename(sys.argv[0]) in _TOOLS
+
+
+def _autoload() -> None:
+    """Entry point of the ``torch.backends`` group: importing the package did the work.
+
+    Defined before ``import torch``: when this package is imported first, torch's own import
+    runs the autoload and finds this module still initialising.
+    """
+
+
+_TOOL_PROCESS = _tool_process()
+if not _TOOL_PROCESS:  # a tool needs only the paths: no torch, no libtorch_backend, no vendor
+    import torch
+
+    from torch_backend import _C  # noqa: F401  (loads libtorch_backend: kernels, guard, allocators)
+    from torch_backend import custom_ops as _custom_ops  # before custom_ops() takes the name
+    from torch_backend import device_module as _device_module
+
+    _ops = torch.ops.torch_backend
 
 
 def _name_device(device_type: str, device_count: int) -> None:
@@ -92,8 +131,12 @@ def _register() -> dict[str, Any]:
     count) does not fail the import, as a machine without a driver does not fail
     ``import torch`` for CUDA: one warning names the cause, the device (when its name is known)
     has 0 devices and ``is_available()`` is False, and its first use raises the same error.
+    Installed vendor packages that name no single vendor (several of them and no
+    ``TORCH_BACKEND_VENDOR``, or a failing entry point: :func:`_vendors.select_vendor`) are
+    such a failure, with no device named.
     """
     try:
+        _vendors.select_vendor()
         (
             device_type,
             vendor_name,
@@ -103,8 +146,12 @@ def _register() -> dict[str, Any]:
             abi_minor,
             device_count,
         ) = _ops._load()
-    except RuntimeError:
-        device_type, message = _ops._load_error()
+    except RuntimeError as error:
+        if isinstance(error, _vendors.VendorSelectionError):
+            _ops._fail_load(str(error))  # no later use loads the default vendor instead
+            device_type, message = "", str(error)
+        else:
+            device_type, message = _ops._load_error()
         if not message:  # not a load failure (a bad TORCH_BACKEND_FALLBACK, say)
             raise
         where = f"device type '{device_type}' has" if device_type else "there are"
@@ -136,9 +183,6 @@ def _register() -> dict[str, Any]:
     }
 
 
-_INFO = _register()
-
-
 def _warn_refused_kernels() -> None:
     """One warning per vendor kernel refused at load (vendor.h, "Schemas"), naming the
     operator and printing both schemas."""
@@ -149,21 +193,6 @@ def _warn_refused_kernels() -> None:
             f"operators it serves run on the CPU fallback: {reason}",
             stacklevel=2,
         )
-
-
-from torch_backend import custom_ops as _custom_ops  # noqa: E402
-
-if _INFO["error"] is None:
-    _warn_refused_kernels()
-    _custom_ops._register_autograd()
-
-    from torch_backend import compile as _compile
-
-    _compile._register()
-
-    from torch_backend import distributed as _distributed
-
-    _distributed._register()
 
 
 def _let_autograd_threads_finish() -> None:
@@ -180,9 +209,6 @@ def _let_autograd_threads_finish() -> None:
     """
     if _ops._is_initialized():
         time.sleep(0.02)
-
-
-atexit.register(_let_autograd_threads_finish)
 
 
 def vendor_info() -> dict[str, Any]:
@@ -277,3 +303,21 @@ def custom_ops() -> dict[str, dict[str, str | None]]:
     (``"emu::mymuladd"``): each one's ``schema`` and ``backward`` operator (None when it is not
     differentiable)."""
     return _custom_ops.custom_ops()
+
+
+if not _TOOL_PROCESS:
+    _INFO = _register()
+
+    if _INFO["error"] is None:
+        _warn_refused_kernels()
+        _custom_ops._register_autograd()
+
+        from torch_backend import compile as _compile
+
+        _compile._register()
+
+        from torch_backend import distributed as _distributed
+
+        _distributed._register()
+
+    atexit.register(_let_autograd_threads_finish)

@@ -46,6 +46,9 @@ std::tuple<std::string, std::string> load_error() {
   return {device_type, message};
 }
 
+// See Vendor::FailLoad.
+void fail_load(const std::string& message) { Vendor::FailLoad(message); }
+
 void lazy_init() {
   Vendor::Use("init");
   at::globalContext().lazyInitDevice(c10::DeviceType::PrivateUse1);
@@ -212,6 +215,7 @@ std::tuple<std::vector<std::string>, std::vector<std::string>> get_autocast_poli
 TORCH_LIBRARY(torch_backend, m) {
   m.def("_load() -> (str, str, str, str, int, int, int)", &load);
   m.def("_load_error() -> (str, str)", &load_error);
+  m.def("_fail_load(str message) -> ()", &fail_load);
   m.def("_lazy_init() -> ()", &lazy_init);
   m.def("_is_in_bad_fork() -> bool", &is_in_bad_fork);
   m.def("_is_initialized() -> bool", &is_initialized);

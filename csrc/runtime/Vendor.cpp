@@ -174,6 +174,14 @@ void Vendor::UseLinkedIn(tb_vendor_get_fn entry) {
   g_linked_entry = entry;
 }
 
+void Vendor::FailLoad(const std::string& message) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  TORCH_CHECK(g_vendor.load() == nullptr,
+              "torch_backend: Vendor::FailLoad must be called before the vendor is loaded");
+  g_load_error = message;
+  g_failed_device_type = "";
+}
+
 bool Vendor::IsLoaded() { return g_vendor.load(std::memory_order_acquire) != nullptr; }
 
 std::pair<std::string, std::string> Vendor::LoadFailure() {

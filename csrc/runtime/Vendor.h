@@ -57,6 +57,10 @@ class Vendor {
   // NAME of a path ending in libtb_vendor_NAME.so), "" when there is none.  Empty strings
   // while no load has failed.
   static std::pair<std::string, std::string> LoadFailure();
+  // Records a load that failed before the loader ran (the Python package found no single
+  // vendor to load: several installed vendor packages, a broken entry point): every later
+  // Get() raises `message`, as after a library that failed to load, and loads nothing.
+  static void FailLoad(const std::string& message);
 
   // True once Use() has been called in this process (the vendor holds device state).
   static bool IsInUse();

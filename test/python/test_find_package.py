@@ -5,9 +5,34 @@ includes its source), so a guide whose example no longer compiles or loads fails
 
 from __future__ import annotations
 
+import re
+
 from conftest import REPO, run, run_python
 
 import torch_backend
+
+
+def test_the_cmake_package_reports_the_version_and_the_abi(tmp_path):
+    # One version (pyproject.toml's), and the ABI of the package's vendor.h, read by find_package
+    # from the installed package.
+    header = (REPO / "include" / "torch_backend" / "vendor.h").read_text()
+    abi = ".".join(
+        re.search(rf"^#define TB_ABI_VERSION_{part} (\d+)$", header, re.MULTILINE).group(1)
+        for part in ("MAJOR", "MINOR")
+    )
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.22)\n"
+        "project(probe LANGUAGES C)\n"
+        "find_package(TorchBackend REQUIRED)\n"
+        'message(STATUS "found ${TorchBackend_VERSION} ABI '
+        '${TorchBackend_ABI_VERSION_MAJOR}.${TorchBackend_ABI_VERSION_MINOR}")\n'
+    )
+    prefix = torch_backend.cmake_prefix_path()
+    configure = run(
+        ["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "b"), f"-DCMAKE_PREFIX_PATH={prefix}"]
+    )
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    assert f"-- found {torch_backend.__version__} ABI {abi}\n" in configure.stdout
 
 
 def test_out_of_tree_vendor_builds_against_the_package(tmp_path):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 
 from conftest import REPO, run
 
@@ -19,6 +21,27 @@ def test_layout():
     assert header.read_text() == (REPO / "include/torch_backend/vendor.h").read_text()
     config = torch_backend.cmake_prefix_path().glob("**/TorchBackendConfig.cmake")
     assert list(config), "the CMake package is not installed"
+
+
+def test_cmake_prefix_tool_loads_nothing(tmp_path):
+    # The package's tools import it for its paths only: no torch, no torch_backend._C (which loads
+    # libtorch_backend), hence no vendor, whatever TORCH_BACKEND_VENDOR says.
+    env = {**os.environ, "TORCH_BACKEND_VENDOR": "/nonexistent/libtb_vendor_x.so"}
+    tool = run([sys.executable, "-m", "torch_backend.cmake_prefix"], env=env)
+    assert (tool.returncode, tool.stderr) == (0, ""), tool.stderr
+    assert tool.stdout == f"{torch_backend.cmake_prefix_path()}\n"
+    # -X importtime lists on stderr every module the process imports.
+    traced = run([sys.executable, "-X", "importtime", "-m", "torch_backend.cmake_prefix"], env=env)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in traced.stderr.splitlines()}
+    assert "torch_backend" in imported and not {"torch", "torch_backend._C"} & imported
+    # A console script is known by its name (tb-vendor).
+    script = tmp_path / "tb-vendor"
+    script.write_text(
+        "import sys, torch_backend\nprint(torch_backend.include_dir(), 'torch' in sys.modules)\n"
+    )
+    tool = run([sys.executable, str(script)], env=env)
+    assert (tool.returncode, tool.stderr) == (0, ""), tool.stderr
+    assert tool.stdout == f"{torch_backend.include_dir()} False\n"
 
 
 def test_conformance_tool_on_fake(tmp_path):
