@@ -60,7 +60,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <torch_backend/vendor.h>
-/* KIT_KERNELS_INCLUDE */
+#include <torch_backend/vendor_kit_kernels.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -241,23 +241,39 @@ tb_status tbk_launch(tb_context ctx, tb_stream stream, const char *name,
  *  context's first member.
  *  @{ */
 
+/** tb_device_api::synchronize. */
 tb_status tbk_device_synchronize(tb_context ctx, int32_t device);
+/** tb_device_api::reset. */
 tb_status tbk_device_reset(tb_context ctx, int32_t device);
+/** tb_stream_api::create. */
 tb_status tbk_stream_create(tb_context ctx, int32_t device, int32_t priority, tb_stream *stream);
+/** tb_stream_api::destroy. */
 tb_status tbk_stream_destroy(tb_context ctx, tb_stream stream);
+/** tb_stream_api::query. */
 tb_status tbk_stream_query(tb_context ctx, tb_stream stream);
+/** tb_stream_api::synchronize. */
 tb_status tbk_stream_synchronize(tb_context ctx, tb_stream stream);
+/** tb_stream_api::wait_event. */
 tb_status tbk_stream_wait_event(tb_context ctx, tb_stream stream, tb_event event);
+/** tb_stream_api::priority_range. */
 tb_status tbk_stream_priority_range(tb_context ctx, int32_t device, int32_t *least,
                                     int32_t *greatest);
+/** tb_stream_api::inject_fault. */
 tb_status tbk_stream_inject_fault(tb_context ctx, tb_stream stream, const char *message);
+/** tb_stream_api::launch_host_func. */
 tb_status tbk_stream_launch_host_func(tb_context ctx, tb_stream stream, tb_host_func fn,
                                       void *user_data);
+/** tb_event_api::create. */
 tb_status tbk_event_create(tb_context ctx, int32_t device, uint32_t flags, tb_event *event);
+/** tb_event_api::destroy. */
 tb_status tbk_event_destroy(tb_context ctx, tb_event event);
+/** tb_event_api::record. */
 tb_status tbk_event_record(tb_context ctx, tb_event event, tb_stream stream);
+/** tb_event_api::query. */
 tb_status tbk_event_query(tb_context ctx, tb_event event);
+/** tb_event_api::synchronize. */
 tb_status tbk_event_synchronize(tb_context ctx, tb_event event);
+/** tb_event_api::elapsed_time. */
 tb_status tbk_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, float *ms);
 
 /** @} */
