@@ -19,6 +19,9 @@
  *                        for contiguous float32 only: they decline anything else; and
  *                        opstest::broken(Tensor a) -> Tensor, whose shape function gives 17
  *                        dimensions.
+ *   WRONG_MUL            as (none), but mul.out adds 1 to every product: a kernel that computes
+ *                        wrong numbers, for python -m torch_backend.check_kernels to catch
+ *                        (test_check_kernels.py).
  *   CUSTOM_<PROBLEM>     no kernels; opstest::twice and its backward, with that problem:
  *                        BAD_SCHEMA, NO_NAMESPACE, ATEN_NAMESPACE, MUTATES, NO_SHAPE, NO_KERNEL,
  *                        NO_SCHEMA, NULL_OP, SMALL_OP, RETURNS_NOTHING, RETURNS_LIST,
@@ -77,7 +80,11 @@ static tb_status mul_out(tb_context ctx, const tb_kernel_call *call) {
   }
   const float *a = args[0].as.tensor->data, *b = args[1].as.tensor->data;
   float *out = args[2].as.tensor->data;
+#if defined(WRONG_MUL) /* the mistake check_kernels must catch */
+  for (int64_t i = 0; i < numel(args[2].as.tensor); i++) out[i] = a[i] * b[i] + 1.0f;
+#else
   for (int64_t i = 0; i < numel(args[2].as.tensor); i++) out[i] = a[i] * b[i];
+#endif
   return TB_OK;
 }
 
