@@ -415,6 +415,13 @@ int main(int argc, char **argv) {
   }
   print_coverage(vendor, calls);
   printf("\nresult: %zu passed, %zu failed, %zu skipped\n", passed, failed, skipped);
+  if (vendor->kernels.count > 0) {
+    /* The kernels group checks the table and the schemas; the numbers need PyTorch. */
+    printf(
+        "\nkernels: %lld published; these checks cover the table and its schemas, not the\n"
+        "numbers: python -m torch_backend.check_kernels %s\n",
+        (long long)vendor->kernels.count, vendor->library_path);
+  }
 
   if (opts.json_path != NULL) {
     FILE *json = fopen(opts.json_path, "w");
