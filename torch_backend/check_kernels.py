@@ -15,7 +15,8 @@ it runs in this process, against the vendor torch_backend loaded.  Options follo
 ``--ops PATTERN ...``
     check only the kernels whose name (``mul.out``), or whose operator's name without the
     overload (``mul``), matches one of the shell-style patterns (``'add*'``); the OpInfos run
-    are those whose first sample launches one of them.  Default: every kernel.
+    are those whose first sample launches one of them (or fails in one).  Default: every
+    kernel.
 ``--dtypes float32,...``
     the sample dtypes, comma-separated, among float32, float16, bfloat16, float64, int64,
     int32, int16, int8, uint8 and bool.  Default: float32, float16, bfloat16, int64, int32, bool.
@@ -25,9 +26,16 @@ it runs in this process, against the vendor torch_backend loaded.  Options follo
 What runs is what ``test/python/test_opinfo.py`` runs (it imports this module): every OpInfo of
 ``torch.testing._internal.common_methods_invocations.op_db`` whose first sample (in the first
 of the default dtypes the OpInfo supports on the CPU) launches one of the vendor's kernels
-(:func:`torch_backend.kernel_counts`) runs every sample of every chosen dtype it supports on
-the device and on the CPU, and the outputs must match, forward and, for float32 samples of
-differentiable operators, backward (gradients of a fixed random projection of the outputs).
+(:func:`torch_backend.kernel_counts`), or fails in one, runs every sample of every chosen dtype
+it supports on the device and on the CPU, and the outputs must match, forward and, for float32
+samples of differentiable operators, backward (gradients of a fixed random projection of the
+outputs).  A kernel fails when its call returns an error status other than
+``TB_ERROR_NOT_SUPPORTED`` (which declines the call: the CPU fallback runs it) or faults the
+device (``TB_ERROR_DEVICE_FAULT``, reported by the call or by a later one, such as a
+synchronize): the device raises ``torch.AcceleratorError`` naming the kernel, or the fault.
+A sample in which a kernel fails, where the CPU computes it, fails in that kernel's row.
+OpInfos whose first sample fails on the device for another reason (an operator PyTorch does not
+support on the device, a limitation of the CPU fallback) are left out.
 
 Tolerances are those of PyTorch's own device-vs-CPU test (``TestCommon.test_compare_cpu``:
 ``atol = rtol = 1e-3``, or the OpInfo's ``toleranceOverride`` for it), widened to
@@ -44,10 +52,13 @@ report a device fault).
 The table has one row per kernel and sample dtype: the samples of that dtype that launched the
 kernel (a sample launching several kernels counts in the row of each), how many passed, failed
 and were skipped, and for a failure the first one: OpInfo, sample, and the largest absolute and
-relative errors or the exception.  A failing sample that launched no kernel before it failed
-(the device raised) counts against the kernels its OpInfo launched.  The summary line counts
-the kernels checked and the rows that passed and failed, and lists the kernels that no sample
-launched as "no samples" (``test/python/test_kernels.py`` covers those for the bundled vendors).
+relative errors or the exception.  A sample in which a kernel failed counts against that
+kernel (a device fault: against the kernels the sample launched before it was reported); a
+failing sample that launched no kernel before the device raised counts against the kernels its
+OpInfo launched.  The summary line counts the kernels checked and the rows that passed and
+failed, and lists the kernels that no sample launched as "no samples" (no OpInfo reaches them,
+or they decline every call; ``test/python/test_kernels.py`` covers those for the bundled
+vendors).
 
 Exit status: 0 when every row passes (a vendor without kernels has nothing to check), 1 when a
 row fails (or the check of ``LIB`` crashed), 2 for bad usage (``--ops`` patterns that match
@@ -150,12 +161,52 @@ def _reset_device() -> None:
     getattr(torch, str(_DEVICE)).reset_device()
 
 
+# How torch_backend reports a vendor call that failed (Vendor::Fail), on the first line:
+# "<device>: <call>(<arguments>) failed with TB_ERROR_<STATUS>: <the vendor's message>", where
+# <call> is a kernel's name ("mul.out") or a runtime call of vendor.h's groups.
+_VENDOR_FAILURE = re.compile(r"(?P<call>[^\s(]+)\(.*?\) failed with (?P<status>TB_ERROR_\w+)")
+_RUNTIME_GROUPS = ("device.", "memory.", "stream.", "event.", "custom_op.", "collectives.")
+
+
+def _failed_kernels(error: BaseException, launched: Iterable[str]) -> set[str]:
+    """The vendor kernels a device error is the fault of: the kernel whose call returned an
+    error status (other than TB_ERROR_NOT_SUPPORTED, which declines the call), named by the
+    message; for a device fault (TB_ERROR_DEVICE_FAULT, which a later call such as a
+    synchronize may report), also the kernels ``launched`` before it.  Empty for errors that are
+    no vendor kernel's: an operator PyTorch does not support on the device, a limitation of the
+    CPU fallback, an error of a runtime call (memory, streams) other than a fault."""
+    if not isinstance(error, RuntimeError):  # torch.AcceleratorError and the like
+        return set()
+    text = str(error)
+    prefix = f"{_DEVICE}: "
+    if not text.startswith(prefix):
+        return set()
+    found = _VENDOR_FAILURE.match(text.splitlines()[0], len(prefix))
+    if found is None or found["status"] == "TB_ERROR_NOT_SUPPORTED":
+        return set()
+    kernels = set() if found["call"].startswith(_RUNTIME_GROUPS) else {found["call"]}
+    if found["status"] == "TB_ERROR_DEVICE_FAULT":
+        kernels |= set(launched)
+    return kernels
+
+
+def _cpu_computes(op: OpInfo, sample: SampleInput) -> bool:
+    try:
+        op(sample.input, *sample.args, **sample.kwargs)
+    except Exception:
+        return False
+    return True
+
+
 def probe(op_db: Iterable[OpInfo]) -> list[tuple[OpInfo, frozenset[str]]]:
     """The OpInfos whose first sample launches a vendor kernel on this device, with the kernels
     it launched, probed in the first of DTYPES the OpInfo supports (float32 for most;
     integer-only and bool-only operators such as bitwise_and are probed in their own dtypes).
-    OpInfos whose first sample fails on the device are left out: the check judges only OpInfos
-    that reach a kernel."""
+    An OpInfo whose first sample fails in a vendor kernel (the kernel returned an error, or the
+    device faulted: :func:`_failed_kernels`) where the CPU computes it is kept, with that kernel
+    and those launched before it: the check must fail it.  OpInfos whose first sample fails on
+    the device for another reason are left out: the check judges only OpInfos that reach a
+    kernel."""
     selected = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -165,12 +216,18 @@ def probe(op_db: Iterable[OpInfo]) -> list[tuple[OpInfo, frozenset[str]]]:
             if dtype is None:
                 continue
             torch_backend.reset_kernel_counts()
+            sample = None
             try:
-                sample = next(iter(op.sample_inputs("cpu", dtype))).transform(_to_device)
-                op(sample.input, *sample.args, **sample.kwargs)
+                sample = next(iter(op.sample_inputs("cpu", dtype)))
+                device_sample = sample.transform(_to_device)
+                op(device_sample.input, *device_sample.args, **device_sample.kwargs)
                 torch.accelerator.synchronize()
-            except Exception:
+            except Exception as error:
+                launched = torch_backend.kernel_counts().keys()
+                failed = _failed_kernels(error, launched)
                 _reset_device()
+                if failed and sample is not None and _cpu_computes(op, sample):
+                    selected.append((op, frozenset(failed | launched)))
                 continue
             if kernels := torch_backend.kernel_counts():
                 selected.append((op, frozenset(kernels)))
@@ -192,7 +249,8 @@ class SampleResult:
     error: str | None = None  # why it failed (the exception's text)
     error_type: str | None = None
     # the vendor kernels the device's forward (and backward) launched, when the CPU computed a
-    # result; empty where the CPU raised or the device raised before any kernel returned
+    # result, and the kernel that failed (returned an error or faulted the device); empty where
+    # the CPU raised or the device raised before any kernel returned and no kernel failed
     kernels: set[str] = dataclasses.field(default_factory=set)
     fallback_ops: set[str] = dataclasses.field(default_factory=set)  # run on the CPU fallback
     backward: bool = False  # gradients compared too
@@ -335,6 +393,7 @@ def _run_sample(
     """Runs one sample on the device and the CPU; returns "passed" (or the reference
     verdict: "closer", "normwise"), or raises.  Records the kernels and fallback operators
     the device's run used in ``result`` as it goes."""
+    torch_backend.reset_kernel_counts()
     device_sample = sample.transform(_to_device)
     try:
         expected = op(sample.input, *sample.args, **sample.kwargs)
@@ -359,8 +418,8 @@ def _run_sample(
             return "passed"
         raise AssertionError(f"the CPU raises {cpu_error!r}, the device raises nothing") from None
     torch_backend.reset_fallback_counts()
-    torch_backend.reset_kernel_counts()
     actual = op(device_sample.input, *device_sample.args, **device_sample.kwargs)
+    torch.accelerator.synchronize()  # a kernel's device fault surfaces in its own sample
     result.kernels |= torch_backend.kernel_counts().keys()
     result.fallback_ops |= torch_backend.fallback_counts().keys()
     verdict = "passed"
@@ -390,6 +449,7 @@ def _run_sample(
             cotangents = [torch.randn(t.shape, generator=generator, dtype=t.dtype) for t in outputs]
             expected_grads = _grads(expected_out, cpu_inputs, cotangents)
             actual_grads = _grads(actual_out, device_inputs, [c.to(_DEVICE) for c in cotangents])
+            torch.accelerator.synchronize()
             result.kernels |= torch_backend.kernel_counts().keys()
             _compare(actual_grads, expected_grads, tolerance, "gradient")
             result.backward = True
@@ -400,7 +460,8 @@ def check_opinfo(op: OpInfo, dtypes: Sequence[torch.dtype] = DTYPES) -> Iterator
     """Every sample of ``op`` in each of ``dtypes`` it supports on the CPU, run on the device
     and the CPU and compared (backward too for float32 samples of differentiable operators);
     samples OpInfo skips for ``test_compare_cpu`` come back skipped, with the reason.  A
-    failure resets the device (it may be faulted) and comes back as a failed result."""
+    failure resets the device (it may be faulted) and comes back as a failed result; where a
+    vendor kernel failed (:func:`_failed_kernels`), its ``kernels`` include that kernel."""
     supported = op.supported_dtypes("cpu")
     for dtype in dtypes:
         if dtype not in supported:
@@ -420,6 +481,8 @@ def check_opinfo(op: OpInfo, dtypes: Sequence[torch.dtype] = DTYPES) -> Iterator
                 try:
                     result.verdict = _run_sample(op, sample, tolerance, backward, result)
                 except Exception as error:
+                    launched = torch_backend.kernel_counts().keys()
+                    result.kernels |= _failed_kernels(error, launched)
                     _reset_device()
                     result.verdict = "failed"
                     result.error, result.error_type = str(error), type(error).__name__

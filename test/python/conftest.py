@@ -28,6 +28,12 @@ REPO = Path(__file__).resolve().parents[2]
 DEV: str = torch_backend.vendor_info()["device_type"]
 MODULE = getattr(torch, DEV)
 
+# For tests that do not use the suite's vendor (they run tools or child processes with an
+# environment of their own): run them in emu's pass only, not once per vendor.
+ONCE = pytest.mark.skipif(
+    DEV != "emu", reason="independent of the suite's vendor: runs in the emu pass only"
+)
+
 
 def run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
     """Run a command, capturing text output; never raises on a non-zero exit."""

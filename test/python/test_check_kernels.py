@@ -2,7 +2,8 @@
 that pip-installed torch_backend runs it (torch_backend/check_kernels.py; test_opinfo.py runs the
 same checks over every kernel).  Each case runs the command in a child process on one or two
 kernels (``--ops``) to stay quick: the vendor under test, a library that does not exist, a
-malformed option, and a vendor whose kernel computes wrong numbers.
+malformed option, a vendor whose kernel computes wrong numbers, one whose kernel fails every
+call (returns an error, or faults the device) and one whose kernel declines every call.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, build_test_vendor, run
+from conftest import ONCE, REPO, build_test_vendor, run
 
 from torch_backend.check_kernels import native_kernels
 
@@ -62,6 +63,7 @@ def test_current_vendor_passes(tmp_path):
     assert "OK: every sample that launched a kernel matches the CPU" in result.stdout
 
 
+@ONCE
 def test_unloadable_vendor(tmp_path):
     """A LIB that cannot be loaded: exit 2, a message naming it and the loader's error."""
     missing = tmp_path / "libtb_vendor_missing.so"
@@ -72,12 +74,14 @@ def test_unloadable_vendor(tmp_path):
     assert "kernel " not in result.stdout
 
 
+@ONCE
 def test_bad_usage():
     result = _check_kernels("--dtypes", "float32,complex64")
     assert result.returncode == 2
     assert "unknown or unsupported dtype 'complex64'" in result.stderr
 
 
+@ONCE
 def test_wrong_kernel_fails(tmp_path):
     """A vendor whose mul.out adds 1 to every product (ops_vendor.c built with -DWRONG_MUL):
     exit 1, and the FAIL row names mul.out and the first mismatching sample's errors."""
@@ -101,3 +105,63 @@ def test_wrong_kernel_fails(tmp_path):
     assert report["result"] == "fail"
     assert report["summary"]["failed_kernels"] == ["mul.out"]
     assert Path(report["vendor"]["library"]).resolve() == library.resolve()
+
+
+@ONCE
+@pytest.mark.parametrize(
+    ("variant", "error", "message"),
+    [
+        (
+            "FAILING_MUL",
+            "opstest: mul.out(3 arguments) failed with TB_ERROR_INTERNAL: ",
+            "opstest: mul.out: the kernel failed (FAILING_MUL)",
+        ),
+        (
+            "FAULTING_MUL",
+            "opstest: device.synchronize(0) failed with TB_ERROR_DEVICE_FAULT: ",
+            "opstest: mul.out: bad address (FAULTING_MUL)",
+        ),
+    ],
+    ids=["FAILING_MUL", "FAULTING_MUL"],
+)
+def test_raising_kernel_fails(tmp_path, variant, error, message):
+    """A vendor whose mul.out fails every call it accepts: returns TB_ERROR_INTERNAL with a
+    message (-DFAILING_MUL), or faults the device, which the next call reports (-DFAULTING_MUL).
+    Every sample raises where the CPU computes: exit 1, a FAIL row for mul.out whose first
+    failure is the device's error -- not "no samples", as if the kernel were never reached."""
+    library = build_test_vendor(variant)
+    report_file = tmp_path / "report.json"
+    result = _check_kernels(
+        str(library), "--ops", "mul.out", "--dtypes", "float32", "--json", str(report_file)
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    fail_row = re.search(
+        r"^mul\.out +float32 +(\d+) +0 +\1 +0 +FAIL +mul sample 0 \(.*\): AcceleratorError: "
+        + re.escape(error),
+        result.stdout,
+        re.M,
+    )
+    assert fail_row and int(fail_row[1]) > 0, result.stdout
+    assert "[no kernel returned" not in result.stdout
+    assert re.search(
+        r"^1 kernel checked: 1 row, 0 passed, 1 failed, .*no samples \(0\)", result.stdout, re.M
+    )
+    assert "FAIL: kernels that differ from the CPU: mul.out" in result.stdout
+    report = json.loads(report_file.read_text())
+    assert report["result"] == "fail"
+    assert report["summary"]["failed_kernels"] == ["mul.out"]
+    assert report["summary"]["no_samples"] == []
+    failure = report["rows"][0]["first_failure"]
+    assert failure["launched"] is True, failure
+    assert failure["error"].startswith(error) and message in failure["error"], failure
+
+
+@ONCE
+def test_declining_kernel_has_no_samples():
+    """A kernel that declines every call (TB_ERROR_NOT_SUPPORTED: the CPU fallback runs it;
+    ops_vendor.c's sub.out) is not reached, which is no failure: "no samples", exit 0."""
+    library = build_test_vendor()
+    result = _check_kernels(str(library), "--ops", "sub.out", "--dtypes", "float32")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"no samples \(1\): sub\.out$", result.stdout, re.M), result.stdout
+    assert "OK: every sample that launched a kernel matches the CPU" in result.stdout

@@ -5,8 +5,11 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ONCE
 
 from torch_backend import vendor_new
+
+pytestmark = ONCE
 
 
 def run_tool(*args, cwd=None):

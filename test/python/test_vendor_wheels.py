@@ -13,7 +13,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from conftest import run_python
+from conftest import ONCE, run_python
 
 import torch_backend
 
@@ -30,6 +30,8 @@ print(json.dumps({
     "installed": torch_backend.installed_vendors(),
 }))
 """
+
+pytestmark = ONCE
 
 
 def install(site: Path, name: str, body: str) -> None:

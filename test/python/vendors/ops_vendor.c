@@ -22,6 +22,14 @@
  *   WRONG_MUL            as (none), but mul.out adds 1 to every product: a kernel that computes
  *                        wrong numbers, for python -m torch_backend.check_kernels to catch
  *                        (test_check_kernels.py).
+ *   FAILING_MUL          as (none), but mul.out fails every call it accepts with
+ *                        TB_ERROR_INTERNAL and a message (tb_fake_set_error): a kernel that
+ *                        always raises, which check_kernels must report as failing, not as
+ *                        "no samples" (test_check_kernels.py).
+ *   FAULTING_MUL         as (none), but mul.out faults the device after computing
+ *                        (tb_stream_api::inject_fault on the call's stream) and returns TB_OK: a
+ *                        fault a later call reports, as a device-side error would be on a real
+ *                        device (test_check_kernels.py).
  *   CUSTOM_<PROBLEM>     no kernels; opstest::twice and its backward, with that problem:
  *                        BAD_SCHEMA, NO_NAMESPACE, ATEN_NAMESPACE, MUTATES, NO_SHAPE, NO_KERNEL,
  *                        NO_SCHEMA, NULL_OP, SMALL_OP, RETURNS_NOTHING, RETURNS_LIST,
@@ -78,6 +86,9 @@ static tb_status mul_out(tb_context ctx, const tb_kernel_call *call) {
       !contiguous_f32(&args[2])) {
     return tb_fake_set_error(TB_ERROR_NOT_SUPPORTED, "opstest: mul.out: contiguous float32 only");
   }
+#if defined(FAILING_MUL) /* the failure check_kernels must report */
+  return tb_fake_set_error(TB_ERROR_INTERNAL, "opstest: mul.out: the kernel failed (FAILING_MUL)");
+#endif
   const float *a = args[0].as.tensor->data, *b = args[1].as.tensor->data;
   float *out = args[2].as.tensor->data;
 #if defined(WRONG_MUL) /* the mistake check_kernels must catch */
@@ -85,7 +96,11 @@ static tb_status mul_out(tb_context ctx, const tb_kernel_call *call) {
 #else
   for (int64_t i = 0; i < numel(args[2].as.tensor); i++) out[i] = a[i] * b[i];
 #endif
+#if defined(FAULTING_MUL) /* found while the work ran: reported by the calls that follow */
+  return tbv_stream_inject_fault(ctx, call->stream, "opstest: mul.out: bad address (FAULTING_MUL)");
+#else
   return TB_OK;
+#endif
 }
 
 /* What a refused kernel would do if it were ever called: garbage in every output. */
