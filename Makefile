@@ -1,8 +1,9 @@
 # torch_backend: one entry point for everything.
 #
 #   make demo    the main job
-#   make test    every test (C-only build, full build, CTest, pytest, sanitizers, lint, the
-#                second torch release)
+#   make test    every test (C-only build, full build, CTest, pytest, a vendor taken from
+#                `tb-vendor new` to an installed wheel, sanitizers, lint, the second torch
+#                release)
 #   make bench   the benchmark table (device vs PyTorch CPU / memcpy), also as build/bench.json
 #                and drawn against the aims in build/bench.png
 #   make profile where a small operator's host time goes (perf samples by category)
@@ -42,8 +43,8 @@ BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake codegen include
                   -not -path 'test/python/*' -not -path 'test/compat/*' 2>/dev/null)
 C_SOURCES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' '*.cpp' 2>/dev/null)
 
-.PHONY: help deps build demo bench profile models docs test test-c test-full test-docs test-sanitize \
-        test-tsan test-compat lint format clean
+.PHONY: help deps build demo bench profile models docs test test-c test-full test-wheel test-docs \
+        test-sanitize test-tsan test-compat lint format clean
 
 help:
 	@echo "make demo    run the main job (installs and builds what is missing)"
@@ -186,6 +187,15 @@ test-full: $(STAMP)/build
 	fi
 	@echo "== pytest (torch.compile) against vendor 'emu' with host access"
 	TORCH_BACKEND_EMU_GUARD=0 TORCH_BACKEND_VENDOR=emu $(PYTHON) -m pytest -q $(COMPILE_PYTEST)
+
+# From zero to a wheel, as a vendor does it (test/vendor_wheel/run.sh, docs/vendor_wheel.rst):
+# `tb-vendor new acme`, the porting guide's asynchronous example's kernels
+# (examples/vendor_kit/kernels.c), a build against the installed package, tb-conformance and
+# check_kernels, the vendor's wheel and torch_backend's own (from build/py), then a fresh venv
+# holding only torch, numpy and the two wheels, where `import torch` brings up acme through
+# its entry point, with no TORCH_BACKEND_VENDOR, and the MLP trains like the CPU.
+test-wheel: $(STAMP)/build
+	test/vendor_wheel/run.sh $(PYTHON_EXE) $(abspath $(BUILD))/vendor-wheel
 
 # Sanitizers (cmake/Sanitize.cmake).  libtorch, CPython, OpenBLAS and googletest are prebuilt and
 # stay uninstrumented.
@@ -346,7 +356,7 @@ lint: $(STAMP)/pip
 
 # Every stage in turn, stopping at the first that fails; the time of each is printed at the end
 # (and kept in build/test-times.txt), whether the run passed or not.
-TEST_STAGES := lint test-c test-full test-sanitize test-tsan test-docs test-compat
+TEST_STAGES := lint test-c test-full test-wheel test-sanitize test-tsan test-docs test-compat
 test:
 	@mkdir -p $(BUILD); : > $(BUILD)/test-times.txt; status=0; \
 	for stage in $(TEST_STAGES); do \
