@@ -806,7 +806,8 @@ def _run_here(args: argparse.Namespace) -> int:
     except ImportError as error:
         print(
             f"check_kernels: PyTorch's OpInfo samples cannot be imported ({error}); "
-            "torch.testing._internal needs the expecttest package: pip install expecttest",
+            "torch.testing._internal needs the expecttest package: pip install expecttest "
+            "(or torch_backend[check])",
             file=sys.stderr,
         )
         return 2
