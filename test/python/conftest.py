@@ -29,9 +29,17 @@ DEV: str = torch_backend.vendor_info()["device_type"]
 MODULE = getattr(torch, DEV)
 
 # For tests that do not use the suite's vendor (they run tools or child processes with an
-# environment of their own): run them in emu's pass only, not once per vendor.
+# environment of their own): run them once per `make test` -- in emu's pass under the first
+# torch release (requirements-dev.txt), not once per vendor and again under test-compat's.
+_FIRST_RELEASE = next(
+    line.split("==")[1].strip()
+    for line in (REPO / "requirements-dev.txt").read_text().splitlines()
+    if line.startswith("torch==")
+)
 ONCE = pytest.mark.skipif(
-    DEV != "emu", reason="independent of the suite's vendor: runs in the emu pass only"
+    DEV != "emu" or torch.__version__.split("+")[0] != _FIRST_RELEASE,
+    reason="independent of the suite's vendor and torch release: runs once, in the emu pass "
+    f"under torch {_FIRST_RELEASE}",
 )
 
 
