@@ -19,11 +19,12 @@ PINS=$(grep -E '^(torch|numpy)==' "$SOURCE/requirements-dev.txt" | tr '\n' ' ')
 SCRIPTS=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
 unset TORCH_BACKEND_VENDOR
 
-step_start=$(date +%s)
-step() {
+step_start=
+step() { # ends the previous step (its time), starts the next
   local now
   now=$(date +%s)
-  echo "== [$((now - step_start)) s] $*"
+  [ -z "$step_start" ] || echo "   ($((now - step_start)) s)"
+  echo "== $*"
   step_start=$now
 }
 
@@ -58,4 +59,4 @@ venv/bin/python -m pip install -q dist/torch_backend-*.whl dist/torch_backend_ac
 step "train the MLP there, with no TORCH_BACKEND_VENDOR"
 (cd / && env -u TORCH_BACKEND_VENDOR "$WORK/venv/bin/python" \
   "$SOURCE/test/vendor_wheel/train_mlp.py" acme)
-step "done"
+step "done: acme from tb-vendor new to a trained MLP in a fresh venv"
