@@ -46,6 +46,27 @@ bool tbk_arg_int(const tb_kernel_call *call, int i, int64_t *out) {
   return true;
 }
 
+bool tbk_arg_bool(const tb_kernel_call *call, int i, bool *out) {
+  const tb_value *value = tbk_arg(call, i);
+  if (value == NULL || value->kind != TB_VALUE_BOOL) return false;
+  *out = value->as.b != 0;
+  return true;
+}
+
+const int64_t *tbk_arg_ints(const tb_kernel_call *call, int i, int64_t *count) {
+  const tb_value *value = tbk_arg(call, i);
+  if (value == NULL || value->kind != TB_VALUE_INT_LIST) return NULL;
+  *count = value->as.ints.count;
+  return value->as.ints.items;
+}
+
+const tb_tensor *const *tbk_arg_tensors(const tb_kernel_call *call, int i, int64_t *count) {
+  const tb_value *value = tbk_arg(call, i);
+  if (value == NULL || value->kind != TB_VALUE_TENSOR_LIST) return NULL;
+  *count = value->as.tensors.count;
+  return value->as.tensors.items;
+}
+
 /* Appends one problem to msg, after "; " unless it is the first. */
 static void problem(char *msg, size_t msg_size, int *problems, const char *format, ...) {
   if (msg != NULL && msg_size > 0) {

@@ -142,12 +142,12 @@ static tb_status run_rows(void *args, char *message, size_t message_size) {
  * bias gradient): the rows of self for dimension 1, of self transposed for dimension 0. */
 static tb_status sum_kernel(tb_context ctx, const tb_kernel_call *call) {
   const tb_tensor *self = tbk_arg_tensor(call, 0), *out = tbk_arg_tensor(call, 4);
-  const tb_value *dim = tbk_arg(call, 1);
-  if (!is_matrix(self) || !is_f32(out) || dim->kind != TB_VALUE_INT_LIST ||
-      dim->as.ints.count != 1) { /* a dtype= other than float32 is out's dtype */
-    return decline(call, "one dimension of a float32 matrix only");
+  int64_t dims = 0;
+  const int64_t *dim = tbk_arg_ints(call, 1, &dims);
+  if (!is_matrix(self) || !is_f32(out) || dim == NULL || dims != 1) {
+    return decline(call, "one dimension of a float32 matrix only"); /* dtype= is out's dtype */
   }
-  const int64_t d = (dim->as.ints.items[0] + 2) % 2;            /* 0 or 1 */
+  const int64_t d = (dim[0] + 2) % 2;                           /* 0 or 1 */
   const matrix x = matrix_of(self), x_t = {x.data, x.cs, x.rs}; /* x_t: self transposed */
   const matrix column = {out->data, out->strides[out->ndim == 2 ? 1 - d : 0], 0};
   rows_work w = {d == 1 ? x : x_t, x, column, self->sizes[1 - d], self->sizes[d], SUM};
@@ -252,24 +252,26 @@ static tb_status run_sgd(void *args, char *message, size_t message_size) {
 }
 
 static tb_status sgd_kernel(tb_context ctx, const tb_kernel_call *call) {
-  const tb_tensor_list *p = &tbk_arg(call, 0)->as.tensors, *g = &tbk_arg(call, 1)->as.tensors;
-  const tb_tensor_list *b = &tbk_arg(call, 2)->as.tensors;
+  int64_t n = 0, grads = 0, buffers = 0;
+  const tb_tensor *const *p = tbk_arg_tensors(call, 0, &n);
+  const tb_tensor *const *g = tbk_arg_tensors(call, 1, &grads);
+  const tb_tensor *const *b = tbk_arg_tensors(call, 2, &buffers);
   double v[7]; /* weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step */
   for (int i = 0; i < 7; i++) tbk_arg_number(call, 3 + i, &v[i]);
-  if (g->count != p->count || b->count != (v[1] != 0 ? p->count : 0) ||
-      tbk_arg_tensor(call, 10) != NULL || tbk_arg_tensor(call, 11) != NULL) {
+  if (grads != n || buffers != (v[1] != 0 ? n : 0) || tbk_arg_tensor(call, 10) != NULL ||
+      tbk_arg_tensor(call, 11) != NULL) {
     return decline(call, "no grad_scale, no found_inf");
   }
-  const size_t size = sizeof(sgd_work) + (size_t)p->count * sizeof(tbk_iter);
+  const size_t size = sizeof(sgd_work) + (size_t)n * sizeof(tbk_iter);
   sgd_work *w = malloc(size);
   if (w == NULL) return tbk_fail(TB_ERROR_OUT_OF_MEMORY, "acme: _fused_sgd_: out of memory");
-  *w = (sgd_work){(float)v[0], (float)v[1], (float)v[2], (float)v[3], v[4], v[5], v[6], p->count};
+  *w = (sgd_work){(float)v[0], (float)v[1], (float)v[2], (float)v[3], v[4], v[5], v[6], n};
   tb_status status = TB_OK;
   char msg[256] = "float32 tensors only";
-  for (int64_t k = 0; k < p->count && status == TB_OK; k++) {
-    const tb_tensor *in[2] = {g->items[k], b->count != 0 ? b->items[k] : NULL};
-    bool f32 = is_f32(p->items[k]) && is_f32(in[0]) && (in[1] == NULL || is_f32(in[1]));
-    status = f32 ? tbk_iter_init(&w->params[k], p->items[k], in, 1 + !!in[1], msg, sizeof msg)
+  for (int64_t k = 0; k < n && status == TB_OK; k++) {
+    const tb_tensor *in[2] = {g[k], buffers != 0 ? b[k] : NULL};
+    bool f32 = is_f32(p[k]) && is_f32(in[0]) && (in[1] == NULL || is_f32(in[1]));
+    status = f32 ? tbk_iter_init(&w->params[k], p[k], in, 1 + !!in[1], msg, sizeof msg)
                  : TB_ERROR_NOT_SUPPORTED;
   }
   if (status != TB_OK) status = tbk_fail(status, "acme: _fused_sgd_: %s", msg);

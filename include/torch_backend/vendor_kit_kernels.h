@@ -161,6 +161,21 @@ bool tbk_arg_number(const tb_kernel_call *call, int i, double *out);
  *  otherwise). */
 bool tbk_arg_int(const tb_kernel_call *call, int i, int64_t *out);
 
+/** Whether argument @p i is a ::TB_VALUE_BOOL; if so, stores it in @p out (unchanged
+ *  otherwise). */
+bool tbk_arg_bool(const tb_kernel_call *call, int i, bool *out);
+
+/** The integers of argument @p i when it is a ::TB_VALUE_INT_LIST (`int[]`, `SymInt[]`), their
+ *  number in @p count; NULL (and @p count unchanged) for another kind -- an omitted `int[]?`
+ *  is ::TB_VALUE_NONE -- or an index out of range.  An empty list gives a non-NULL pointer only
+ *  if the caller's array was one: test @p count, not the pointer, for emptiness. */
+const int64_t *tbk_arg_ints(const tb_kernel_call *call, int i, int64_t *count);
+
+/** The elements of argument @p i when it is a ::TB_VALUE_TENSOR_LIST (`Tensor[]`, `Tensor?[]`:
+ *  an absent element is NULL), their number in @p count; NULL (and @p count unchanged)
+ *  otherwise. */
+const tb_tensor *const *tbk_arg_tensors(const tb_kernel_call *call, int i, int64_t *count);
+
 /** @} */
 
 /** @defgroup tbk_iter_group Kit: the strided iterator

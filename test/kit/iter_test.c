@@ -682,15 +682,19 @@ static void test_args(void) {
   context = "argument accessors";
   float storage = 0;
   tb_tensor t = tensor(&storage, TB_DTYPE_FLOAT32, 0, NULL, NULL);
-  tb_value args[5] = {{.kind = TB_VALUE_TENSOR, .as.tensor = &t},
+  const int64_t dims[2] = {0, -1};
+  const tb_tensor *list[2] = {&t, NULL};
+  tb_value args[7] = {{.kind = TB_VALUE_TENSOR, .as.tensor = &t},
                       {.kind = TB_VALUE_INT, .as.i = 3},
                       {.kind = TB_VALUE_DOUBLE, .as.f = 2.5},
                       {.kind = TB_VALUE_BOOL, .as.b = 1},
-                      {.kind = TB_VALUE_NONE}};
-  tb_kernel_call call = {.struct_size = sizeof call, .args = args, .num_args = 5};
+                      {.kind = TB_VALUE_NONE},
+                      {.kind = TB_VALUE_INT_LIST, .as.ints = {dims, 2}},
+                      {.kind = TB_VALUE_TENSOR_LIST, .as.tensors = {list, 2}}};
+  tb_kernel_call call = {.struct_size = sizeof call, .args = args, .num_args = 7};
   double number = -1;
   int64_t integer = -1;
-  CHECK(tbk_arg(&call, 4) == &args[4] && tbk_arg(&call, 5) == NULL && tbk_arg(&call, -1) == NULL);
+  CHECK(tbk_arg(&call, 4) == &args[4] && tbk_arg(&call, 7) == NULL && tbk_arg(&call, -1) == NULL);
   CHECK(tbk_arg_tensor(&call, 0) == &t && tbk_arg_tensor(&call, 1) == NULL);
   CHECK(tbk_arg_tensor(&call, 4) == NULL && tbk_arg_tensor(&call, 9) == NULL);
   CHECK(tbk_arg_number(&call, 1, &number) && number == 3);
@@ -700,6 +704,17 @@ static void test_args(void) {
   CHECK(tbk_arg_int(&call, 1, &integer) && integer == 3);
   CHECK(!tbk_arg_int(&call, 2, &integer) && !tbk_arg_int(&call, 7, &integer) && integer == 3);
   CHECK(!tbk_value_number(NULL, &number));
+  bool flag = false;
+  CHECK(tbk_arg_bool(&call, 3, &flag) && flag);
+  CHECK(!tbk_arg_bool(&call, 1, &flag) && !tbk_arg_bool(&call, 9, &flag) && flag);
+  int64_t count = -1;
+  CHECK(tbk_arg_ints(&call, 5, &count) == dims && count == 2);
+  CHECK(tbk_arg_ints(&call, 4, &count) == NULL && tbk_arg_ints(&call, 6, &count) == NULL);
+  CHECK(count == 2);
+  count = -1;
+  CHECK(tbk_arg_tensors(&call, 6, &count) == list && count == 2);
+  CHECK(tbk_arg_tensors(&call, 5, &count) == NULL && tbk_arg_tensors(&call, 0, &count) == NULL);
+  CHECK(count == 2);
 }
 
 /* ---- the kernel table ---- */
