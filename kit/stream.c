@@ -718,6 +718,18 @@ tb_status tbk_stream_wait_event(tb_context ctx, tb_stream s, tb_event e) {
   return tbk_stream_enqueue(s, task);
 }
 
+/* Whether `e` was recorded; if so, whether its latest record is done and its timestamp. */
+static bool latest_record(tb_event e, bool *done, uint64_t *timestamp_ns) {
+  pthread_mutex_lock(&e->mutex);
+  const tbk_record *r = e->latest;
+  if (r != NULL) {
+    *done = r->done;
+    *timestamp_ns = r->timestamp_ns;
+  }
+  pthread_mutex_unlock(&e->mutex);
+  return r != NULL;
+}
+
 tb_status tbk_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, float *ms) {
   tb_status status = check_event(ctx, start, "elapsed_time (start)");
   if (status == TB_OK) status = check_event(ctx, end, "elapsed_time (end)");
@@ -735,21 +747,8 @@ tb_status tbk_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, f
                        (int)end->device);
   }
   uint64_t t0 = 0, t1 = 0;
-  bool r0, r1, d0 = false, d1 = false;
-  pthread_mutex_lock(&start->mutex);
-  r0 = start->latest != NULL;
-  if (r0) {
-    d0 = start->latest->done;
-    t0 = start->latest->timestamp_ns;
-  }
-  pthread_mutex_unlock(&start->mutex);
-  pthread_mutex_lock(&end->mutex);
-  r1 = end->latest != NULL;
-  if (r1) {
-    d1 = end->latest->done;
-    t1 = end->latest->timestamp_ns;
-  }
-  pthread_mutex_unlock(&end->mutex);
+  bool d0 = false, d1 = false;
+  const bool r0 = latest_record(start, &d0, &t0), r1 = latest_record(end, &d1, &t1);
   if (!r0 || !r1) {
     return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT,
                        "elapsed_time: the %s event was never recorded", !r0 ? "start" : "end");
