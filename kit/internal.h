@@ -44,7 +44,34 @@ struct tbk_runtime {
   pthread_mutex_t faults_mutex;
   _Atomic bool *faulted;
   char (*fault_message)[512];
+  /* The captures under way (graph.c), linked through tbk_capture::next and guarded by
+   * streams_mutex; `active_captures` counts them, so that calls check nothing when it is 0. */
+  struct tbk_capture *captures;
+  _Atomic int active_captures;
 };
+
+/* ---- graphs (graph.c) ---- */
+
+typedef struct tbk_capture tbk_capture;
+
+/* The capture of a stream (NULL when it is not capturing): graph.c sets it, stream.c reads it
+ * on every enqueue. */
+_Atomic(tbk_capture *) *tbk_stream_capture_slot(tb_stream stream);
+void tbk_stream_retain(tb_stream stream);
+void tbk_stream_release(tb_stream stream);
+
+/* Records `task` into the capture instead of running it; ::TB_ERROR_OUT_OF_MEMORY (the task is
+ * discarded and the capture invalidated) when out of host memory. */
+tb_status tbk_capture_add(tbk_capture *capture, tbk_task *task);
+
+/* Invalidates `capture` with a message naming `call`, and fails with ::TB_ERROR_NOT_SUPPORTED:
+ * `call` cannot run while the stream captures. */
+tb_status tbk_capture_refuse(tbk_runtime *runtime, tbk_capture *capture, const char *call,
+                             const char *why);
+
+/* For a call that synchronizes `device`: refuses it (invalidating them) while any stream of
+ * the device captures. */
+tb_status tbk_runtime_check_no_capture(tbk_runtime *runtime, int32_t device, const char *call);
 
 /* tbk_fail with "NAME: " in front of the message. */
 tb_status tbk_fail_as(const char *name, tb_status status, const char *format, ...)

@@ -86,6 +86,8 @@ tb_status tbk_runtime_create(const tbk_runtime_config *config, tbk_runtime **out
   rt->config.name = rt->name;
   atomic_init(&rt->refs, 1);
   atomic_init(&rt->finalized, false);
+  atomic_init(&rt->active_captures, 0);
+  rt->captures = NULL;
   pthread_mutex_init(&rt->streams_mutex, NULL);
   pthread_mutex_init(&rt->faults_mutex, NULL);
   rt->streams = calloc(devices, sizeof *rt->streams);
@@ -175,6 +177,9 @@ tb_status tbk_runtime_check_fault(tbk_runtime *rt, int32_t device, const char *c
 
 tb_status tbk_device_synchronize(tb_context ctx, int32_t device) {
   tb_status status = tbk_check_device(ctx, device, "device synchronize");
+  if (status == TB_OK) {
+    status = tbk_runtime_check_no_capture(tbk_runtime_of(ctx), device, "device synchronize");
+  }
   if (status == TB_OK) status = tbk_wait_device(ctx, device, "device synchronize");
   return status != TB_OK ? status : tbk_check_fault(ctx, device, "device synchronize");
 }

@@ -57,6 +57,8 @@ struct tb_stream_impl {
   /* The task slot ring (tbk_task_new): TASK_SLOTS slots of TASK_SLOT_BYTES, tried in turn. */
   unsigned char *slots;
   _Atomic uint64_t slot_cursor;
+  /* The capture under way on this stream (graph.c), or NULL: enqueued tasks go to it. */
+  _Atomic(tbk_capture *) capture;
 };
 
 /* 128 slots of 2 KiB hold a kernel call of up to seven tensors, and let the host run 128 tasks
@@ -121,6 +123,14 @@ static void device_remove(tbk_stream *s) {
 
 /* ---- reference counting ---- */
 
+static void stream_release(tbk_stream *s);
+
+_Atomic(tbk_capture *) *tbk_stream_capture_slot(tb_stream s) { return &s->capture; }
+
+void tbk_stream_retain(tb_stream s) { atomic_fetch_add(&s->refs, 1); }
+
+void tbk_stream_release(tb_stream s) { stream_release(s); }
+
 static void stream_release(tbk_stream *s) {
   if (atomic_fetch_sub(&s->refs, 1) != 1) return;
   pthread_mutex_destroy(&s->mutex);
@@ -167,7 +177,10 @@ static tbk_task *take_slot(tbk_stream *s, size_t size) {
 
 tbk_task *tbk_task_new(tb_stream stream, tbk_task_fn fn, size_t payload_size) {
   size_t size = sizeof(tbk_task) + payload_size;
-  tbk_task *task = take_slot(stream, size);
+  /* A captured task lives as long as its graph: it must not hold a slot of the ring. */
+  tbk_task *task = atomic_load_explicit(&stream->capture, memory_order_relaxed) == NULL
+                       ? take_slot(stream, size)
+                       : NULL;
   if (task == NULL) {
     /* malloc's alignment (16 bytes on the platforms the kit targets) suits the payload. */
     task = malloc(size);
@@ -262,8 +275,30 @@ static bool queue_busy(task_queue *q) {
          atomic_load(&q->tail) != q->stub;
 }
 
+/* While `s` captures: refuses the call `call` (invalidating the capture) and returns
+ * TB_ERROR_NOT_SUPPORTED; otherwise TB_OK.  The capture is used under streams_mutex, which
+ * capture_end takes to end it, so that it cannot be freed meanwhile (graph.c). */
+static tb_status refuse_if_capturing(tbk_stream *s, const char *call, const char *why) {
+  if (atomic_load_explicit(&s->capture, memory_order_acquire) == NULL) return TB_OK;
+  tb_status status = TB_OK;
+  pthread_mutex_lock(&s->rt->streams_mutex);
+  tbk_capture *capture = atomic_load_explicit(&s->capture, memory_order_acquire);
+  if (capture != NULL) status = tbk_capture_refuse(s->rt, capture, call, why);
+  pthread_mutex_unlock(&s->rt->streams_mutex);
+  return status;
+}
+
 tb_status tbk_stream_enqueue(tb_stream s, tbk_task *task) {
   task->stream = s;
+  if (atomic_load_explicit(&s->capture, memory_order_acquire) != NULL) {
+    /* Recorded into the capture, under streams_mutex (see refuse_if_capturing); enqueued as
+     * usual if the capture ended meanwhile. */
+    pthread_mutex_lock(&s->rt->streams_mutex);
+    tbk_capture *capture = atomic_load_explicit(&s->capture, memory_order_acquire);
+    tb_status status = capture != NULL ? tbk_capture_add(capture, task) : TB_OK;
+    pthread_mutex_unlock(&s->rt->streams_mutex);
+    if (capture != NULL) return status;
+  }
   atomic_fetch_add_explicit(&s->enqueued, 1, memory_order_seq_cst);
   queue_push(&s->queue, task);
   /* Pairs with the worker's store of worker_sleeping before its last look at the queue: one of
@@ -315,7 +350,7 @@ static void *worker_main(void *arg) {
       continue;
     }
     if (task->fn != NULL) {
-      if (task_done != NULL) {
+      if (task_done != NULL && task->name != NULL) { /* a graph replay reports its own tasks */
         uint64_t start = tbk_now_ns();
         task->fn(task);
         task_done(rt->config.user, task->name, tbk_now_ns() - start);
@@ -401,6 +436,7 @@ tb_status tbk_stream_create(tb_context ctx, int32_t device, int32_t priority, tb
   atomic_init(&s->worker_sleeping, false);
   atomic_init(&s->waiters, 0);
   atomic_init(&s->slot_cursor, 0);
+  atomic_init(&s->capture, NULL);
   /* Without the ring (no memory for it) every task is malloc'd: slower, still correct. */
   s->slots = calloc(TASK_SLOTS, TASK_SLOT_BYTES);
   s->queue.stub = malloc(sizeof(tbk_task));
@@ -452,6 +488,8 @@ tb_status tbk_stream_destroy(tb_context ctx, tb_stream s) {
 tb_status tbk_stream_query(tb_context ctx, tb_stream s) {
   tb_status status = tbk_check_stream(ctx, s, "stream query");
   if (status != TB_OK) return status;
+  status = refuse_if_capturing(s, "stream query", "it would wait for captured work");
+  if (status != TB_OK) return status;
   status = tbk_check_fault(ctx, s->device, "stream query");
   if (status != TB_OK) return status;
   return atomic_load(&s->completed) >= atomic_load(&s->enqueued) ? TB_OK : TB_ERROR_NOT_READY;
@@ -459,6 +497,8 @@ tb_status tbk_stream_query(tb_context ctx, tb_stream s) {
 
 tb_status tbk_stream_synchronize(tb_context ctx, tb_stream s) {
   tb_status status = tbk_check_stream(ctx, s, "stream synchronize");
+  if (status != TB_OK) return status;
+  status = refuse_if_capturing(s, "stream synchronize", "it would wait for captured work");
   if (status != TB_OK) return status;
   return wait_for(s, atomic_load(&s->enqueued), "stream synchronize");
 }
@@ -627,6 +667,8 @@ tb_status tbk_event_record(tb_context ctx, tb_event e, tb_stream s) {
                        "event record: the event belongs to device %d, the stream to device %d",
                        (int)e->device, (int)s->device);
   }
+  status = refuse_if_capturing(s, "event record", "the kit's graphs do not capture events");
+  if (status != TB_OK) return status;
   tbk_task *task = tbk_task_new(s, NULL, sizeof(marker));
   tbk_record *r = calloc(1, sizeof *r);
   if (task == NULL || r == NULL) {
@@ -707,6 +749,13 @@ tb_status tbk_stream_wait_event(tb_context ctx, tb_stream s, tb_event e) {
   if (status != TB_OK) return status;
   tbk_record *r = pending_record(e);
   if (r == NULL) return TB_OK; /* never recorded, or already complete: nothing to wait for */
+  status = refuse_if_capturing(s, "stream wait_event",
+                               "the event is not complete and the kit's graphs do not capture "
+                               "waits on events");
+  if (status != TB_OK) {
+    record_release(r);
+    return status;
+  }
   tbk_task *task = tbk_task_new(s, run_wait, sizeof(marker));
   if (task == NULL) {
     record_release(r);

@@ -581,11 +581,14 @@ void tb_loader_close(tb_vendor_handle *handle) {
   if (library != NULL) dlclose(library);
 }
 
-const tb_collectives_extension *tb_loader_collectives(const tb_vendor_handle *handle, char *error,
-                                                      size_t error_size) {
+/* The extension of type `type` in the handle's chain, NULL when absent or when the chain is
+ * broken (a cycle, the type twice: `error` says which). */
+static const tb_extension_base *find_extension(const tb_vendor_handle *handle,
+                                               tb_extension_type type, const char *type_name,
+                                               char *error, size_t error_size) {
   (void)fail(error, error_size, TB_OK, "%s", "");
   if (handle == NULL || handle->table == NULL || handle->abi_major < 2) return NULL;
-  const tb_collectives_extension *found = NULL;
+  const tb_extension_base *found = NULL;
   size_t links = 0;
   for (const tb_extension_base *e = handle->table->extensions; e != NULL; e = e->next) {
     if (++links > 1024) {
@@ -593,15 +596,21 @@ const tb_collectives_extension *tb_loader_collectives(const tb_vendor_handle *ha
                  handle->device_type);
       return NULL;
     }
-    if ((int)e->type != (int)TB_EXTENSION_COLLECTIVES) continue; /* unknown types are skipped */
+    if ((int)e->type != (int)type) continue; /* unknown types are skipped */
     if (found != NULL) {
-      (void)fail(error, error_size, TB_OK,
-                 "%s: its extension chain holds TB_EXTENSION_COLLECTIVES twice",
-                 handle->device_type);
+      (void)fail(error, error_size, TB_OK, "%s: its extension chain holds %s twice",
+                 handle->device_type, type_name);
       return NULL;
     }
-    found = (const tb_collectives_extension *)e;
+    found = e;
   }
+  return found;
+}
+
+const tb_collectives_extension *tb_loader_collectives(const tb_vendor_handle *handle, char *error,
+                                                      size_t error_size) {
+  const tb_collectives_extension *found = (const tb_collectives_extension *)find_extension(
+      handle, TB_EXTENSION_COLLECTIVES, "TB_EXTENSION_COLLECTIVES", error, error_size);
   if (found == NULL) return NULL;
   if (found->base.struct_size < TB_STRUCT_SIZE(tb_collectives_extension, reduce_scatter)) {
     (void)fail(error, error_size, TB_OK,
@@ -623,6 +632,36 @@ const tb_collectives_extension *tb_loader_collectives(const tb_vendor_handle *ha
       (void)fail(error, error_size, TB_OK,
                  "%s: its tb_collectives_extension lacks the required function %s",
                  handle->device_type, required[i].name);
+      return NULL;
+    }
+  }
+  return found;
+}
+
+const tb_graphs_extension *tb_loader_graphs(const tb_vendor_handle *handle, char *error,
+                                            size_t error_size) {
+  const tb_graphs_extension *found = (const tb_graphs_extension *)find_extension(
+      handle, TB_EXTENSION_GRAPHS, "TB_EXTENSION_GRAPHS", error, error_size);
+  if (found == NULL) return NULL;
+  if (found->base.struct_size < TB_STRUCT_SIZE(tb_graphs_extension, graph_destroy)) {
+    (void)fail(error, error_size, TB_OK,
+               "%s: its tb_graphs_extension has struct_size %zu, smaller than ABI 2.3's %zu",
+               handle->device_type, found->base.struct_size,
+               TB_STRUCT_SIZE(tb_graphs_extension, graph_destroy));
+    return NULL;
+  }
+  const struct {
+    const char *name;
+    int present;
+  } required[] = {{"capture_begin", found->capture_begin != NULL},
+                  {"capture_end", found->capture_end != NULL},
+                  {"graph_launch", found->graph_launch != NULL},
+                  {"graph_destroy", found->graph_destroy != NULL}};
+  for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
+    if (!required[i].present) {
+      (void)fail(error, error_size, TB_OK,
+                 "%s: its tb_graphs_extension lacks the required function %s", handle->device_type,
+                 required[i].name);
       return NULL;
     }
   }

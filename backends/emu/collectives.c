@@ -709,7 +709,7 @@ static tb_status all_to_all(tb_context ctx, tb_comm comm, const void *send, void
 const tb_collectives_extension emu_collectives = {
     .base = {.struct_size = sizeof(tb_collectives_extension),
              .type = TB_EXTENSION_COLLECTIVES,
-             .next = NULL},
+             .next = &emu_graphs.base},
     .dtypes = EMU_ALL_TYPES,
     .get_unique_id = get_unique_id,
     .comm_init = comm_init,

@@ -137,5 +137,6 @@ const tb_kernel_api *emu_kernel_api(void);
 const tb_extension_base *emu_extensions(void);
 /* The collectives library (collectives.c), the second extension of the chain. */
 extern const tb_collectives_extension emu_collectives;
+extern const tb_graphs_extension emu_graphs;
 
 #endif /* TORCH_BACKEND_EMU_H_ */

@@ -165,6 +165,7 @@ static tb_status resolve(emu_context *ctx, const char *call, int32_t dst_device,
 tb_status emu_memory_copy_h2d(tb_context ctx, int32_t device, void *dst, const void *src,
                               size_t size) {
   tb_status status = emu_check_device(ctx, device, "copy_h2d");
+  if (status == TB_OK) status = tbk_check_capture(ctx, device, "copy_h2d");
   if (status != TB_OK || size == 0) return status;
   char *d = NULL;
   const char *s = NULL;
@@ -176,6 +177,7 @@ tb_status emu_memory_copy_h2d(tb_context ctx, int32_t device, void *dst, const v
 tb_status emu_memory_copy_d2h(tb_context ctx, int32_t device, void *dst, const void *src,
                               size_t size) {
   tb_status status = emu_check_device(ctx, device, "copy_d2h");
+  if (status == TB_OK) status = tbk_check_capture(ctx, device, "copy_d2h");
   if (status != TB_OK || size == 0) return status;
   char *d = NULL;
   const char *s = NULL;
@@ -188,6 +190,10 @@ tb_status emu_memory_copy_d2d(tb_context ctx, int32_t dst_device, void *dst, int
                               const void *src, size_t size) {
   tb_status status = emu_check_device(ctx, dst_device, "copy_d2d");
   if (status == TB_OK) status = emu_check_device(ctx, src_device, "copy_d2d");
+  if (status == TB_OK) status = tbk_check_capture(ctx, dst_device, "copy_d2d");
+  if (status == TB_OK && src_device != dst_device) {
+    status = tbk_check_capture(ctx, src_device, "copy_d2d");
+  }
   if (status != TB_OK || size == 0) return status;
   char *d = NULL;
   const char *s = NULL;

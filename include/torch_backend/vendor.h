@@ -21,7 +21,7 @@
  * @section tb_versioning Versioning rules
  *
  * - The ABI has a major and a minor version (::TB_ABI_VERSION_MAJOR, ::TB_ABI_VERSION_MINOR).
- *   This header is ABI 2.2.
+ *   This header is ABI 2.3.
  * - Every struct that crosses the boundary starts with a `size_t struct_size` holding
  *   `sizeof` the struct as its producer compiled it.  Either side may therefore be older than
  *   the other: a reader only touches fields that lie wholly inside `struct_size`
@@ -58,6 +58,9 @@
  *   host functions in stream order.
  * - 2.2: ::TB_EXTENSION_COLLECTIVES, a vendor's collectives library (@ref tb_collectives), the
  *   way NCCL sits under CUDA and HCCL under Ascend.
+ * - 2.3: ::TB_EXTENSION_GRAPHS, capture of a stream's work into a graph replayed with one
+ *   launch (@ref tb_graphs); tb_rng_key::device_state, the generator state a captured random
+ *   kernel reads when it runs.
  *
  * torch_backend 2.x still loads vendors built against any 1.x header, unchanged and without a
  * rebuild: when a library returns no table for major 2, the loader asks it for major 1 and
@@ -186,7 +189,7 @@ extern "C" {
 /** Major version of this ABI.  Bumped only for incompatible changes (see @ref tb_versioning). */
 #define TB_ABI_VERSION_MAJOR 2
 /** Minor version of this ABI.  Bumped when fields are appended to a struct. */
-#define TB_ABI_VERSION_MINOR 2
+#define TB_ABI_VERSION_MINOR 3
 
 /** Marks a symbol as exported from the vendor's shared library. */
 #if defined(_WIN32)
@@ -931,6 +934,16 @@ typedef struct tb_rng_key {
   uint64_t seed;
   /** First reserved counter value. */
   uint64_t offset;
+  /** ABI 2.3.  NULL, except in a call enqueued while its stream captures a graph (see
+   *  @ref tb_graphs; only vendors with ::TB_EXTENSION_GRAPHS are captured): then a device
+   *  pointer to two `uint64_t` that torch_backend rewrites, in stream order, before each
+   *  replay -- the key, and a base counter.  The kernel's work must read them when it runs,
+   *  not when it is enqueued, and use key `device_state[0]` and first counter
+   *  `device_state[1] + offset` (`seed` is then the key at capture time and `offset` the
+   *  counter relative to the graph's start), so that every replay draws new numbers, the same
+   *  ones an eager run from the same generator state would draw.  The memory stays valid as
+   *  long as the graph does. */
+  const uint64_t *device_state;
 } tb_rng_key;
 
 /**
@@ -1085,7 +1098,10 @@ typedef enum tb_extension_type {
   TB_EXTENSION_CUSTOM_OPS = 1,
   /** ABI 2.2.  A ::tb_collectives_extension: the vendor's collectives library (see
    *  @ref tb_collectives). */
-  TB_EXTENSION_COLLECTIVES = 2
+  TB_EXTENSION_COLLECTIVES = 2,
+  /** ABI 2.3.  A ::tb_graphs_extension: capture and replay of stream work (see
+   *  @ref tb_graphs). */
+  TB_EXTENSION_GRAPHS = 3
 } tb_extension_type;
 
 /**
@@ -1325,6 +1341,105 @@ typedef struct tb_collectives_extension {
   tb_status (*all_to_all)(tb_context ctx, tb_comm comm, const void *send, void *recv, size_t count,
                           tb_dtype dtype, tb_stream stream);
 } tb_collectives_extension;
+
+/** @} */
+
+/** @defgroup tb_graphs Graphs (ABI 2.3)
+ *
+ * A vendor may let torch_backend capture the work enqueued on a stream into a graph and replay
+ * it later with one launch, through a ::tb_graphs_extension: what CUDA graphs are to CUDA and
+ * aclgraph (`aclmdlRICaptureBegin`) to Ascend.  `torch.accelerator.Graph` (and
+ * `torch.<device>.graph`) use it; small-kernel workloads then stop paying the host's cost per
+ * launch.  A vendor without the extension has no graph capture: `torch.accelerator.Graph`
+ * raises `NotImplementedError` naming the vendor.
+ *
+ * Between tb_graphs_extension::capture_begin and capture_end on a stream, that stream
+ * captures:
+ *
+ * - the asynchronous calls that take the stream -- kernels, tb_memory_api::copy_h2d_async,
+ *   copy_d2h_async, copy_d2d_async, memset_async, tb_stream_api::launch_host_func,
+ *   tb_stream_api::inject_fault -- validate their arguments and return as usual, but their
+ *   work is recorded into the graph instead of running.  Each replay runs it again, in the
+ *   captured order, with the arguments of the capture: the same device addresses (their
+ *   contents may change between replays: that is how a graph takes new inputs), the same host
+ *   addresses for host-memory copies (read or written when the replay runs), the same scalars.
+ *   Random kernels read their generator state from tb_rng_key::device_state when they run.
+ * - Calls that would wait for captured work, or that cannot be recorded, fail with
+ *   ::TB_ERROR_NOT_SUPPORTED and a message naming the call and the capture, and invalidate the
+ *   capture: tb_stream_api::query and synchronize of the capturing stream,
+ *   tb_device_api::synchronize of its device, tb_event_api::record on it and
+ *   tb_stream_api::wait_event on it (for an event not yet complete; a vendor may support
+ *   either, see its documentation), and -- depending on the capture mode -- the blocking
+ *   copies (copy_h2d, copy_d2h, copy_d2d) of the device.  capture_end of an invalidated
+ *   capture fails (::TB_ERROR_NOT_SUPPORTED, the first error's message) and ends it without a
+ *   graph.
+ * - torch_backend itself never sends a capturing stream what cannot be captured: it raises,
+ *   naming the operation, before calling the vendor (a CPU fallback, a blocking copy, a
+ *   synchronize), and it serves allocations on the capturing stream from the graph's private
+ *   memory pool, which stays reserved for the graph's replays.
+ *
+ * A graph belongs to the device of the stream it was captured on, and may be launched on any
+ * stream of that device; launches of one graph run one after another, never concurrently with
+ * each other.  Destroying a graph whose launches are queued is allowed: it goes away when they
+ * are done.
+ *
+ * tb-conformance checks an extension it finds: capture of copies, memsets and host functions,
+ * replays after changing the captured inputs, replay on another stream, the failures of the
+ * calls above, and destroying a graph with queued launches.
+ *  @{ */
+
+/** A captured graph, created by tb_graphs_extension::capture_end.  Opaque like ::tb_stream. */
+typedef struct tb_graph_impl *tb_graph;
+
+/** What a capture prohibits besides the capturing stream's own synchronisation, as PyTorch's
+ *  `capture_error_mode` (and CUDA's `cudaStreamCaptureMode`) define it.  Values are stable. */
+typedef enum tb_capture_mode {
+  /** While the capture lasts, no thread may make a potentially unsafe call on the device (a
+   *  blocking copy): it fails and invalidates the capture.  PyTorch's default. */
+  TB_CAPTURE_GLOBAL = 0,
+  /** Only the thread that began the capture may not make potentially unsafe calls. */
+  TB_CAPTURE_THREAD_LOCAL = 1,
+  /** Potentially unsafe calls are allowed; only calls that conflict with the capture itself
+   *  (synchronising the capturing stream or its device) fail. */
+  TB_CAPTURE_RELAXED = 2
+} tb_capture_mode;
+
+/** The ::TB_EXTENSION_GRAPHS extension.  Every function is required. */
+typedef struct tb_graphs_extension {
+  /** `struct_size` is `sizeof(tb_graphs_extension)`, `type` ::TB_EXTENSION_GRAPHS. */
+  tb_extension_base base;
+
+  /**
+   * Starts capturing @p stream.  Work already queued on it is not part of the graph (the caller
+   * has usually synchronized it).
+   * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT for a stream that is capturing already or an
+   *         unknown @p mode; ::TB_ERROR_DEVICE_FAULT on a faulted device.  Does not block.
+   */
+  tb_status (*capture_begin)(tb_context ctx, tb_stream stream, tb_capture_mode mode);
+
+  /**
+   * Ends the capture of @p stream.
+   * @param[out] graph  Receives the graph (which may be empty); NULL on failure.
+   * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT when @p stream is not capturing;
+   *         ::TB_ERROR_NOT_SUPPORTED when the capture was invalidated (the message is the
+   *         first failure's), ::TB_ERROR_OUT_OF_MEMORY.  The capture ends in every case.
+   * Does not block.
+   */
+  tb_status (*capture_end)(tb_context ctx, tb_stream stream, tb_graph *graph);
+
+  /**
+   * Enqueues one replay of @p graph on @p stream, a stream of the graph's device that is not
+   * capturing.  Asynchronous: the replay runs after the work enqueued on @p stream before it,
+   * and after every earlier launch of @p graph.
+   * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT for a stream of another device or a capturing
+   *         one; ::TB_ERROR_DEVICE_FAULT on a faulted device.  Failures while the replay runs
+   *         fault the device, naming the captured work that failed.
+   */
+  tb_status (*graph_launch)(tb_context ctx, tb_graph graph, tb_stream stream);
+
+  /** Releases @p graph; queued launches still run.  Does not block. */
+  tb_status (*graph_destroy)(tb_context ctx, tb_graph graph);
+} tb_graphs_extension;
 
 /** @} */
 

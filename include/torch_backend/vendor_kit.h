@@ -278,6 +278,45 @@ tb_status tbk_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, f
 
 /** @} */
 
+/** @defgroup tbk_graph_group Kit: graphs (ABI 2.3)
+ *
+ * The functions of a ::tb_graphs_extension, ready-made: a capturing stream keeps the tasks
+ * enqueued on it (tbk_stream_enqueue() records them) and a graph replays them in order as one
+ * task of the launching stream.  A kit vendor's kernels, copies and memsets are captured as
+ * they are, provided a task does not consume its payload when it runs (it runs once per
+ * replay); the kit's event records and waits, which do, are refused during capture.  The kit's
+ * stream and device synchronisation refuse to wait for a capturing stream (and invalidate the
+ * capture), as vendor.h's @ref tb_graphs says.
+ *
+ * @code
+ * static const tb_graphs_extension graphs = {
+ *     .base = {.struct_size = sizeof graphs, .type = TB_EXTENSION_GRAPHS},
+ *     .capture_begin = tbk_graph_capture_begin, .capture_end = tbk_graph_capture_end,
+ *     .graph_launch = tbk_graph_launch, .graph_destroy = tbk_graph_destroy};
+ * @endcode
+ *
+ * The vendor's own potentially unsafe calls -- the blocking copies -- begin with
+ * tbk_check_capture().
+ *  @{ */
+
+/** tb_graphs_extension::capture_begin. */
+tb_status tbk_graph_capture_begin(tb_context ctx, tb_stream stream, tb_capture_mode mode);
+/** tb_graphs_extension::capture_end. */
+tb_status tbk_graph_capture_end(tb_context ctx, tb_stream stream, tb_graph *graph);
+/** tb_graphs_extension::graph_launch. */
+tb_status tbk_graph_launch(tb_context ctx, tb_graph graph, tb_stream stream);
+/** tb_graphs_extension::graph_destroy. */
+tb_status tbk_graph_destroy(tb_context ctx, tb_graph graph);
+
+/** For a potentially unsafe call on @p device (a blocking copy): ::TB_OK, or, while a capture
+ *  of the device forbids such calls to this thread (mode ::TB_CAPTURE_GLOBAL, or
+ *  ::TB_CAPTURE_THREAD_LOCAL begun by this thread), ::TB_ERROR_NOT_SUPPORTED with a message
+ *  naming @p call, after invalidating that capture.  Costs one atomic load when nothing is
+ *  captured. */
+tb_status tbk_check_capture(tb_context ctx, int32_t device, const char *call);
+
+/** @} */
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -260,6 +260,10 @@ tb_status emu_launch(const char *kernel, tb_stream stream, const tb_value *args,
       case TB_VALUE_RNG:
         a->as.rng.seed = v->as.rng.seed;
         a->as.rng.offset = v->as.rng.offset;
+        a->as.rng.device_state =
+            v->as.rng.device_state == NULL
+                ? NULL
+                : emu_host(ctx, tbk_stream_device(stream), v->as.rng.device_state);
         break;
       case TB_VALUE_NONE:
         break;

@@ -66,6 +66,7 @@ typedef struct emu_arg {
     struct {
       uint64_t seed;
       uint64_t offset;
+      const uint64_t *device_state; /* host view of tb_rng_key::device_state, or NULL */
     } rng;
   } as;
 } emu_arg;

@@ -179,8 +179,12 @@ static void random_range(void *context, int64_t begin, int64_t end) {
 static void run_random(tbk_task *task) {
   emu_call *call = emu_call_of(task);
   const emu_arg *rng = &call->args[call->count - 1];
-  random_job job = {call->args[0].as.tensor, call->scratch, rng->as.rng.seed,
-                    rng->as.rng.offset / 4};
+  /* In a captured graph the key and base counter are read now, at each replay (vendor.h,
+   * tb_rng_key::device_state). */
+  const uint64_t *state = rng->as.rng.device_state;
+  uint64_t seed = state != NULL ? state[0] : rng->as.rng.seed;
+  uint64_t offset = (state != NULL ? state[1] : 0) + rng->as.rng.offset;
+  random_job job = {call->args[0].as.tensor, call->scratch, seed, offset / 4};
   emu_parallel_for(job.self->numel, 1 << 14, random_range, &job);
 }
 

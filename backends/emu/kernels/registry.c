@@ -44,7 +44,7 @@ const tb_kernel_api *emu_kernel_api(void) {
 }
 
 /* emu's extension chain: its custom operators (ABI 2.0), then its collectives (ABI 2.2,
- * collectives.c). */
+ * collectives.c), then its graphs (ABI 2.3, vendor.c). */
 static const tb_custom_op *const k_custom_ops[] = {&emu_op_mymuladd, &emu_op_mymuladd_backward,
                                                    &emu_op_rms_norm, &emu_op_rms_norm_backward};
 static const tb_custom_ops_extension k_custom_ops_extension = {
