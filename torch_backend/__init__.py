@@ -116,6 +116,7 @@ def _name_device(device_type: str, device_count: int) -> None:
                 f"PrivateUse1 is already registered as '{current}' in this process"
             )
         torch.utils.rename_privateuse1_backend(device_type)
+    _ops._register_graph_impl()  # torch.accelerator.Graph, keyed by the device's new name
     if not hasattr(torch, device_type):
         _device_module._set_device_type(device_type, device_count)
         torch._register_device_module(device_type, _device_module)

@@ -278,6 +278,74 @@ def stream(stream: torch.Stream | None) -> Iterator[None]:
 
 
 # ----------------------------------------------------------------------------------------------
+# Graphs (vendor.h ABI 2.3, TB_EXTENSION_GRAPHS): torch.accelerator.Graph, and torch.cuda's
+# names for it
+
+
+def graph_pool_handle() -> tuple[int, int]:
+    """A memory pool id that several graphs can share (``pool=`` of :class:`graph`), as
+    ``torch.cuda.graph_pool_handle``."""
+    return tuple(_ops._graph_pool_handle())
+
+
+def is_current_stream_capturing() -> bool:
+    """Whether the current stream of the current device is capturing a graph."""
+    return bool(_ops._is_current_stream_capturing())
+
+
+def _capture_stream(device: int) -> torch.Stream:
+    """The side stream :class:`graph` captures on by default, one per device (as torch.cuda's):
+    a capture never shares a stream with other work."""
+    found = _capture_streams.get(device)
+    if found is None:
+        found = _capture_streams[device] = torch.Stream(device=torch.device(_device_type, device))
+    return found
+
+
+_capture_streams: dict[int, torch.Stream] = {}
+
+
+class graph:
+    """Context manager that captures the work of its body into ``graph``, as
+    ``torch.cuda.graph``: it synchronizes the device, empties the caching allocator's cache,
+    and captures on ``stream`` (default: a side stream of the current device), then makes the
+    previous stream current again.  ``pool`` shares a memory pool with other graphs
+    (:func:`graph_pool_handle`, or another graph's ``pool()``); ``capture_error_mode`` is
+    ``"global"`` (default), ``"thread_local"`` or ``"relaxed"``."""
+
+    def __init__(
+        self,
+        graph: torch.accelerator.Graph,
+        pool: tuple[int, int] | None = None,
+        stream: torch.Stream | None = None,
+        capture_error_mode: str = "global",
+    ) -> None:
+        self.graph = graph
+        self.graph.graph_pool = pool
+        self.graph.capture_error_mode = capture_error_mode
+        self.stream = stream if stream is not None else _capture_stream(current_device())
+        self._stream_context: contextlib.AbstractContextManager[None] | None = None
+
+    def __enter__(self) -> None:
+        synchronize()
+        empty_cache()
+        self._stream_context = globals()["stream"](self.stream)
+        self._stream_context.__enter__()
+        try:
+            self.graph.capture_begin()
+        except BaseException:
+            self._stream_context.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            self.graph.capture_end()
+        finally:
+            assert self._stream_context is not None
+            self._stream_context.__exit__(None, None, None)
+
+
+# ----------------------------------------------------------------------------------------------
 # Random numbers
 
 

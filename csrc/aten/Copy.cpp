@@ -13,6 +13,7 @@
 #include "aten/KernelCall.h"
 #include "runtime/DeviceAllocator.h"
 #include "runtime/Event.h"
+#include "runtime/Graph.h"
 #include "runtime/HostAllocator.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
@@ -109,6 +110,9 @@ void copy_device_to_device(const at::Tensor& src, const at::Tensor& dst) {
 }
 
 void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+  if (C10_UNLIKELY(graph::capturing_any())) {
+    graph::check_capturable(src.device().index(), "a copy from the device to host memory");
+  }
   if (!same_dense_layout(src, dst)) {
     // Rearrange on the device into dst's layout and dtype, then one dense copy.
     at::Tensor staged =
@@ -138,6 +142,9 @@ void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst, bool non_
 // pageable memory it is staged through a pinned block first, so the caller may reuse `src` at
 // once.
 void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+  if (C10_UNLIKELY(graph::capturing_any())) {
+    graph::check_capturable(dst.device().index(), "a copy from host memory to the device");
+  }
   c10::Stream stream = current_stream(dst.device().index());
   if (!same_dense_layout(src, dst)) {
     write_from_cpu(dst, src);
@@ -168,6 +175,9 @@ void wait_for_copies_into(c10::Stream stream, c10::ArrayRef<c10::Storage> memory
 
 at::Tensor read_to_cpu(const at::Tensor& src) {
   TORCH_INTERNAL_ASSERT(on_device(src));
+  if (C10_UNLIKELY(graph::capturing_any())) {
+    graph::check_capturable(src.device().index(), "a copy from the device to host memory");
+  }
   if (src.numel() == 0) {
     return at::empty_strided(src.sizes(), src.strides(), src.options().device(at::kCPU));
   }
@@ -176,6 +186,9 @@ at::Tensor read_to_cpu(const at::Tensor& src) {
 
 void write_from_cpu(const at::Tensor& dst, const at::Tensor& values) {
   TORCH_INTERNAL_ASSERT(on_device(dst) && values.device().is_cpu());
+  if (C10_UNLIKELY(graph::capturing_any())) {
+    graph::check_capturable(dst.device().index(), "a copy from host memory to the device");
+  }
   if (dst.numel() == 0) return;
   c10::Stream stream = current_stream(dst.device().index());
   if (dst.is_non_overlapping_and_dense()) {

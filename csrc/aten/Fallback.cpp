@@ -19,6 +19,7 @@
 #include "aten/KernelCall.h"
 #include "runtime/Device.h"
 #include "runtime/Generator.h"
+#include "runtime/Graph.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
 
@@ -420,6 +421,13 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     TORCH_CHECK_NOT_IMPLEMENTED(false, Vendor::Get().device_type(), ": operator ", name,
                                 " has no kernel for device ", make_device(device),
                                 " and TORCH_BACKEND_FALLBACK=error forbids running it on the CPU");
+  }
+  if (C10_UNLIKELY(graph::capturing_any())) {
+    graph::check_capturable(device_of_arguments(op, *stack),
+                            c10::str("operator ", name,
+                                     ", which has no device kernel and would "
+                                     "run on the CPU fallback (a host "
+                                     "round trip),"));
   }
   bool warn = false;
   {

@@ -16,6 +16,7 @@
 #include "runtime/Device.h"
 #include "runtime/DeviceAllocator.h"
 #include "runtime/Generator.h"
+#include "runtime/Graph.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
 
@@ -412,11 +413,15 @@ bool KernelCall::launch() {
                 Vendor::Get().device_type(), ": expected a generator of the device, got one of ",
                 generator.device());
     std::lock_guard<std::mutex> lock(generator.mutex());
-    auto [seed, offset] = generator.get<PhiloxGenerator>()->philox_inputs(
-        4 * static_cast<uint64_t>(std::max<int64_t>(first->numel(), 1)));
+    const uint64_t increment = 4 * static_cast<uint64_t>(std::max<int64_t>(first->numel(), 1));
+    auto* philox = generator.get<PhiloxGenerator>();
     tb_value& v = values_[static_cast<size_t>(philox_slots_[i])];
-    v.as.rng.seed = seed;
-    v.as.rng.offset = offset;
+    // Captured into a graph, the kernel reads the generator's state at each replay.
+    v.as.rng.device_state =
+        graph::capture_philox(device, philox, increment, v.as.rng.seed, v.as.rng.offset);
+    if (v.as.rng.device_state == nullptr) {
+      std::tie(v.as.rng.seed, v.as.rng.offset) = philox->philox_inputs(increment);
+    }
   }
   const Vendor& vendor = Vendor::Use(kernel_->name);
   Workspace workspace;
@@ -434,6 +439,7 @@ bool KernelCall::launch() {
   // call's stream: reused only by work ordered after this kernel's.
   if (status == TB_OK) {
     if (calls_ != nullptr) calls_->fetch_add(1, std::memory_order_relaxed);
+    if (C10_UNLIKELY(graph::capturing_any())) graph::note_captured_op(device, kernel_->name);
     return true;
   }
   if (status == TB_ERROR_NOT_SUPPORTED) return false;

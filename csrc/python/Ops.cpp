@@ -20,6 +20,7 @@
 #include "runtime/Device.h"
 #include "runtime/DeviceAllocator.h"
 #include "runtime/Generator.h"
+#include "runtime/Graph.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
 
@@ -212,6 +213,19 @@ std::tuple<std::vector<std::string>, std::vector<std::string>> get_autocast_poli
   return {ops, policies};
 }
 
+void register_graph_impl() { graph::register_graph_impl(); }
+
+std::tuple<int64_t, int64_t> graph_pool_handle() {
+  c10::MempoolId_t id = graph::new_pool_handle();
+  return {static_cast<int64_t>(id.first), static_cast<int64_t>(id.second)};
+}
+
+int64_t get_graph_pool_reserved(int64_t device, int64_t first, int64_t second) {
+  return static_cast<int64_t>(graph_pool_reserved(
+      resolve_device(static_cast<c10::DeviceIndex>(device)),
+      {static_cast<c10::CaptureId_t>(first), static_cast<c10::CaptureId_t>(second)}));
+}
+
 TORCH_LIBRARY(torch_backend, m) {
   m.def("_load() -> (str, str, str, str, int, int, int)", &load);
   m.def("_load_error() -> (str, str)", &load_error);
@@ -242,6 +256,10 @@ TORCH_LIBRARY(torch_backend, m) {
   m.def("_refused_kernels() -> (str[], str[])", &get_refused_kernels);
   m.def("_unchecked_kernels() -> str[]", &unchecked_kernels);
   m.def("_custom_ops() -> (str[], str[], str[])", &get_custom_ops);
+  m.def("_register_graph_impl() -> ()", &register_graph_impl);
+  m.def("_graph_pool_handle() -> (int, int)", &graph_pool_handle);
+  m.def("_is_current_stream_capturing() -> bool", &graph::is_current_stream_capturing);
+  m.def("_graph_pool_reserved(int device, int first, int second) -> int", &get_graph_pool_reserved);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -19,6 +20,7 @@
 
 #include "runtime/Device.h"
 #include "runtime/Event.h"
+#include "runtime/Graph.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
 
@@ -69,6 +71,7 @@ std::string format_bytes(size_t bytes) {
 struct Block;
 struct BlockPool;
 struct DeviceCache;
+struct PrivatePool;
 
 // One vendor allocation, cut into blocks linked in address order from `head`.  The head block
 // keeps its identity for the segment's life: a split keeps the front piece, and merges keep
@@ -136,8 +139,24 @@ inline bool BlockOrder::operator()(const BlockKey& a, const Block* b) const {
 
 struct BlockPool {
   BlockSet blocks;
-  StatType type;       // SMALL_POOL or LARGE_POOL
-  DeviceCache* cache;  // the device state it belongs to
+  StatType type;                 // SMALL_POOL or LARGE_POOL
+  DeviceCache* cache;            // the device state it belongs to
+  PrivatePool* owner = nullptr;  // the graph pool it is half of; nullptr: the general pools
+};
+
+// A graph's private memory pool (CUDA's PrivatePool): what a capture allocates on its stream
+// comes from here, and what it frees returns here, so the addresses a graph was captured with
+// stay reserved for its replays.  Graphs sharing a pool id share it; once no graph uses it
+// (use_count 0) its free segments go back to the vendor, and the rest as the tensors holding
+// them are freed.
+struct PrivatePool {
+  explicit PrivatePool(DeviceCache* cache)
+      : small{{}, StatType::SMALL_POOL, cache, this},
+        large{{}, StatType::LARGE_POOL, cache, this} {}
+  BlockPool small;
+  BlockPool large;
+  int use_count = 0;
+  size_t segments = 0;  // segments held by its two halves
 };
 
 // A free awaiting an event recorded on a stream the block was used on.
@@ -157,6 +176,7 @@ struct alignas(64) DeviceCache {
   std::unordered_map<c10::Stream, std::deque<PendingFree>> pending;
   size_t pending_count = 0;
   std::map<uintptr_t, Segment> segments;  // every segment held, by base address
+  std::map<c10::MempoolId_t, std::unique_ptr<PrivatePool>> private_pools;
   // Recycled Block objects and set nodes: the steady state allocates no host memory.
   std::vector<Block*> spare_blocks;
   std::vector<BlockSet::node_type> spare_nodes;
@@ -365,10 +385,23 @@ class CachingAllocator final : public c10::DeviceAllocator {
     const size_t size = round_size(requested);
     // Current stream ids are validated when set (check_stream): small.
     const auto stream = static_cast<int32_t>(current_stream_id(device));
+    // During a capture, the capturing stream allocates from the graph's pool (and another
+    // stream may be refused: graph::allocation_pool throws).
+    std::optional<c10::MempoolId_t> capture;
+    if (C10_UNLIKELY(graph::capturing_any()))
+      capture = graph::allocation_pool(device, stream, requested);
     DeviceCache& cache = Cache(device);
     std::lock_guard<std::mutex> lock(cache.mutex);
     if (cache.pending_count != 0) ProcessEvents(cache);
-    BlockPool& pool = size <= kSmallSize ? cache.small : cache.large;
+    BlockPool* chosen = size <= kSmallSize ? &cache.small : &cache.large;
+    if (C10_UNLIKELY(capture.has_value())) {
+      auto found_pool = cache.private_pools.find(*capture);
+      TORCH_INTERNAL_ASSERT(found_pool != cache.private_pools.end(),
+                            "torch_backend: a capture allocates from a pool the allocator lacks");
+      PrivatePool& graph_pool = *found_pool->second;
+      chosen = size <= kSmallSize ? &graph_pool.small : &graph_pool.large;
+    }
+    BlockPool& pool = *chosen;
     BlockSet::iterator it = FindFree(pool, stream, size);
     if (it == pool.blocks.end()) it = NewSegment(cache, pool, stream, size, requested);
     Block* found = *it;
@@ -549,6 +582,7 @@ class CachingAllocator final : public c10::DeviceAllocator {
     block->stream = stream;
     block->device = cache.device;
     block->pool = &pool;
+    if (pool.owner != nullptr) pool.owner->segments++;
     add(cache.stats.segment, pool.type, 1);
     add(cache.stats.reserved_bytes, pool.type, bytes);
     cache.stats.num_device_alloc++;
@@ -594,7 +628,7 @@ class CachingAllocator final : public c10::DeviceAllocator {
         Block* block = queue.front().block;
         queue.pop_front();
         cache.pending_count--;
-        if (--block->pending_events == 0) FreeBlock(cache, block);
+        if (--block->pending_events == 0) FreeAndRetire(cache, block);
       }
     }
   }
@@ -609,28 +643,91 @@ class CachingAllocator final : public c10::DeviceAllocator {
     ProcessEvents(cache);
   }
 
-  // Returns every whole free segment to the vendor (split segments stay).
+  // Returns every whole free segment of the general pools, and of the graph pools no graph
+  // uses any more, to the vendor (split segments stay).
   void ReleaseCachedBlocks(DeviceCache& cache) {
     SynchronizeAndFreeEvents(cache);
-    for (BlockPool* pool : {&cache.small, &cache.large}) {
-      for (auto it = pool->blocks.begin(); it != pool->blocks.end();) {
-        Block* block = *it;
-        if (block->is_split()) {
-          ++it;
-          continue;
-        }
-        // Freed before it is forgotten, so that a vendor failure leaves the cache consistent.
-        TB_VENDOR_CALL(memory, device_free, cache.device, block->ptr);
-        it = pool->blocks.erase(it);
-        cache.segments.erase(reinterpret_cast<uintptr_t>(block->ptr));
-        sub(cache.stats.segment, pool->type, 1);
-        sub(cache.stats.reserved_bytes, pool->type, block->size);
-        cache.stats.num_device_free++;
-        Recycle(cache, block);
+    for (BlockPool* pool : {&cache.small, &cache.large}) ReleaseSegments(cache, *pool);
+    for (auto it = cache.private_pools.begin(); it != cache.private_pools.end();) {
+      PrivatePool& graph_pool = *(it++)->second;
+      if (graph_pool.use_count == 0) ReleaseRetired(cache, graph_pool);
+    }
+  }
+
+  static void ReleaseSegments(DeviceCache& cache, BlockPool& pool) {
+    for (auto it = pool.blocks.begin(); it != pool.blocks.end();) {
+      Block* block = *it;
+      if (block->is_split()) {
+        ++it;
+        continue;
+      }
+      // Freed before it is forgotten, so that a vendor failure leaves the cache consistent.
+      TB_VENDOR_CALL(memory, device_free, cache.device, block->ptr);
+      it = pool.blocks.erase(it);
+      cache.segments.erase(reinterpret_cast<uintptr_t>(block->ptr));
+      if (pool.owner != nullptr) pool.owner->segments--;
+      sub(cache.stats.segment, pool.type, 1);
+      sub(cache.stats.reserved_bytes, pool.type, block->size);
+      cache.stats.num_device_free++;
+      Recycle(cache, block);
+    }
+  }
+
+  // A graph pool no graph uses: its free segments go back to the vendor, and the pool itself
+  // once it holds none.
+  static void ReleaseRetired(DeviceCache& cache, PrivatePool& graph_pool) {
+    ReleaseSegments(cache, graph_pool.small);
+    ReleaseSegments(cache, graph_pool.large);
+    if (graph_pool.segments != 0) return;
+    for (auto it = cache.private_pools.begin(); it != cache.private_pools.end(); ++it) {
+      if (it->second.get() == &graph_pool) {
+        cache.private_pools.erase(it);
+        return;
       }
     }
   }
 
+  // FreeBlock, then the release of a retired graph pool the block belonged to.
+  static void FreeAndRetire(DeviceCache& cache, Block* block) {
+    PrivatePool* owner = block->pool->owner;
+    FreeBlock(cache, block);
+    if (C10_UNLIKELY(owner != nullptr && owner->use_count == 0)) ReleaseRetired(cache, *owner);
+  }
+
+ public:
+  // A graph starts (or, sharing the pool, joins) using graph pool `id` of `device`.
+  void RetainPool(c10::DeviceIndex device, c10::MempoolId_t id) {
+    DeviceCache& cache = Cache(device);
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    std::unique_ptr<PrivatePool>& graph_pool = cache.private_pools[id];
+    if (graph_pool == nullptr) graph_pool = std::make_unique<PrivatePool>(&cache);
+    graph_pool->use_count++;
+  }
+
+  // A graph stops using graph pool `id`; the last one retires it.
+  void ReleasePool(c10::DeviceIndex device, c10::MempoolId_t id) {
+    DeviceCache& cache = Cache(device);
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.private_pools.find(id);
+    if (it == cache.private_pools.end() || it->second->use_count == 0) return;
+    if (--it->second->use_count == 0) ReleaseRetired(cache, *it->second);
+  }
+
+  // Bytes reserved by graph pool `id` of `device` (0 when it does not exist).
+  size_t PoolReserved(c10::DeviceIndex device, c10::MempoolId_t id) {
+    DeviceCache& cache = Cache(device);
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.private_pools.find(id);
+    if (it == cache.private_pools.end()) return 0;
+    size_t bytes = 0;
+    for (const auto& [base, segment] : cache.segments) {
+      const BlockPool* pool = segment.head->pool;
+      if (pool == &it->second->small || pool == &it->second->large) bytes += segment.size;
+    }
+    return bytes;
+  }
+
+ private:
   // Returns a block that no stream uses any more to its pool, merged with free neighbours.
   // The block in front absorbs the others and keeps a pool node in place when the order
   // allows.
@@ -704,7 +801,7 @@ class CachingAllocator final : public c10::DeviceAllocator {
       sub(s.allocated_bytes, type, block->size);
       sub(s.requested_bytes, type, block->requested);
       if (block->uses.empty()) {
-        FreeBlock(cache, block);
+        FreeAndRetire(cache, block);
         return;
       }
       block->state = Block::State::kPending;
@@ -737,7 +834,7 @@ class CachingAllocator final : public c10::DeviceAllocator {
     std::lock_guard<std::mutex> lock(cache.mutex);
     if (kept_out) return;  // pending with no event to wait for: never reused
     if (events.empty()) {
-      FreeBlock(cache, block);
+      FreeAndRetire(cache, block);
       return;
     }
     for (auto& [use, event] : events) {
@@ -786,6 +883,18 @@ void set_memory_fraction(c10::DeviceIndex device, double fraction) {
 }
 
 double memory_fraction(c10::DeviceIndex device) { return g_allocator.MemoryFraction(device); }
+
+void retain_graph_pool(c10::DeviceIndex device, c10::MempoolId_t id) {
+  g_allocator.RetainPool(device, id);
+}
+
+void release_graph_pool(c10::DeviceIndex device, c10::MempoolId_t id) {
+  g_allocator.ReleasePool(device, id);
+}
+
+size_t graph_pool_reserved(c10::DeviceIndex device, c10::MempoolId_t id) {
+  return g_allocator.PoolReserved(device, id);
+}
 
 void resize_storage_bytes(const c10::Storage& storage, size_t new_bytes) {
   c10::StorageImpl* impl = storage.unsafeGetStorageImpl();

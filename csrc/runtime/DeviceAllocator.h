@@ -49,4 +49,13 @@ void set_memory_fraction(c10::DeviceIndex device, double fraction);
 // The fraction set by set_memory_fraction (1 when none was).
 double memory_fraction(c10::DeviceIndex device);
 
+// Graph pools (CUDA's private pools): a graph retains its pool on `device` when its capture
+// begins (the pool is created on first use, graphs passing the same id share it) and releases
+// it when reset; allocations a capture makes on its stream come from it (Graph.h,
+// graph::allocation_pool).  A pool no graph retains gives its free memory back.
+void retain_graph_pool(c10::DeviceIndex device, c10::MempoolId_t id);
+void release_graph_pool(c10::DeviceIndex device, c10::MempoolId_t id);
+// Bytes of device memory graph pool `id` of `device` holds (0 when there is no such pool).
+size_t graph_pool_reserved(c10::DeviceIndex device, c10::MempoolId_t id);
+
 }  // namespace torch_backend

@@ -7,6 +7,7 @@
 #include "runtime/Device.h"
 #include "runtime/DeviceAllocator.h"
 #include "runtime/Event.h"
+#include "runtime/Graph.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
 
@@ -111,6 +112,10 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
 
   void synchronizeDevice(const DeviceIndex device_index) const override {
     DeviceIndex device = resolve_device(device_index);
+    if (C10_UNLIKELY(graph::capturing_any())) {
+      graph::check_device_not_capturing(
+          device, c10::str("synchronizing device ", static_cast<int>(device)));
+    }
     TB_VENDOR_CALL(device, synchronize, device);
   }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/Device.h"
+#include "runtime/Graph.h"
 #include "runtime/Vendor.h"
 
 namespace torch_backend {
@@ -154,10 +155,16 @@ std::pair<int, int> stream_priority_range(c10::DeviceIndex device) {
 }
 
 void synchronize_stream(c10::Stream stream) {
+  if (C10_UNLIKELY(graph::capturing_any())) {
+    graph::check_not_capturing(stream, c10::str("synchronizing ", stream));
+  }
   TB_VENDOR_CALL(stream, synchronize, vendor_stream(stream));
 }
 
 bool query_stream(c10::Stream stream) {
+  if (C10_UNLIKELY(graph::capturing_any())) {
+    graph::check_not_capturing(stream, c10::str("querying ", stream));
+  }
   return TB_VENDOR_QUERY(stream, query, vendor_stream(stream));
 }
 
