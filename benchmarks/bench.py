@@ -307,6 +307,65 @@ def bench_zoo(quick: bool) -> list[dict]:
     return rows
 
 
+def _captured(fn: Callable[[], object]) -> Callable[[], None]:
+    """``fn`` captured into a graph on a side stream (after one eager warm-up call): returns
+    its replay."""
+    fn()
+    graph = torch.accelerator.Graph()
+    with MODULE.graph(graph):
+        fn()
+    return graph.replay
+
+
+def _gpt2_decode() -> Callable[[], object]:
+    """One GPT-2 (HF, examples/zoo.py's config) decode step: a token against an 8-token
+    cache, the cache's tensors kept static as a graph needs them."""
+    transformers = zoo.import_transformers()
+    model, _ = zoo.build(zoo.CASES["gpt2"], DEVICE)
+    model.eval()
+    with torch.no_grad():
+        past = model(torch.randint(0, 256, (1, 8), device=DEVICE), use_cache=True).past_key_values
+    prompt = [(layer.keys.clone(), layer.values.clone()) for layer in past.layers]
+    token = torch.zeros(1, 1, dtype=torch.long, device=DEVICE)
+
+    def step() -> object:
+        with torch.no_grad():
+            cache = transformers.DynamicCache(prompt)
+            return model(token, past_key_values=cache, use_cache=True).logits
+
+    return step
+
+
+def bench_graphs(quick: bool) -> list[dict]:
+    """Graph replay against eager launches of the same work on the device (one enqueue instead
+    of one per operator): the host cost a graph saves."""
+    try:
+        torch.accelerator.Graph()
+    except NotImplementedError:
+        return []  # a vendor without TB_EXTENSION_GRAPHS
+    x = torch.randn(32, 32, device=DEVICE)
+
+    def chain() -> object:
+        y = x
+        for _ in range(50):
+            y = y * 1.0001 + 0.001  # 100 small operators
+        return y
+
+    calls, trials = (20, 3) if quick else (100, 7)
+    d, e = side_by_side(_captured(chain), chain, calls, trials, reference=DEVICE)
+    rows = [
+        row("graphs", "100-op chain [32x32]: replay vs eager", d * 1e6, e * 1e6, "us",
+            "<= 0.33x", f"{DEVICE} eager"),
+    ]  # fmt: skip
+    decode = _gpt2_decode()
+    d, e = side_by_side(_captured(decode), decode, calls // 2, trials, reference=DEVICE)
+    rows.append(
+        row("graphs", "GPT-2 decode step: replay vs eager", d * 1e6, e * 1e6, "us", "<= 1x",
+            f"{DEVICE} eager")
+    )  # fmt: skip
+    return rows
+
+
 def bench_allocator(quick: bool) -> list[dict]:
     calls, trials = (2000, 3) if quick else (20000, 9)
     # Both sides name their device, so that both pay Python's parsing of the device argument
@@ -497,6 +556,7 @@ BENCHES: dict[str, Callable[[bool], list[dict]]] = {
     "allocator": bench_allocator,
     "fragmentation": bench_fragmentation,
     "allreduce": bench_allreduce,
+    "graphs": bench_graphs,
 }
 
 
