@@ -2,7 +2,8 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * npu's device slots: properties (aclrtGetSocName, aclrtGetMemInfo), device-wide
- * synchronisation (aclrtSynchronizeDevice) and reset.
+ * synchronisation (aclrtSynchronizeDevice; refused while a stream of the device captures a
+ * graph, graph.c) and reset.
  *
  * Reset.  The ABI's reset clears a fault and keeps allocations, streams and events valid;
  * aclrtResetDevice drops one reference of the device and releases all of that once the last
@@ -85,11 +86,15 @@ tb_status npu_device_get_properties(tb_context ctx, int32_t device,
 
 tb_status npu_device_synchronize(tb_context ctx, int32_t device) {
   tb_status status = npu_check_device(ctx, device, "device synchronize");
+  if (status == TB_OK) status = npu_capture_check_device(ctx, device, "device synchronize");
   if (status == TB_OK) status = npu_fault_check(device, "device synchronize");
   if (status == TB_OK) status = npu_activate(ctx, device, "device synchronize");
   if (status != TB_OK) return status;
   status = npu_check(ctx, device, aclrtSynchronizeDevice(), "aclrtSynchronizeDevice");
-  if (status == TB_OK) npu_streams_sweep(ctx, false);
+  if (status == TB_OK) {
+    npu_streams_sweep(ctx, false);
+    npu_graphs_sweep(ctx);
+  }
   return status;
 }
 

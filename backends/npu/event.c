@@ -17,7 +17,10 @@
  *     once the device is reset, with no time to measure;
  *   - a negative elapsed time is an error for aclrtEventElapsedTime
  *     (ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL) and a value for the ABI: the adapter measures the
- *     other way round and negates.
+ *     other way round and negates;
+ *   - a stream capturing a graph (graph.c) refuses records, and waits for an event whose
+ *     record is not complete (a complete one needs no wait), invalidating the capture: CANN
+ *     would turn them into a multi-stream capture, which torch_backend's graphs do not use.
  */
 #define _GNU_SOURCE
 
@@ -129,7 +132,9 @@ tb_status npu_event_record(tb_context ctx, tb_event event, tb_stream stream) {
                     "npu: event record: the event belongs to npu:%d, the stream to npu:%d",
                     (int)e->device, (int)device);
   }
-  status = npu_activate(ctx, device, "event record");
+  status =
+      npu_capture_check_stream(ctx, stream, "event record", "npu does not capture event records");
+  if (status == TB_OK) status = npu_activate(ctx, device, "event record");
   if (status != TB_OK) return status;
   aclError err = aclrtRecordEvent(e->handle, npu_acl_stream(stream));
   if (err == ACL_SUCCESS) {
@@ -181,6 +186,16 @@ tb_status npu_stream_wait_event(tb_context ctx, tb_stream stream, tb_event event
   if (status != TB_OK || atomic_load(&e->state) != NPU_EVENT_RECORDED) return status;
   status = npu_activate(ctx, device, "stream wait_event");
   if (status != TB_OK) return status;
+  if (npu_stream_capturing(ctx, stream)) {
+    /* Complete: nothing to wait for, nothing to capture.  Not yet: refused. */
+    aclrtEventRecordedStatus state = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    status = npu_check(ctx, e->device, aclrtQueryEventStatus(e->handle, &state),
+                       "aclrtQueryEventStatus");
+    if (status != TB_OK || state == ACL_EVENT_RECORDED_STATUS_COMPLETE) return status;
+    return npu_capture_check_stream(ctx, stream, "stream wait_event",
+                                    "npu does not capture waits for an event whose record is not "
+                                    "complete");
+  }
   return npu_check(ctx, device, aclrtStreamWaitEvent(npu_acl_stream(stream), e->handle),
                    "aclrtStreamWaitEvent");
 }

@@ -14,6 +14,13 @@
  * aclrtDeviceCanAccessPeer and enables it (aclrtDeviceEnablePeerAccess) from the source's
  * device; where it is not available, the bytes go through a pinned host buffer, and an
  * asynchronous copy first waits for its stream (so it stays ordered, but blocks).
+ *
+ * Graph capture (graph.c): AscendCL refuses the blocking copies (aclrtMemcpy) while a capture
+ * forbids them (GLOBAL mode: every thread; THREAD_LOCAL: the capturing thread), and an
+ * asynchronous copy of host memory host_malloc did not allocate, which it runs synchronously;
+ * the adapter reports TB_ERROR_NOT_SUPPORTED and invalidates the captures concerned
+ * (npu_capture_refused).  A copy between devices without peer access goes through the host and
+ * cannot be captured either.
  */
 #define _GNU_SOURCE
 
@@ -22,6 +29,17 @@
 #include <string.h>
 
 #include "npu_runtime.h"
+
+/* The result `err` of AscendCL's `acl_call` for `call` on `device` (and `other`, the copy's
+ * other device), on `stream` (NULL: a blocking copy): a capture's refusal invalidates the
+ * captures concerned (graph.c). */
+static tb_status copy_result(npu_context *ctx, int32_t device, int32_t other, tb_stream stream,
+                             aclError err, const char *call, const char *acl_call) {
+  if (err != ACL_SUCCESS && npu_is_capture_code(err)) {
+    return npu_capture_refused(ctx, device, other, stream, err, call, acl_call);
+  }
+  return npu_check(ctx, device, err, acl_call);
+}
 
 /* ---- block lists ---- */
 
@@ -236,22 +254,22 @@ static tb_status peer_access(npu_context *ctx, int32_t from, int32_t to, bool *d
   return status;
 }
 
-/* Copies between two devices through a pinned host buffer, in pieces. */
-static tb_status staged_copy(npu_context *ctx, int32_t dst_device, void *dst, int32_t src_device,
-                             const void *src, size_t size) {
+/* Copies between two devices through a pinned host buffer, in pieces (for `call`). */
+static tb_status staged_copy(npu_context *ctx, const char *call, int32_t dst_device, void *dst,
+                             int32_t src_device, const void *src, size_t size) {
   size_t piece = size < ((size_t)8 << 20) ? size : ((size_t)8 << 20);
   void *bounce = NULL;
   tb_status status = npu_check(ctx, -1, aclrtMallocHost(&bounce, piece), "aclrtMallocHost");
   for (size_t done = 0; status == TB_OK && done < size; done += piece) {
     size_t n = size - done < piece ? size - done : piece;
     status =
-        npu_check(ctx, src_device,
-                  aclrtMemcpy(bounce, n, (const char *)src + done, n, ACL_MEMCPY_DEVICE_TO_HOST),
-                  "aclrtMemcpy");
+        copy_result(ctx, src_device, dst_device, NULL,
+                    aclrtMemcpy(bounce, n, (const char *)src + done, n, ACL_MEMCPY_DEVICE_TO_HOST),
+                    call, "aclrtMemcpy");
     if (status == TB_OK) {
-      status = npu_check(ctx, dst_device,
-                         aclrtMemcpy((char *)dst + done, n, bounce, n, ACL_MEMCPY_HOST_TO_DEVICE),
-                         "aclrtMemcpy");
+      status = copy_result(ctx, dst_device, src_device, NULL,
+                           aclrtMemcpy((char *)dst + done, n, bounce, n, ACL_MEMCPY_HOST_TO_DEVICE),
+                           call, "aclrtMemcpy");
     }
   }
   if (bounce != NULL && aclrtFreeHost(bounce) != ACL_SUCCESS) npu_drop_acl_messages();
@@ -272,8 +290,9 @@ tb_status npu_memory_copy_h2d(tb_context ctx, int32_t device, void *dst, const v
   if (status == TB_OK) status = check_range(ctx, device, dst, size, "copy_h2d", "destination");
   if (status == TB_OK) status = npu_activate(ctx, device, "copy_h2d");
   if (status != TB_OK) return status;
-  return npu_check(ctx, device, aclrtMemcpy(dst, size, src, size, ACL_MEMCPY_HOST_TO_DEVICE),
-                   "aclrtMemcpy");
+  return copy_result(ctx, device, device, NULL,
+                     aclrtMemcpy(dst, size, src, size, ACL_MEMCPY_HOST_TO_DEVICE), "copy_h2d",
+                     "aclrtMemcpy");
 }
 
 tb_status npu_memory_copy_d2h(tb_context ctx, int32_t device, void *dst, const void *src,
@@ -288,8 +307,9 @@ tb_status npu_memory_copy_d2h(tb_context ctx, int32_t device, void *dst, const v
   if (status == TB_OK) status = check_range(ctx, device, src, size, "copy_d2h", "source");
   if (status == TB_OK) status = npu_activate(ctx, device, "copy_d2h");
   if (status != TB_OK) return status;
-  return npu_check(ctx, device, aclrtMemcpy(dst, size, src, size, ACL_MEMCPY_DEVICE_TO_HOST),
-                   "aclrtMemcpy");
+  return copy_result(ctx, device, device, NULL,
+                     aclrtMemcpy(dst, size, src, size, ACL_MEMCPY_DEVICE_TO_HOST), "copy_d2h",
+                     "aclrtMemcpy");
 }
 
 /* The checks every device-to-device copy makes: devices, faults, ranges. */
@@ -317,9 +337,10 @@ tb_status npu_memory_copy_d2d(tb_context ctx, int32_t dst_device, void *dst, int
   if (src_device != dst_device) status = peer_access(ctx, src_device, dst_device, &direct);
   if (status == TB_OK) status = npu_activate(ctx, src_device, "copy_d2d");
   if (status != TB_OK) return status;
-  if (!direct) return staged_copy(ctx, dst_device, dst, src_device, src, size);
-  return npu_check(ctx, src_device, aclrtMemcpy(dst, size, src, size, ACL_MEMCPY_DEVICE_TO_DEVICE),
-                   "aclrtMemcpy");
+  if (!direct) return staged_copy(ctx, "copy_d2d", dst_device, dst, src_device, src, size);
+  return copy_result(ctx, src_device, dst_device, NULL,
+                     aclrtMemcpy(dst, size, src, size, ACL_MEMCPY_DEVICE_TO_DEVICE), "copy_d2d",
+                     "aclrtMemcpy");
 }
 
 /* ---- asynchronous copies and memset ---- */
@@ -338,10 +359,10 @@ tb_status npu_memory_copy_h2d_async(tb_context ctx, tb_stream stream, void *dst,
     status = check_range(ctx, device, dst, size, "copy_h2d_async", "destination");
   if (status == TB_OK) status = npu_activate(ctx, device, "copy_h2d_async");
   if (status != TB_OK) return status;
-  return npu_check(
-      ctx, device,
+  return copy_result(
+      ctx, device, device, stream,
       aclrtMemcpyAsync(dst, size, src, size, ACL_MEMCPY_HOST_TO_DEVICE, npu_acl_stream(stream)),
-      "aclrtMemcpyAsync");
+      "copy_h2d_async", "aclrtMemcpyAsync");
 }
 
 tb_status npu_memory_copy_d2h_async(tb_context ctx, tb_stream stream, void *dst, const void *src,
@@ -357,10 +378,10 @@ tb_status npu_memory_copy_d2h_async(tb_context ctx, tb_stream stream, void *dst,
   if (status == TB_OK) status = check_range(ctx, device, src, size, "copy_d2h_async", "source");
   if (status == TB_OK) status = npu_activate(ctx, device, "copy_d2h_async");
   if (status != TB_OK) return status;
-  return npu_check(
-      ctx, device,
+  return copy_result(
+      ctx, device, device, stream,
       aclrtMemcpyAsync(dst, size, src, size, ACL_MEMCPY_DEVICE_TO_HOST, npu_acl_stream(stream)),
-      "aclrtMemcpyAsync");
+      "copy_d2h_async", "aclrtMemcpyAsync");
 }
 
 tb_status npu_memory_copy_d2d_async(tb_context ctx, tb_stream stream, int32_t dst_device, void *dst,
@@ -382,14 +403,24 @@ tb_status npu_memory_copy_d2d_async(tb_context ctx, tb_stream stream, int32_t ds
   if (status != TB_OK) return status;
   if (!direct) {
     /* No peer access: the stream's earlier work first, then the bytes through the host. */
-    status = npu_check(ctx, device, aclrtSynchronizeStream(npu_acl_stream(stream)),
-                       "aclrtSynchronizeStream");
-    return status != TB_OK ? status : staged_copy(ctx, dst_device, dst, src_device, src, size);
+    char why[160];
+    snprintf(why, sizeof why,
+             "without peer access from npu:%d to npu:%d the bytes go through the host, which "
+             "cannot be captured",
+             (int)src_device, (int)dst_device);
+    status = npu_capture_check_stream(ctx, stream, "copy_d2d_async", why);
+    if (status == TB_OK) {
+      status = npu_check(ctx, device, aclrtSynchronizeStream(npu_acl_stream(stream)),
+                         "aclrtSynchronizeStream");
+    }
+    return status != TB_OK
+               ? status
+               : staged_copy(ctx, "copy_d2d_async", dst_device, dst, src_device, src, size);
   }
-  return npu_check(
-      ctx, device,
+  return copy_result(
+      ctx, device, device == src_device ? dst_device : src_device, stream,
       aclrtMemcpyAsync(dst, size, src, size, ACL_MEMCPY_DEVICE_TO_DEVICE, npu_acl_stream(stream)),
-      "aclrtMemcpyAsync");
+      "copy_d2d_async", "aclrtMemcpyAsync");
 }
 
 tb_status npu_memory_memset_async(tb_context ctx, tb_stream stream, void *ptr, int value,
@@ -403,8 +434,8 @@ tb_status npu_memory_memset_async(tb_context ctx, tb_stream stream, void *ptr, i
   if (status == TB_OK) status = check_range(ctx, device, ptr, size, "memset_async", "range");
   if (status == TB_OK) status = npu_activate(ctx, device, "memset_async");
   if (status != TB_OK) return status;
-  return npu_check(
-      ctx, device,
+  return copy_result(
+      ctx, device, device, stream,
       aclrtMemsetAsync(ptr, size, (int32_t)(unsigned char)value, size, npu_acl_stream(stream)),
-      "aclrtMemsetAsync");
+      "memset_async", "aclrtMemsetAsync");
 }

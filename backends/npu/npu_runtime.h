@@ -2,8 +2,8 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * Internals of npu's runtime half (vendor.c, error.c, device.c, memory.c, stream.c,
- * event.c), beside npu.h, which is what the kernel half sees.  Like the rest of the adapter it
- * includes only AscendCL's public headers.
+ * event.c, graph.c), beside npu.h, which is what the kernel half sees.  Like the rest of the
+ * adapter it includes only AscendCL's public headers.
  *
  * State.  AscendCL is one per process: its initialisation, its devices' faults and peer access
  * are process-wide, so they are kept process-wide here too (vendor.c: g_acl; error.c: the fault
@@ -35,6 +35,7 @@ TB_VENDOR_SLOTS(NPU_DECLARE_SLOT)
 
 typedef struct npu_stream_rec npu_stream_rec; /* stream.c */
 typedef struct npu_event_rec npu_event_rec;   /* event.c */
+typedef struct tb_graph_impl npu_graph;       /* graph.c */
 
 /* One device_malloc or host_malloc block: where it starts, its size, its device (-1: host). */
 typedef struct npu_block {
@@ -58,6 +59,8 @@ struct tb_context_impl {
   npu_stream_rec *streams;      /* live streams */
   npu_stream_rec *graveyard;    /* destroyed while busy: aclrtDestroyStream would block */
   npu_event_rec *events;
+  npu_graph *graphs;          /* live graphs (graph.c) */
+  npu_graph *graph_graveyard; /* destroyed while their launches run: aclmdlRIDestroy refused */
   npu_blocks device_blocks;
   npu_blocks host_blocks;
 };
@@ -94,6 +97,10 @@ void npu_faults_reset(void);
 bool npu_is_fault_code(int err);
 /* Discards the calling thread's AscendCL messages after an expected failure. */
 void npu_drop_acl_messages(void);
+/* Whether `err` is one of the codes a stream capture refuses a call with (acl_mdl.h:
+ * ACL_ERROR_RT_STREAM_CAPTURED, ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, ...); they map to
+ * TB_ERROR_NOT_SUPPORTED. */
+bool npu_is_capture_code(int err);
 
 /* OPS-B's stream.inject_fault: the next fault npu_check records for `device` gets
  * "<message> (in inject_fault)" in front of its message (error.c). */
@@ -113,6 +120,17 @@ void npu_peers_reset(void);
 
 /* ---- streams and events (stream.c, event.c) ---- */
 
+/* A graph capture in progress on a stream (graph.c): what the ABI's rules need besides
+ * AscendCL's own state of the capture (aclmdlRICaptureGetInfo) -- the mode and thread, and
+ * whether a refused call invalidated it, with the first refusal's message, which capture_end
+ * reports. */
+typedef struct npu_capture {
+  tb_capture_mode mode;
+  pthread_t thread; /* the thread that began it */
+  bool invalid;
+  char message[1024];
+} npu_capture;
+
 /* A stream: npu.h's npu_stream first, so that a tb_stream (what the kernels cast to
  * npu_stream *) is the record's address. */
 struct npu_stream_rec {
@@ -120,6 +138,7 @@ struct npu_stream_rec {
   uint32_t magic;
   npu_context *ctx;
   npu_stream_rec *prev, *next; /* the context's live streams, or its graveyard (next only) */
+  npu_capture *capture;        /* under ctx->mutex; NULL when the stream does not capture */
 };
 
 /* What an event's last record is. */
@@ -147,5 +166,40 @@ void npu_streams_sweep(npu_context *ctx, bool all);
 /* Releases every stream and event of `ctx` (finalize). */
 void npu_streams_release(npu_context *ctx);
 void npu_events_release(npu_context *ctx);
+
+/* ---- graphs (graph.c) ---- */
+
+/* The extension chain of the vendor table (vendor.c): TB_EXTENSION_GRAPHS. */
+const tb_extension_base *npu_extensions(void);
+
+tb_status npu_graph_capture_begin(tb_context ctx, tb_stream stream, tb_capture_mode mode);
+tb_status npu_graph_capture_end(tb_context ctx, tb_stream stream, tb_graph *graph);
+tb_status npu_graph_launch(tb_context ctx, tb_graph graph, tb_stream stream);
+tb_status npu_graph_destroy(tb_context ctx, tb_graph graph);
+
+/* TB_OK when `stream` (a live stream of ctx) does not capture; otherwise refuses `call`
+ * (TB_ERROR_NOT_SUPPORTED, "... not permitted while stream ... captures a graph ...: <why>")
+ * and invalidates the capture. */
+tb_status npu_capture_check_stream(npu_context *ctx, tb_stream stream, const char *call,
+                                   const char *why);
+/* The same for a call that waits for all of `device`'s work: every capture of the device. */
+tb_status npu_capture_check_device(npu_context *ctx, int32_t device, const char *call);
+/* A call `call` concerning `device` and `other_device` (the same for a call of one device),
+ * on `stream` (NULL for a call without one), whose AscendCL call `acl_call` was refused with a
+ * capture code (npu_is_capture_code): the error with AscendCL's message, as
+ * TB_ERROR_NOT_SUPPORTED, invalidating the captures that refuse it -- the capture of `stream`,
+ * and for ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT (an unsafe call) those of the devices whose
+ * mode forbids the calling thread such a call. */
+tb_status npu_capture_refused(npu_context *ctx, int32_t device, int32_t other_device,
+                              tb_stream stream, int err, const char *call, const char *acl_call);
+/* Whether `stream` captures (a snapshot). */
+bool npu_stream_capturing(npu_context *ctx, tb_stream stream);
+/* Ends the capture of stream `s` without a graph (the stream is being destroyed). */
+void npu_capture_abandon(npu_context *ctx, npu_stream_rec *s);
+/* Destroys the graphs of the graveyard whose launches are done (stream create, device
+ * synchronize, graph destroy); all of them at finalize, after the streams (npu_graphs_release,
+ * which releases the live graphs too). */
+void npu_graphs_sweep(npu_context *ctx);
+void npu_graphs_release(npu_context *ctx);
 
 #endif /* TB_NPU_NPU_RUNTIME_H_ */

@@ -11,6 +11,9 @@
  * or destroyed and the device synchronised -- and at finalize.  The handle is invalid at once
  * either way, and tb_device_api::synchronize (aclrtSynchronizeDevice) still waits for the
  * graveyard's work, as the ABI asks.
+ *
+ * A stream that captures a graph (graph.c) refuses query and synchronize: they would wait for
+ * the captured work.  A stream destroyed while it captures ends the capture without a graph.
  */
 #define _GNU_SOURCE
 
@@ -41,6 +44,7 @@ tb_status npu_stream_check(npu_context *ctx, tb_stream stream, const char *call)
 /* aclrtDestroyStream of a stream whose work is done (or which must go now); blocks until its
  * work is done. */
 static void destroy_now(npu_context *ctx, npu_stream_rec *s) {
+  npu_capture_abandon(ctx, s);
   /* aclrtDestroyStream.md: the stream must belong to the current context. */
   if (npu_activate(ctx, s->base.device, "stream destroy") == TB_OK) {
     aclError err = aclrtDestroyStream(s->base.handle);
@@ -107,6 +111,7 @@ tb_status npu_stream_create(tb_context ctx, int32_t device, int32_t priority, tb
   status = npu_activate(ctx, device, "stream create");
   if (status != TB_OK) return status;
   npu_streams_sweep(ctx, false);
+  npu_graphs_sweep(ctx);
   npu_stream_rec *s = calloc(1, sizeof *s);
   if (s == NULL) return npu_fail(ctx, TB_ERROR_OUT_OF_MEMORY, "npu: stream create: out of memory");
   status = npu_activate(ctx, device, "stream create");
@@ -143,6 +148,7 @@ tb_status npu_stream_destroy(tb_context ctx, tb_stream stream) {
   s->prev = NULL;
   s->magic = 0; /* the handle is invalid from now on */
   pthread_mutex_unlock(&ctx->mutex);
+  npu_capture_abandon(ctx, s); /* (its query would refuse a capturing stream) */
   if (npu_activate(ctx, s->base.device, "stream destroy") == TB_OK && stream_done(s)) {
     destroy_now(ctx, s);
   } else {
@@ -157,6 +163,11 @@ tb_status npu_stream_destroy(tb_context ctx, tb_stream stream) {
 
 tb_status npu_stream_query(tb_context ctx, tb_stream stream) {
   tb_status status = npu_stream_check(ctx, stream, "stream query");
+  if (status == TB_OK) {
+    status = npu_capture_check_stream(ctx, stream, "stream query",
+                                      "it would wait for the captured work, which only runs in "
+                                      "the graph");
+  }
   if (status != TB_OK) return status;
   int32_t device = npu_stream_device(stream);
   status = npu_fault_check(device, "stream query");
@@ -171,6 +182,11 @@ tb_status npu_stream_query(tb_context ctx, tb_stream stream) {
 
 tb_status npu_stream_synchronize(tb_context ctx, tb_stream stream) {
   tb_status status = npu_stream_check(ctx, stream, "stream synchronize");
+  if (status == TB_OK) {
+    status = npu_capture_check_stream(ctx, stream, "stream synchronize",
+                                      "it would wait for the captured work, which only runs in "
+                                      "the graph");
+  }
   if (status != TB_OK) return status;
   int32_t device = npu_stream_device(stream);
   status = npu_fault_check(device, "stream synchronize");

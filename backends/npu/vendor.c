@@ -101,7 +101,7 @@ static void build(void) {
       .stream = &k_stream,
       .event = &k_event,
       .kernels = npu_kernel_api(),
-      .extensions = NULL,
+      .extensions = npu_extensions(), /* graph.c: TB_EXTENSION_GRAPHS */
   };
 }
 
@@ -195,6 +195,7 @@ void npu_finalize(tb_context ctx) {
   pthread_mutex_unlock(&g_acl.mutex);
   if (ready) { /* (the context is still valid here: destroying a stream makes its device current) */
     npu_streams_release(ctx);
+    npu_graphs_release(ctx); /* after the streams: no launch is left */
     npu_events_release(ctx);
     npu_blocks_release(&ctx->device_blocks, false);
     npu_blocks_release(&ctx->host_blocks, true);

@@ -195,6 +195,23 @@ static aclTensor *make_tensor(npu_call *c, const tb_tensor *t) {
                          1, t->data);
 }
 
+aclTensor *npu_dense_tensor(npu_call *c, int32_t ndim, const int64_t *sizes, aclDataType dtype,
+                            const void *data) {
+  if (ndim > NPU_MAX_DIMS) {
+    return failure(c, TB_ERROR_NOT_SUPPORTED, "a tensor of %d dimensions (aclnn takes at most %d)",
+                   (int)ndim, NPU_MAX_DIMS);
+  }
+  int64_t strides[NPU_MAX_DIMS + 1] = {0};
+  int64_t numel = 1;
+  for (int32_t d = ndim - 1; d >= 0; d--) {
+    strides[d] = numel;
+    numel *= sizes[d];
+  }
+  aclTensor *x = aclCreateTensor(sizes, (uint64_t)ndim, dtype, strides, 0, ACL_FORMAT_ND, &numel, 1,
+                                 (void *)(uintptr_t)data);
+  return own(c, OBJ_TENSOR, x, "aclCreateTensor");
+}
+
 aclTensor *npu_tensor_of(npu_call *c, const tb_tensor *t) {
   if (t == NULL) return NULL;
   aclTensor *x = make_tensor(c, t);
@@ -347,10 +364,16 @@ tb_status npu_aclnn_launch(npu_call *c, const char *name, aclnnStatus status,
   if (status == ACLNN_SUCCESS) return TB_OK;
   tb_status st = npu_check(c->ctx, c->device, status, name);
   if (status == ACLNN_ERR_RUNTIME_ERROR) {
-    /* the runtime refused the task: when the device has faulted, that fault is the answer */
-    aclrtStreamStatus stream_status;
-    aclError err = aclrtStreamQuery(stream, &stream_status);
-    if (err != ACL_SUCCESS) st = npu_check(c->ctx, c->device, err, name);
+    /* the runtime refused the task: when the device has faulted, that fault is the answer (not
+     * asked of a capturing stream, whose query would invalidate its capture: acl_mdl.h) */
+    aclmdlRICaptureStatus capture = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+    if (aclmdlRICaptureGetInfo(stream, &capture, NULL) != ACL_SUCCESS) {
+      (void)aclGetRecentErrMsg();
+    } else if (capture == ACL_MODEL_RI_CAPTURE_STATUS_NONE) {
+      aclrtStreamStatus stream_status;
+      aclError err = aclrtStreamQuery(stream, &stream_status);
+      if (err != ACL_SUCCESS) st = npu_check(c->ctx, c->device, err, name);
+    }
   }
   return st;
 }

@@ -111,6 +111,11 @@ const tb_tensor *npu_arg_tensor(const npu_call *c, int32_t k);
 double npu_arg_double(const npu_call *c, int32_t k);
 int64_t npu_arg_int(const npu_call *c, int32_t k);
 
+/** A contiguous ND aclTensor of @p ndim @p sizes and @p dtype over device memory at @p data (a
+ *  kernel's scratch from tb_kernel_call::workspace, a device word such as
+ *  tb_rng_key::device_state). */
+aclTensor *npu_dense_tensor(npu_call *c, int32_t ndim, const int64_t *sizes, aclDataType dtype,
+                            const void *data);
 /** An aclTensor over @p t: its sizes and strides, offset 0, ND, storage covering the view. */
 aclTensor *npu_tensor_of(npu_call *c, const tb_tensor *t);
 /** Argument @p k (a tensor; None gives NULL without failing). */

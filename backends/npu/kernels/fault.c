@@ -10,7 +10,10 @@
  * The operands live in one small device buffer per device, allocated on first use and kept for
  * the process (the adapter's reset keeps allocations): the index (INT64 1, written on the
  * stream before the operator), self and out (one FLOAT element; out is never written: the
- * operator faults first).
+ * operator faults first).  The index is written with two memsets (eight zero bytes, then a low
+ * byte of 1: the devices are little-endian) rather than copied from host memory, so that a
+ * stream capturing a graph records inject_fault like any work (an asynchronous copy from host
+ * memory aclrtMallocHost did not allocate is synchronous, which a capture refuses).
  */
 #include <aclnnop/aclnn_index_select.h>
 #include <pthread.h>
@@ -23,7 +26,6 @@ enum { INDEX_OFFSET = 0, VALUE_OFFSET = 8, BUFFER_BYTES = 64 };
 
 static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
 static void *g_buffer[FAULT_MAX_DEVICES];
-static const int64_t k_bad_index = 1; /* the source of an asynchronous copy: static storage */
 
 /* Device `device`'s buffer (current on the calling thread), allocated on first use. */
 static tb_status device_buffer(tb_context ctx, int32_t device, char **buffer) {
@@ -53,9 +55,10 @@ tb_status npu_inject_fault(tb_context ctx, tb_stream stream, const char *message
   if (status == TB_OK) status = device_buffer(ctx, device, &buffer);
   if (status != TB_OK) return status;
   const aclrtStream handle = npu_acl_stream(stream);
-  aclError err = aclrtMemcpyAsync(buffer + INDEX_OFFSET, sizeof k_bad_index, &k_bad_index,
-                                  sizeof k_bad_index, ACL_MEMCPY_HOST_TO_DEVICE, handle);
-  if (err != ACL_SUCCESS) return npu_check(ctx, device, err, "aclrtMemcpyAsync");
+  aclError err =
+      aclrtMemsetAsync(buffer + INDEX_OFFSET, sizeof(int64_t), 0, sizeof(int64_t), handle);
+  if (err == ACL_SUCCESS) err = aclrtMemsetAsync(buffer + INDEX_OFFSET, 1, 1, 1, handle);
+  if (err != ACL_SUCCESS) return npu_check(ctx, device, err, "aclrtMemsetAsync");
   static const int64_t one[1] = {1}, storage[1] = {1};
   aclTensor *self =
       aclCreateTensor(one, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, storage, 1, buffer + VALUE_OFFSET);

@@ -70,6 +70,7 @@
 #include <aclnnop/aclnn_threshold_backward.h>
 #include <aclnnop/aclnn_tril.h>
 #include <aclnnop/aclnn_trunc.h>
+#include <aclnnop/aclnn_uniform.h>
 #include <string.h>
 
 #include "common.h"
@@ -473,8 +474,43 @@ static tb_status fill_(npu_call *c) {
 NPU_KERNEL(k_fill, "fill_.Scalar", fill_, NPU_ALL,
            "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)");
 
+/* bernoulli_.float under graph capture (vendor.h, tb_rng_key::device_state): the key and the
+ * base counter are two device words torch_backend rewrites before each replay, which the work
+ * must read when it runs.  aclnnInplaceBernoulli takes its seed and offset as host scalars,
+ * fixed when the operator is enqueued, and CANN documents no Bernoulli taking them from device
+ * memory; its graph-mode random operators do (aclnnInplaceUniformTensor,
+ * aclnnInplaceNormalTensor, aclnnDropoutGenMaskV2Tensor: a one-element seedTensor and
+ * offsetTensor, plus a host offset added to the latter -- how torch_npu hands its generator's
+ * device state to captured operators).  So the captured draw is uniform numbers of [0, 1) from
+ * aclnnInplaceUniformTensor (key device_state[0], first counter device_state[1] + offset) into
+ * float64 scratch, then self = (u < p) by aclnnLtScalar, both on the call's stream.  The
+ * AscendCL stand-in maps counters to outputs the same way for both operators, so a replay draws
+ * exactly what the eager aclnnInplaceBernoulli draws from the same generator state. */
+static tb_status bernoulli_captured(npu_call *c, double p, const tb_rng_key *key) {
+  const tb_tensor *self = npu_arg_tensor(c, 0);
+  int64_t numel = 1;
+  for (int32_t d = 0; d < self->ndim; d++) numel *= self->sizes[d];
+  if (numel == 0) return TB_OK;
+  if (self->ndim > NPU_MAX_DIMS) return npu_decline(c, "more than %d dimensions", NPU_MAX_DIMS);
+  void *scratch = NULL;
+  tb_status status = c->call->workspace(c->call, (size_t)numel * sizeof(double), &scratch);
+  if (status != TB_OK) {
+    return npu_fail(c->ctx, status, "npu: %s: no scratch of %lld bytes on npu:%d (%s)",
+                    c->call->kernel->name, (long long)numel * (long long)sizeof(double),
+                    (int)c->device, tb_status_name(status));
+  }
+  const int64_t one = 1;
+  aclTensor *u = npu_dense_tensor(c, self->ndim, self->sizes, ACL_DOUBLE, scratch);
+  aclTensor *seed = npu_dense_tensor(c, 1, &one, ACL_UINT64, key->device_state);
+  aclTensor *base = npu_dense_tensor(c, 1, &one, ACL_UINT64, key->device_state + 1);
+  status = NPU_ACLNN(c, InplaceUniformTensor, u, 0.0, 1.0, seed, base, key->offset);
+  if (status != TB_OK) return status;
+  return NPU_ACLNN(c, LtScalar, u, npu_scalar_f(c, p, ACL_DOUBLE), npu_tensor(c, 0));
+}
+
 /* bernoulli_.float: [self, p, generator] -> aclnnInplaceBernoulli with the generator's Philox
- * key and counter (vendor.h "Random numbers") */
+ * key and counter (vendor.h "Random numbers"); while the stream captures a graph, the key and
+ * counter in device memory (bernoulli_captured) */
 static tb_status bernoulli_(npu_call *c) {
   if (!npu_is_tensor(&c->args[0]) || c->args[2].kind != TB_VALUE_RNG) {
     return npu_decline(c, "no generator key");
@@ -482,6 +518,7 @@ static tb_status bernoulli_(npu_call *c) {
   double p = npu_arg_double(c, 1);
   if (!(p >= 0 && p <= 1)) return npu_decline(c, "p outside [0, 1]");
   const tb_rng_key *key = &c->args[2].as.rng;
+  if (key->device_state != NULL) return bernoulli_captured(c, p, key);
   return NPU_ACLNN(c, InplaceBernoulli, npu_tensor(c, 0), npu_scalar_f(c, p, ACL_DOUBLE),
                    (int64_t)key->seed, (int64_t)key->offset);
 }

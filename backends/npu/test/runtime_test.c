@@ -5,7 +5,9 @@
  * AscendCL alone (aclInit deferred), one AscendCL for several contexts and what finalize
  * releases, the error mapping and its messages, the range checks, the sticky fault record
  * (first message kept, npu_expect_fault, reset), busy streams destroyed later, negative elapsed
- * times, and the paths only a failing runtime takes.
+ * times, graphs beyond the conformance suite's checks (random kernels reading their generator
+ * state when the graph runs, capture_end from another thread, graphs destroyed while their
+ * launches run, what finalize releases), and the paths only a failing runtime takes.
  *
  * The adapter's sources are compiled into this program (CMake's tb_npu_objects) over the
  * AscendCL stand-in, so the test reaches the adapter's internals (npu_runtime.h) and can replace
@@ -424,6 +426,213 @@ static void test_peer_copies(void) {
   g_v->finalize(ctx);
 }
 
+/* ---- graphs ---- */
+
+static const tb_graphs_extension *graphs_of(const tb_vendor *v) {
+  for (const tb_extension_base *e = v->extensions; e != NULL; e = e->next) {
+    if (e->type == TB_EXTENSION_GRAPHS) return (const tb_graphs_extension *)e;
+  }
+  return NULL;
+}
+
+/* The kernels' workspace: device_malloc'd and kept until the test frees it (a captured
+ * kernel's scratch stays reserved for the graph's launches). */
+static tb_context g_scratch_ctx;
+static void *g_scratch[16];
+static int g_scratch_count;
+
+static tb_status scratch(const tb_kernel_call *call, size_t bytes, void **ptr) {
+  (void)call;
+  if (ptr == NULL) return TB_ERROR_INVALID_ARGUMENT;
+  if (bytes == 0) {
+    *ptr = NULL;
+    return TB_OK;
+  }
+  if (g_scratch_count == 16) return TB_ERROR_OUT_OF_MEMORY;
+  tb_status status = g_v->memory->device_malloc(g_scratch_ctx, 0, bytes, ptr);
+  if (status == TB_OK) g_scratch[g_scratch_count++] = *ptr;
+  return status;
+}
+
+static void scratch_free(void) {
+  for (int i = 0; i < g_scratch_count; i++) {
+    EXPECT_OK(g_v->memory->device_free(g_scratch_ctx, 0, g_scratch[i]));
+  }
+  g_scratch_count = 0;
+}
+
+/* bernoulli_.float(self, p, generator) through the npu kernel table. */
+static tb_status bernoulli(tb_context ctx, tb_stream stream, const tb_tensor *self, double p,
+                           tb_rng_key key) {
+  const tb_kernel_api *api = g_v->kernels;
+  const tb_kernel *kernel = NULL;
+  for (int64_t i = 0; api != NULL && i < api->count; i++) {
+    if (strcmp(api->kernels[i]->name, "bernoulli_.float") == 0) kernel = api->kernels[i];
+  }
+  if (kernel == NULL) return npu_fail(ctx, TB_ERROR_NOT_SUPPORTED, "no bernoulli_.float kernel");
+  tb_value args[3];
+  memset(args, 0, sizeof args);
+  args[0].kind = TB_VALUE_TENSOR;
+  args[0].as.tensor = self;
+  args[1].kind = TB_VALUE_DOUBLE;
+  args[1].as.f = p;
+  args[2].kind = TB_VALUE_RNG;
+  args[2].as.rng = key;
+  tb_kernel_call call = {sizeof call, stream, args, 3, kernel, scratch, NULL};
+  return kernel->fn(ctx, &call);
+}
+
+typedef struct end_args {
+  tb_context ctx;
+  const tb_graphs_extension *graphs;
+  tb_stream stream;
+  tb_graph graph;
+  tb_status status;
+  char message[512];
+} end_args;
+
+static void *end_elsewhere(void *arg) {
+  end_args *a = arg;
+  a->status = a->graphs->capture_end(a->ctx, a->stream, &a->graph);
+  snprintf(a->message, sizeof a->message, "%s", npu_last_error(a->ctx));
+  return NULL;
+}
+
+static bool graveyard_empty(tb_context ctx) {
+  pthread_mutex_lock(&ctx->mutex);
+  bool empty = ctx->graph_graveyard == NULL;
+  pthread_mutex_unlock(&ctx->mutex);
+  return empty;
+}
+
+static void test_graphs(void) {
+  g_test = "graphs";
+  const tb_graphs_extension *gx = graphs_of(g_v);
+  EXPECT(gx != NULL && gx->base.struct_size == sizeof *gx && gx->capture_begin != NULL &&
+             gx->capture_end != NULL && gx->graph_launch != NULL && gx->graph_destroy != NULL,
+         "no complete TB_EXTENSION_GRAPHS in the chain");
+  if (gx == NULL) return;
+  tb_context ctx = new_context();
+  g_scratch_ctx = ctx;
+  tb_stream s = NULL, other = NULL;
+  EXPECT_OK(g_v->stream->create(ctx, 0, 0, &s));
+  EXPECT_OK(g_v->stream->create(ctx, 0, 0, &other));
+  enum { N = 1000 };
+  void *data = NULL, *state_dev = NULL;
+  EXPECT_OK(g_v->memory->device_malloc(ctx, 0, N * sizeof(float), &data));
+  EXPECT_OK(g_v->memory->device_malloc(ctx, 0, 2 * sizeof(uint64_t), &state_dev));
+  const int64_t sizes[2] = {N / 10, 10}, strides[2] = {10, 1};
+  const tb_tensor self = {sizeof(tb_tensor), data, TB_DTYPE_FLOAT32, 0, 2, sizes, strides};
+  static float eager1[N], eager2[N], got[N];
+
+  /* A random kernel captured with its generator state in device memory draws, at each launch,
+   * what an eager call from the state the memory holds then draws. */
+  EXPECT_OK(bernoulli(ctx, s, &self, 0.3, (tb_rng_key){42, 100, NULL}));
+  EXPECT_OK(g_v->stream->synchronize(ctx, s));
+  EXPECT_OK(g_v->memory->copy_d2h(ctx, 0, eager1, data, sizeof eager1));
+  EXPECT_OK(bernoulli(ctx, s, &self, 0.3, (tb_rng_key){7, 4100, NULL}));
+  EXPECT_OK(g_v->stream->synchronize(ctx, s));
+  EXPECT_OK(g_v->memory->copy_d2h(ctx, 0, eager2, data, sizeof eager2));
+  EXPECT(memcmp(eager1, eager2, sizeof eager1) != 0, "two generator states drew the same");
+  uint64_t state[2] = {42, 0};
+  EXPECT_OK(g_v->memory->copy_h2d(ctx, 0, state_dev, state, sizeof state));
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_GLOBAL));
+  EXPECT_OK(bernoulli(ctx, s, &self, 0.3, (tb_rng_key){42, 100, (const uint64_t *)state_dev}));
+  tb_graph g = NULL;
+  EXPECT_OK(gx->capture_end(ctx, s, &g));
+  const float *want[2] = {eager1, eager2};
+  const uint64_t states[2][2] = {{42, 0}, {7, 4000}};
+  for (int run = 0; run < 2; run++) {
+    EXPECT_OK(g_v->memory->copy_h2d(ctx, 0, state_dev, states[run], sizeof states[run]));
+    EXPECT_OK(g_v->memory->memset_async(ctx, s, data, 0x7f, N * sizeof(float)));
+    EXPECT_OK(gx->graph_launch(ctx, g, s));
+    EXPECT_OK(g_v->stream->synchronize(ctx, s));
+    EXPECT_OK(g_v->memory->copy_d2h(ctx, 0, got, data, sizeof got));
+    EXPECT(memcmp(got, want[run], sizeof got) == 0, "launch %d drew other numbers", run);
+  }
+  EXPECT_OK(gx->graph_destroy(ctx, g));
+  scratch_free();
+
+  /* capture_end belongs to the thread that began the capture (unless relaxed): from another
+   * one it fails and the capture goes on. */
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_THREAD_LOCAL));
+  end_args a = {ctx, gx, s, NULL, TB_OK, ""};
+  pthread_t thread;
+  pthread_create(&thread, NULL, end_elsewhere, &a);
+  pthread_join(thread, NULL);
+  EXPECT(a.status == TB_ERROR_INVALID_ARGUMENT && a.graph == NULL &&
+             strstr(a.message, "ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD") != NULL,
+         "capture_end from another thread: %s (%s)", tb_status_name(a.status), a.message);
+  EXPECT(npu_stream_capturing(ctx, s), "the capture ended");
+  EXPECT_OK(gx->capture_end(ctx, s, &g));
+  EXPECT_OK(gx->graph_destroy(ctx, g));
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_RELAXED));
+  pthread_create(&thread, NULL, end_elsewhere, &a);
+  pthread_join(thread, NULL);
+  EXPECT(a.status == TB_OK && a.graph != NULL, "relaxed: %s (%s)", tb_status_name(a.status),
+         a.message);
+  EXPECT_OK(gx->graph_destroy(ctx, a.graph));
+
+  /* Host memory host_malloc did not allocate: AscendCL copies it synchronously, which a capture
+   * cannot record; host_malloc memory is captured. */
+  void *pinned = NULL;
+  unsigned char pageable[64] = {0};
+  EXPECT_OK(g_v->memory->host_malloc(ctx, 64, &pinned));
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_RELAXED));
+  EXPECT_OK(g_v->memory->copy_h2d_async(ctx, s, data, pinned, 64));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "npu: copy_h2d_async: not permitted while stream",
+                g_v->memory->copy_h2d_async(ctx, s, data, pageable, 64));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT",
+                gx->capture_end(ctx, s, &g));
+  EXPECT(g == NULL, "an invalidated capture gave a graph");
+  /* In GLOBAL mode the same copy on another stream is an unsafe call: refused, and the capture
+   * is invalidated, as by a blocking copy. */
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_GLOBAL));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "copy_d2h_async",
+                g_v->memory->copy_d2h_async(ctx, other, pageable, data, 64));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "copy_d2h_async", gx->capture_end(ctx, s, &g));
+  EXPECT_OK(g_v->memory->host_free(ctx, pinned));
+
+  /* A graph destroyed while its launches are queued goes when they are done. */
+  gate gt = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_GLOBAL));
+  EXPECT_OK(g_v->memory->memset_async(ctx, s, data, 1, 64));
+  EXPECT_OK(gx->capture_end(ctx, s, &g));
+  EXPECT_OK(npu_enter(ctx, 0));
+  EXPECT(standin_launch(npu_acl_stream(other), "gate", gate_task, NULL, &gt) == ACL_SUCCESS,
+         "launch");
+  EXPECT_OK(gx->graph_launch(ctx, g, other));
+  EXPECT_OK(gx->graph_destroy(ctx, g));
+  EXPECT(!graveyard_empty(ctx), "the graph with a queued launch was not kept");
+  EXPECT_STATUS(TB_ERROR_INVALID_ARGUMENT, "not a live graph", gx->graph_launch(ctx, g, s));
+  pthread_create(&thread, NULL, open_later, &gt);
+  EXPECT_OK(g_v->device->synchronize(ctx, 0)); /* waits for the launch, then sweeps */
+  pthread_join(thread, NULL);
+  EXPECT(graveyard_empty(ctx), "the graph stayed in the graveyard");
+
+  /* A stream destroyed while it captures ends the capture; finalize releases the graphs, the
+   * graveyard's and the captures left. */
+  EXPECT_OK(gx->capture_begin(ctx, other, TB_CAPTURE_GLOBAL));
+  EXPECT_OK(g_v->memory->memset_async(ctx, other, data, 2, 64));
+  EXPECT_OK(g_v->stream->destroy(ctx, other));
+  EXPECT_OK(g_v->stream->create(ctx, 0, 0, &other));
+  EXPECT_OK(gx->capture_begin(ctx, other, TB_CAPTURE_GLOBAL));
+  EXPECT_OK(g_v->memory->memset_async(ctx, other, data, 3, 64));
+  EXPECT_OK(gx->capture_end(ctx, other, &g));
+  tb_graph queued = NULL;
+  EXPECT_OK(gx->capture_begin(ctx, other, TB_CAPTURE_GLOBAL));
+  EXPECT_OK(g_v->memory->memset_async(ctx, other, data, 4, 64));
+  EXPECT_OK(gx->capture_end(ctx, other, &queued));
+  gt.open = 0;
+  EXPECT(standin_launch(npu_acl_stream(s), "gate", gate_task, NULL, &gt) == ACL_SUCCESS, "launch");
+  EXPECT_OK(gx->graph_launch(ctx, queued, s));
+  EXPECT_OK(gx->graph_destroy(ctx, queued));
+  EXPECT_OK(gx->capture_begin(ctx, other, TB_CAPTURE_RELAXED));
+  pthread_create(&thread, NULL, open_later, &gt);
+  g_v->finalize(ctx); /* g live, queued in the graveyard, other capturing */
+  pthread_join(thread, NULL);
+}
+
 int main(void) {
   setenv("TB_ASCEND_STANDIN_DEVICES", "2", 1);
   setenv("TB_ASCEND_STANDIN_MEMORY", "256M", 1);
@@ -439,6 +648,7 @@ int main(void) {
   test_faults();
   test_streams_and_events();
   test_peer_copies();
+  test_graphs();
   if (g_failures != 0) {
     fprintf(stderr, "npu runtime test: %d failures\n", g_failures);
     return 1;

@@ -523,7 +523,9 @@ aclnnStatus sop_finish(aclOpExecutor *ex, uint64_t workspace, uint64_t *workspac
   return ACLNN_SUCCESS;
 }
 
-/* Runs on the stream's worker: translates every device address, then runs the operator. */
+/* Runs on the stream's worker: translates every device address, then runs the operator.  It
+ * leaves the executor as it found it but for the translations, so that a task recorded into a
+ * model (stream capture, acl_mdl.h) runs again at every run of the model. */
 static void task_run(void *arg) {
   aclOpExecutor *ex = arg;
   for (int32_t k = 0; k < ex->count; k++) {
@@ -546,7 +548,7 @@ static void task_run(void *arg) {
     }
   }
   if (ex->workspace_size > 0) {
-    void *device = ex->workspace;
+    void *device = ex->workspace_device;
     ex->workspace = standin_device_to_host(device, ex->workspace_size);
     if (ex->workspace == NULL) {
       standin_task_fail("the workspace (%llu bytes at %p) is not inside device memory",
@@ -616,7 +618,7 @@ aclnnStatus sop_launch(const char *name, void *workspace, uint64_t workspaceSize
     if (!executor->repeatable) sop_executor_release(executor);
     return status;
   }
-  ex->workspace = workspace;
+  ex->workspace_device = workspace;
   aclError err = standin_launch(stream, name, task_run, task_release, ex);
   if (err != ACL_SUCCESS) {
     char reason[512];

@@ -195,7 +195,9 @@ struct aclOpExecutor {
   int32_t count;   /* captured tensors */
   aclTensor *t;    /* count copies */
   void **host;     /* while running: host address of each tensor's element 0 (NULL if empty) */
-  void *workspace; /* phase two: device address; while running: host address */
+  void *workspace; /* while running: host address of the workspace */
+  void *workspace_device; /* phase two: its device address (a run translates it afresh: a
+                           * captured task runs again at each run of its model) */
   /* Operator parameters. */
   double f[8];
   int64_t i[8];

@@ -2,12 +2,28 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * aclnnInplaceBernoulli (ops-math random/bernoulli docs): selfRef's elements become 1 with
- * probability prob, else 0.  The stand-in draws from Philox-4x32-10 with key `seed`: element i
- * of selfRef (row-major) takes 32-bit output number offset + i of the stream (word
- * (offset + i) % 4 of counter block (offset + i) / 4), so a run reproduces from (seed,
- * offset) whatever the layout, and a call uses numel outputs from offset on.
+ * probability prob, else 0.  aclnnInplaceUniform and aclnnInplaceUniformTensor (ops-math
+ * random/dsa_random_uniform docs): selfRef's elements are drawn uniformly from [from, to).
+ *
+ * The stand-in draws from Philox-4x32-10 with key `seed`: element i of selfRef (row-major)
+ * takes 32-bit output number offset + i of the stream (word (offset + i) % 4 of counter block
+ * (offset + i) / 4), so a run reproduces from (seed, offset) whatever the layout, and a call
+ * uses numel outputs from offset on.  Every operator turns output w into u = w / 2^32 in [0, 1)
+ * the same way: Bernoulli's element is u < prob, Uniform's from + (to - from) * u, so that
+ * uniform numbers of [0, 1) compared with prob (aclnnLtScalar) give Bernoulli's draws exactly.
+ *
+ * aclnnInplaceUniformTensor takes the key and the base counter as one-element device tensors,
+ * read when the operator runs: the form a captured operator (stream capture, acl_mdl.h) needs
+ * to draw new numbers at every run of its model.  (CANN documents such "Tensor" forms for the
+ * operators graph mode uses -- aclnnInplaceUniformTensor, aclnnInplaceNormalTensor,
+ * aclnnDropoutGenMaskV2Tensor --, none for Bernoulli: a captured Bernoulli is a uniform draw
+ * and a comparison.)
  */
+#include <math.h>
+#include <string.h>
+
 #include "aclnnop/aclnn_bernoulli.h"
+#include "aclnnop/aclnn_uniform.h"
 #include "internal.h"
 
 static void philox(uint64_t key, uint64_t block, uint32_t out[4]) {
@@ -29,18 +45,27 @@ static void philox(uint64_t key, uint64_t block, uint32_t out[4]) {
   out[3] = c3;
 }
 
+/* Element e's u in [0, 1): output number offset + e of the stream of key `seed`. */
+typedef struct draws {
+  uint64_t seed, offset;
+  uint32_t words[4];
+} draws;
+
+static double next_u(draws *d, int64_t e) {
+  uint64_t j = d->offset + (uint64_t)e;
+  if (e == 0 || j % 4 == 0) philox(d->seed, j / 4, d->words);
+  return (double)d->words[j % 4] * (1.0 / 4294967296.0);
+}
+
 /* f[0]: prob; i[0]: seed; i[1]: offset */
 static void bernoulli_run(aclOpExecutor *ex) {
   const aclTensor *t[1] = {&ex->t[0]};
   void *base[1] = {sop_host(ex, 0)};
   sop_iter it;
   int64_t n = sop_iter_init(&it, t[0]->ndim, t[0]->dims, 1, t, base);
-  uint64_t seed = (uint64_t)ex->i[0], offset = (uint64_t)ex->i[1];
-  uint32_t words[4];
+  draws d = {(uint64_t)ex->i[0], (uint64_t)ex->i[1], {0, 0, 0, 0}};
   for (int64_t e = 0; e < n; e++, sop_iter_next(&it)) {
-    uint64_t j = offset + (uint64_t)e;
-    if (e == 0 || j % 4 == 0) philox(seed, j / 4, words);
-    double u = (double)words[j % 4] * (1.0 / 4294967296.0);
+    double u = next_u(&d, e);
     sop_store_i(it.ptr[0], t[0]->dtype, u < ex->f[0] ? 1 : 0);
   }
 }
@@ -65,3 +90,91 @@ aclnnStatus aclnnInplaceBernoulliGetWorkspaceSize(const aclTensor *selfRef, cons
   return sop_finish(ex, 0, workspaceSize, executor);
 }
 SOP_PHASE_TWO(InplaceBernoulli)
+
+/* ---- uniform ---- */
+
+/* The dtypes of selfRef the uniform operators fill (BOOL is deprecated: aclnnInplaceBernoulli). */
+#define UNIFORM_TYPES (SOP_FLOATS | SOP_INTS)
+
+/* f[0]: from; f[1]: to; i[0]: seed; i[1]: offset; i[2]: 1 when tensors 1 and 2 hold the seed
+ * and the base counter (aclnnInplaceUniformTensor), read now. */
+static void uniform_run(aclOpExecutor *ex) {
+  const aclTensor *t[1] = {&ex->t[0]};
+  void *base[1] = {sop_host(ex, 0)};
+  draws d = {(uint64_t)ex->i[0], (uint64_t)ex->i[1], {0, 0, 0, 0}};
+  if (ex->i[2]) {
+    uint64_t seed = 0, counter = 0;
+    memcpy(&seed, sop_host(ex, 1), sizeof seed);
+    memcpy(&counter, sop_host(ex, 2), sizeof counter);
+    d.seed = seed;
+    d.offset += counter;
+  }
+  sop_iter it;
+  int64_t n = sop_iter_init(&it, t[0]->ndim, t[0]->dims, 1, t, base);
+  const double from = ex->f[0], span = ex->f[1] - ex->f[0];
+  const bool floating = sop_is_float(t[0]->dtype);
+  for (int64_t e = 0; e < n; e++, sop_iter_next(&it)) {
+    double v = from + span * next_u(&d, e);
+    if (floating) {
+      sop_store_f(it.ptr[0], t[0]->dtype, v);
+    } else {
+      sop_store_i(it.ptr[0], t[0]->dtype, (int64_t)floor(v));
+    }
+  }
+}
+
+static aclnnStatus uniform_prepare(const char *op, const aclTensor *selfRef, double from, double to,
+                                   uint64_t seed, const aclTensor *seedTensor,
+                                   const aclTensor *offsetTensor, uint64_t offset,
+                                   uint64_t *workspaceSize, aclOpExecutor **executor) {
+  const bool tensors = seedTensor != NULL || offsetTensor != NULL;
+  SOP_CHECK(sop_check_tensor(op, "selfRef", selfRef, UNIFORM_TYPES));
+  if (!(from <= to)) { /* NaN too */
+    return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "from (%g) must not exceed to (%g)", from, to);
+  }
+  if (tensors) {
+    const aclTensor *args[2] = {seedTensor, offsetTensor};
+    const char *names[2] = {"seedTensor", "offsetTensor"};
+    for (int k = 0; k < 2; k++) {
+      SOP_CHECK(sop_check_tensor(op, names[k], args[k], SOP_BIT(ACL_UINT64)));
+      if (sop_numel(args[k]) != 1) {
+        return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "%s has %lld elements; it must have one",
+                        names[k], (long long)sop_numel(args[k]));
+      }
+    }
+  }
+  aclOpExecutor *ex = sop_executor_new(op, tensors ? 3 : 1, uniform_run);
+  if (ex == NULL) return ACLNN_ERR_INNER;
+  sop_capture(ex, 0, selfRef);
+  if (tensors) {
+    sop_capture(ex, 1, seedTensor);
+    sop_capture(ex, 2, offsetTensor);
+  }
+  ex->f[0] = from;
+  ex->f[1] = to;
+  ex->i[0] = (int64_t)seed;
+  ex->i[1] = (int64_t)offset;
+  ex->i[2] = tensors;
+  return sop_finish(ex, 0, workspaceSize, executor);
+}
+
+aclnnStatus aclnnInplaceUniformGetWorkspaceSize(const aclTensor *selfRef, double from, double to,
+                                                uint64_t seed, uint64_t offset,
+                                                uint64_t *workspaceSize, aclOpExecutor **executor) {
+  return uniform_prepare("aclnnInplaceUniform", selfRef, from, to, seed, NULL, NULL, offset,
+                         workspaceSize, executor);
+}
+SOP_PHASE_TWO(InplaceUniform)
+
+aclnnStatus aclnnInplaceUniformTensorGetWorkspaceSize(const aclTensor *selfRef, double from,
+                                                      double to, const aclTensor *seedTensor,
+                                                      const aclTensor *offsetTensor,
+                                                      uint64_t offset, uint64_t *workspaceSize,
+                                                      aclOpExecutor **executor) {
+  static const char op[] = "aclnnInplaceUniformTensor";
+  SOP_CHECK(sop_check_nonnull(op, "seedTensor", seedTensor));
+  SOP_CHECK(sop_check_nonnull(op, "offsetTensor", offsetTensor));
+  return uniform_prepare(op, selfRef, from, to, 0, seedTensor, offsetTensor, offset, workspaceSize,
+                         executor);
+}
+SOP_PHASE_TWO(InplaceUniformTensor)

@@ -9,9 +9,13 @@
  * one; every thread that sets the device shares that context.  aclrtResetDevice
  * (aclrtResetDevice.md) waits for the device's work, clears a fault of the device (the
  * stand-in's sticky faults, standin.h) and drops one reference; the last one releases the
- * context: its streams (the default one included), its events and its memory.  A thread whose
- * current device lost its context that way has no current device any more
- * (ACL_ERROR_RT_CONTEXT_NULL), as after aclFinalize.
+ * context: its streams (the default one included), its events, its model runtime instances
+ * (captures in progress end without a model) and its memory.  A thread whose current device
+ * lost its context that way has no current device any more (ACL_ERROR_RT_CONTEXT_NULL), as
+ * after aclFinalize.
+ *
+ * aclrtSynchronizeDevice would wait for the captured work of a capturing stream of the device
+ * (acl_mdl.h): it fails with ACL_ERROR_RT_STREAM_CAPTURED and invalidates the device's captures.
  */
 #define _GNU_SOURCE
 
@@ -107,6 +111,7 @@ aclError aclrtGetDevice(int32_t *deviceId) {
  * memory.  The caller holds the device's mutex, which this releases once the context is gone,
  * so that an aclrtSetDevice racing with the release creates a fresh context after it. */
 static void release_context(sd_device *device) {
+  for (sd_stream *s = device->streams; s != NULL; s = s->next) sd_capture_abandon(s);
   sd_stream *streams = device->streams;
   sd_event *events = device->events;
   device->streams = NULL;
@@ -129,6 +134,7 @@ static void release_context(sd_device *device) {
     sd_event_free(events);
     events = next;
   }
+  sd_models_release(device); /* after the streams: no run of a model is left */
   sd_arena_clear(&device->arena);
   pthread_mutex_unlock(&device->mutex);
   /* Access other devices granted to this one ends with its context (one lock at a time). */
@@ -223,6 +229,7 @@ aclError aclrtSynchronizeDevice(void) {
   int32_t device = -1;
   aclError err = sd_check_init("aclrtSynchronizeDevice");
   if (err == ACL_SUCCESS) err = sd_current_device("aclrtSynchronizeDevice", &device);
+  if (err == ACL_SUCCESS) err = sd_capture_refuse_device(device, "aclrtSynchronizeDevice");
   if (err != ACL_SUCCESS) return err;
   sd_wait_device(device);
   return sd_check_fault(device, "aclrtSynchronizeDevice");

@@ -18,7 +18,11 @@
  *   - aclrtEventElapsedTime needs two completed records of ACL_EVENT_TIME_LINE events of one
  *     device, and reports an end earlier than the start as ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL;
  *   - records keep working on a faulted device (they carry no work); queries and
- *     synchronisations report the fault.
+ *     synchronisations report the fault;
+ *   - on a capturing stream (acl_mdl.h), CANN records event records and waits into the model
+ *     (multi-stream capture); the stand-in does not: aclrtRecordEvent, and aclrtStreamWaitEvent
+ *     of a record not yet complete, fail with ACL_ERROR_RT_FEATURE_NOT_SUPPORT and invalidate
+ *     the capture (sd_capture_add).  A wait for a complete record needs no task and succeeds.
  */
 #define _GNU_SOURCE
 

@@ -15,6 +15,15 @@
  * source's device to the destination's, as on A2 (aclrtMemcpy.md).  aclrtMemcpyAsync from or
  * to memory that aclrtMallocHost did not allocate returns once the copy is done
  * (aclrtMemcpyAsync.md); with aclrtMallocHost memory it only enqueues the copy.
+ *
+ * Stream capture (acl_mdl.h, aclmdlRICaptureBegin.md): aclrtMemcpy and the synchronous form of
+ * aclrtMemcpyAsync (host memory aclrtMallocHost did not allocate) are the "unsafe" calls a
+ * capture mode restricts on the capturing stream's device: refused with
+ * ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, the capture going on (as CANN's runtime does).  On the
+ * capturing stream itself the synchronous form cannot be recorded at all: it fails with that
+ * code in every mode and invalidates the capture.  Copies and memsets of aclrtMallocHost or
+ * device memory on a capturing stream are recorded like any task: each run of the model
+ * copies the bytes the addresses hold then.
  */
 #define _GNU_SOURCE
 
@@ -286,6 +295,12 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
   if (err != ACL_SUCCESS || count == 0) return err;
   copy_plan plan;
   err = plan_copy("aclrtMemcpy", dst, destMax, src, count, kind, &plan);
+  if (err == ACL_SUCCESS && plan.dst.device >= 0) {
+    err = sd_capture_check_unsafe(plan.dst.device, "aclrtMemcpy");
+  }
+  if (err == ACL_SUCCESS && plan.src.device >= 0 && plan.src.device != plan.dst.device) {
+    err = sd_capture_check_unsafe(plan.src.device, "aclrtMemcpy");
+  }
   if (err == ACL_SUCCESS) memmove(plan.dst.address, plan.src.address, count);
   return err;
 }
@@ -364,15 +379,23 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
                      (int)(plan.dst.device >= 0 ? plan.dst.device : plan.src.device));
     }
   }
+  /* Memory aclrtMallocHost did not allocate: the call returns once the copy is done. */
+  bool pageable =
+      err == ACL_SUCCESS && count != 0 &&
+      ((plan.dst.device < 0 && !plan.dst.pinned) || (plan.src.device < 0 && !plan.src.pinned));
+  if (pageable && sd_stream_capturing(s)) {
+    err = sd_capture_refuse_call(s, ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, call,
+                                 "a copy from or to host memory that aclrtMallocHost did not "
+                                 "allocate is synchronous and cannot be captured");
+  } else if (pageable) {
+    err = sd_capture_check_unsafe(s->device, call);
+  }
   if (err == ACL_SUCCESS && count != 0) {
     copy_task *c = malloc(sizeof *c);
     if (c == NULL) {
       err = sd_error(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, "%s: out of host memory", call);
     } else {
       *c = (copy_task){plan.dst.address, plan.src.address, count, plan.src.device};
-      /* Memory aclrtMallocHost did not allocate: the call returns once the copy is done. */
-      bool pageable =
-          (plan.dst.device < 0 && !plan.dst.pinned) || (plan.src.device < 0 && !plan.src.pinned);
       err = enqueue(s, call, run_copy, c, pageable);
     }
   }

@@ -12,10 +12,13 @@
  *                host code touching device memory faults; shadow view for the runtime);
  *   - memory.c   aclrtMalloc/Free, pinned host memory, copies, memset, aclrtGetMemInfo;
  *   - stream.c   streams (worker threads running tasks in order), standin_launch;
- *   - event.c    events, their records and timestamps, stream waits, elapsed time.
+ *   - event.c    events, their records and timestamps, stream waits, elapsed time;
+ *   - model.c    stream capture into model runtime instances (aclmdlRI*), their runs.
  *
  * Locking order (outer to inner): g_rt.mutex (init state) -> device.mutex -> stream.mutex ->
- * g_rt.records_mutex; arena locks and the handle registry's lock are leaves.
+ * g_rt.records_mutex; arena locks and the handle registry's lock are leaves.  A model's run
+ * mutex is held by the worker that runs it, which takes no other lock meanwhile but leaves
+ * (a nested model's run mutex, the fault record).
  */
 #ifndef TB_STANDIN_RUNTIME_H_
 #define TB_STANDIN_RUNTIME_H_
@@ -41,6 +44,7 @@
 
 #define SD_STREAM_MAGIC 0x73647374u /* "sdst" */
 #define SD_EVENT_MAGIC 0x73646576u  /* "sdev" */
+#define SD_MODEL_MAGIC 0x73646d64u  /* "sdmd" */
 
 /* ---- errors (error.c) ---------------------------------------------------------------- */
 
@@ -103,6 +107,8 @@ void sd_arena_usage(sd_arena *arena, uint64_t capacity, size_t *free_bytes, size
 
 typedef struct sd_record sd_record;
 typedef struct sd_stream sd_stream;
+typedef struct sd_capture sd_capture; /* model.c */
+typedef struct sd_model sd_model;     /* model.c */
 
 typedef enum sd_task_kind {
   SD_TASK_WORK,   /* run(arg); dropped (not run) once the device has faulted */
@@ -134,6 +140,9 @@ struct sd_stream {
   bool started, stopping;
   pthread_t thread;
   sd_stream *next; /* the device's list of streams */
+  /* The capture in progress (aclmdlRICaptureBegin), NULL when none: read under mutex, changed
+   * under the device's mutex and mutex.  sd_stream_enqueue hands it the stream's tasks. */
+  sd_capture *capture;
 };
 
 /* A stream with its worker not started (it starts on the first task). */
@@ -141,8 +150,13 @@ aclError sd_stream_new(int32_t device, uint64_t context, bool is_default, sd_str
 /* Waits for the stream's tasks, stops its worker and drops the handle's reference. */
 void sd_stream_shutdown(sd_stream *stream);
 void sd_stream_release(sd_stream *stream);
-/* Enqueues `task` (which the stream then owns); returns the task's sequence number. */
+/* Enqueues `task` (which the stream then owns); returns the task's sequence number.  On a
+ * capturing stream the task goes into the capture's model instead (sequence 0: nothing to wait
+ * for), or is refused (see model.c); on failure the caller still owns the task. */
 aclError sd_stream_enqueue(sd_stream *stream, sd_task *task, uint64_t *sequence);
+/* Runs a task of a model on the calling worker (the replay of the model, a task itself): fault
+ * messages (standin_task_fail) name `task`, on `device`. */
+void sd_run_nested(const sd_task *task, int32_t device);
 /* Waits until `target` tasks of the stream have completed. */
 void sd_stream_wait(sd_stream *stream, uint64_t target);
 uint64_t sd_stream_enqueued(sd_stream *stream);
@@ -187,6 +201,9 @@ typedef struct sd_device {
   int stream_count;
   int sync_event_count;
   sd_event *events;
+  sd_capture *captures;      /* the captures in progress on its streams (model.c) */
+  _Atomic int capture_count; /* their number, read without the mutex */
+  sd_model *models;          /* its context's model runtime instances (model.c) */
   bool peer[SD_MAX_DEVICES]; /* access from this device to that one was enabled */
   /* The sticky fault (standin.h): the code, 0 when healthy; the message under fault_mutex. */
   _Atomic int fault;
@@ -231,10 +248,42 @@ void sd_devices_finalize(void);
 /* Whether copies from @p from's memory to @p to's may run (same device, or peer access). */
 bool sd_peer_allowed(int32_t from, int32_t to);
 
+/* ---- stream capture and models (model.c) --------------------------------------------- */
+
+/* Called by sd_stream_enqueue with the stream's mutex held while it captures: records `task`
+ * into the capture's model (ACL_SUCCESS: the model owns it), drops it when the capture is
+ * invalidated already (ACL_SUCCESS: released), or refuses what a model cannot hold (event
+ * records and waits), invalidating the capture (the caller keeps the task). */
+aclError sd_capture_add(sd_stream *stream, sd_task *task);
+/* A call that would wait for `stream`'s captured work (`call`): when the stream captures,
+ * invalidates the capture and returns ACL_ERROR_RT_STREAM_CAPTURED with a message; else
+ * ACL_SUCCESS. */
+aclError sd_capture_refuse_stream(sd_stream *stream, const char *call);
+/* The same for a call that waits for all of `device`'s work: every capture of the device. */
+aclError sd_capture_refuse_device(int32_t device, const char *call);
+/* An unsafe call (acl_mdl.h) concerning `device` by the calling thread:
+ * ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT with a message when a capture of the device forbids it
+ * (GLOBAL, or THREAD_LOCAL begun by this thread); the capture goes on.  ACL_SUCCESS otherwise. */
+aclError sd_capture_check_unsafe(int32_t device, const char *call);
+/* Invalidates the capture of `stream` (if any) because of `call`, which cannot be captured:
+ * returns `code` with a message saying `why`. */
+aclError sd_capture_refuse_call(sd_stream *stream, aclError code, const char *call,
+                                const char *why);
+/* Whether `stream` captures (a snapshot). */
+bool sd_stream_capturing(sd_stream *stream);
+/* Ends the capture of `stream` without a model (the stream is destroyed).  The caller holds
+ * the device's mutex. */
+void sd_capture_abandon(sd_stream *stream);
+/* Releases the models of a device context going away (its streams are shut down, its captures
+ * abandoned).  The caller holds the device's mutex. */
+void sd_models_release(sd_device *device);
+
 /* Registry of live handles (stream.c): membership tests that never dereference. */
 bool sd_handle_add(void *handle);
 void sd_handle_remove(void *handle);
 bool sd_handle_live(const void *handle);
+/* The same, for a caller holding g_rt.handles_mutex. */
+bool sd_handle_live_locked(const void *handle);
 void sd_handles_clear(void);
 
 /* The device whose memory holds [ptr, ptr + bytes) and its shadow address; -1 when the range

@@ -10,7 +10,13 @@
  * synchronisation reports the fault until aclrtResetDevice (standin.h).
  *
  * aclrtDestroyStream waits for the stream's tasks before it destroys it
- * (aclrtDestroyStream.md); so does the release of a device context.
+ * (aclrtDestroyStream.md); so does the release of a device context.  A stream destroyed while
+ * it captures (acl_mdl.h) loses its capture: the tasks recorded so far are released, no model
+ * comes of it.
+ *
+ * While a stream captures, sd_stream_enqueue hands its tasks to the capture (model.c) instead
+ * of the worker, and the calls that would wait for them (aclrtSynchronizeStream,
+ * aclrtStreamQuery) fail with ACL_ERROR_RT_STREAM_CAPTURED and invalidate the capture.
  *
  * The registry of live handles lets every call check a stream or event handle without
  * touching memory behind a stale one.
@@ -94,6 +100,10 @@ void sd_handle_remove(void *handle) {
     g_live--;
   }
   pthread_mutex_unlock(&g_rt.handles_mutex);
+}
+
+bool sd_handle_live_locked(const void *handle) {
+  return handle != NULL && find(handle) < g_slot_count;
 }
 
 bool sd_handle_live(const void *handle) {
@@ -202,9 +212,25 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+void sd_run_nested(const sd_task *task, int32_t device) {
+  const sd_task *outer = t_task;
+  int32_t outer_device = t_task_device;
+  t_task = task;
+  t_task_device = device;
+  task->run(task->arg);
+  t_task = outer;
+  t_task_device = outer_device;
+}
+
 aclError sd_stream_enqueue(sd_stream *s, sd_task *task, uint64_t *sequence) {
   task->next = NULL;
   pthread_mutex_lock(&s->mutex);
+  if (s->capture != NULL) {
+    aclError err = sd_capture_add(s, task);
+    pthread_mutex_unlock(&s->mutex);
+    if (err == ACL_SUCCESS && sequence != NULL) *sequence = 0; /* nothing to wait for */
+    return err;
+  }
   if (!s->started) {
     int rc = pthread_create(&s->thread, NULL, worker_main, s);
     if (rc != 0) {
@@ -351,7 +377,10 @@ aclError aclrtDestroyStream(aclrtStream stream) {
       break;
     }
   }
-  if (found) device->stream_count--;
+  if (found) {
+    device->stream_count--;
+    sd_capture_abandon(s); /* a capture in progress ends with its stream */
+  }
   pthread_mutex_unlock(&device->mutex);
   sd_stream_release(s); /* the reference resolve took; the handle's stays for shutdown */
   if (!found) {
@@ -367,6 +396,11 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
   sd_stream *s = NULL;
   if (err == ACL_SUCCESS) err = sd_resolve_stream(stream, false, "aclrtSynchronizeStream", &s);
   if (err != ACL_SUCCESS) return err;
+  err = sd_capture_refuse_stream(s, "aclrtSynchronizeStream");
+  if (err != ACL_SUCCESS) {
+    sd_stream_release(s);
+    return err;
+  }
   sd_stream_wait(s, sd_stream_enqueued(s));
   int32_t device = s->device;
   sd_stream_release(s);
@@ -380,6 +414,11 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status) {
   sd_stream *s = NULL;
   err = sd_resolve_stream(stream, false, "aclrtStreamQuery", &s);
   if (err != ACL_SUCCESS) return err;
+  err = sd_capture_refuse_stream(s, "aclrtStreamQuery");
+  if (err != ACL_SUCCESS) {
+    sd_stream_release(s);
+    return err;
+  }
   bool idle = sd_stream_idle(s);
   int32_t device = s->device;
   sd_stream_release(s);

@@ -2,10 +2,10 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * The stand-in runtime's test: each AscendCL call of libascendcl.so with its documented
- * results and error codes, the sticky fault contract of standin.h, the operator library's
- * entry points, and host access to device memory (a forked child that touches a device pointer
- * dies of SIGSEGV).  Plain C, no framework: each test function checks with EXPECT_* and the
- * program exits 1 when any check failed.
+ * results and error codes, the sticky fault contract of standin.h, stream capture into model
+ * runtime instances (acl_mdl.h), the operator library's entry points, and host access to
+ * device memory (a forked child that touches a device pointer dies of SIGSEGV).  Plain C, no
+ * framework: each test function checks with EXPECT_* and the program exits 1 when any check failed.
  */
 #define _GNU_SOURCE
 
@@ -791,6 +791,372 @@ static void test_reset_releases(void) {
   EXPECT_OK(aclrtSetDevice(0));
 }
 
+/* ---- stream capture (acl_mdl.h) ---- */
+
+/* Tasks of a model run one at a time even when two streams run the model. */
+static _Atomic int g_active, g_max_active;
+static void overlap_task(void *arg) {
+  int now = atomic_fetch_add(&g_active, 1) + 1;
+  int seen = atomic_load(&g_max_active);
+  while (now > seen && !atomic_compare_exchange_weak(&g_max_active, &seen, now)) {
+  }
+  sleep_ms(*(int *)arg);
+  atomic_fetch_sub(&g_active, 1);
+}
+
+/* Whether a gate of the test was passed, and runs that ran before it was. */
+static _Atomic int g_passed, g_early;
+static void pass_task(void *arg) {
+  (void)arg;
+  atomic_store(&g_passed, 1);
+}
+static void check_passed_task(void *arg) {
+  (void)arg;
+  if (!atomic_load(&g_passed)) atomic_fetch_add(&g_early, 1);
+  atomic_fetch_add(&g_ran, 1);
+}
+
+typedef struct capture_thread_args {
+  aclrtStream stream;
+  void *dst;
+  const void *src;
+  size_t bytes;
+  aclmdlRI model;
+  aclError result;
+} capture_thread_args;
+
+/* Another thread's aclrtMemcpy host -> device. */
+static void *memcpy_thread(void *arg) {
+  capture_thread_args *a = arg;
+  a->result = aclrtMemcpy(a->dst, a->bytes, a->src, a->bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+  (void)aclGetRecentErrMsg();
+  return NULL;
+}
+
+/* Another thread's aclmdlRICaptureEnd. */
+static void *end_thread(void *arg) {
+  capture_thread_args *a = arg;
+  a->result = aclmdlRICaptureEnd(a->stream, &a->model);
+  (void)aclGetRecentErrMsg();
+  return NULL;
+}
+
+static aclError memcpy_from_other_thread(void *dst, const void *src, size_t bytes) {
+  capture_thread_args a = {NULL, dst, src, bytes, NULL, -1};
+  pthread_t thread;
+  pthread_create(&thread, NULL, memcpy_thread, &a);
+  pthread_join(thread, NULL);
+  return a.result;
+}
+
+static aclmdlRICaptureStatus capture_status(aclrtStream s) {
+  aclmdlRICaptureStatus status = (aclmdlRICaptureStatus)-1;
+  aclmdlRI model = NULL;
+  EXPECT_OK(aclmdlRICaptureGetInfo(s, &status, &model));
+  EXPECT((status == ACL_MODEL_RI_CAPTURE_STATUS_NONE) == (model == NULL), "status %d with model %p",
+         (int)status, model);
+  return status;
+}
+
+static void test_capture(void) {
+  g_test = "capture";
+  EXPECT_OK(aclrtSetDevice(0));
+  aclrtStream s = NULL, other = NULL;
+  EXPECT_OK(aclrtCreateStream(&s));
+  EXPECT_OK(aclrtCreateStream(&other));
+  aclmdlRI model = NULL, model2 = NULL;
+
+  /* Arguments. */
+  EXPECT_FAIL(ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, "default stream",
+              aclmdlRICaptureBegin(NULL, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_FAIL(ACL_ERROR_INVALID_PARAM, "unknown aclmdlRICaptureMode 7",
+              aclmdlRICaptureBegin(s, (aclmdlRICaptureMode)7));
+  EXPECT_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "not a live stream",
+              aclmdlRICaptureBegin((aclrtStream)&model, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_FAIL(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "does not capture", aclmdlRICaptureEnd(s, &model));
+  EXPECT_FAIL(ACL_ERROR_INVALID_PARAM, "modelRI is NULL", aclmdlRICaptureEnd(s, NULL));
+  EXPECT_FAIL(ACL_ERROR_INVALID_PARAM, "both NULL", aclmdlRICaptureGetInfo(s, NULL, NULL));
+  EXPECT(capture_status(s) == ACL_MODEL_RI_CAPTURE_STATUS_NONE, "a fresh stream captures");
+  EXPECT(capture_status(NULL) == ACL_MODEL_RI_CAPTURE_STATUS_NONE, "the default stream");
+  EXPECT_FAIL(ACL_ERROR_INVALID_PARAM, "not a live model", aclmdlRIExecuteAsync(NULL, s));
+  EXPECT_FAIL(ACL_ERROR_INVALID_PARAM, "not a live model", aclmdlRIExecuteAsync(s, s));
+  EXPECT_FAIL(ACL_ERROR_INVALID_PARAM, "not a live model", aclmdlRIDestroy(&model));
+
+  /* Captured work does not run; each run of the model runs it again, and its arguments are
+   * released with the model. */
+  atomic_store(&g_ran, 0);
+  atomic_store(&g_released, 0);
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_FAIL(ACL_ERROR_RT_STREAM_CAPTURED, "captures already",
+              aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+  EXPECT(capture_status(s) == ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE, "capturing");
+  EXPECT(capture_status(other) == ACL_MODEL_RI_CAPTURE_STATUS_NONE, "another stream");
+  aclmdlRI building = NULL;
+  EXPECT_OK(aclmdlRICaptureGetInfo(s, NULL, &building));
+  EXPECT_FAIL(ACL_ERROR_RT_MODEL_CAPTURED, "being captured", aclmdlRIExecuteAsync(building, other));
+  EXPECT_FAIL(ACL_ERROR_RT_MODEL_CAPTURED, "being captured", aclmdlRIDestroy(building));
+  for (int i = 0; i < 3; i++) EXPECT_OK(standin_launch(s, "count", count_run, count_release, NULL));
+  sleep_ms(20);
+  EXPECT(atomic_load(&g_ran) == 0, "captured work ran: %d", atomic_load(&g_ran));
+  EXPECT_OK(aclrtSynchronizeStream(other)); /* other streams are unaffected */
+  EXPECT_OK(aclmdlRICaptureEnd(s, &model));
+  EXPECT(model == building, "the model %p is not the one being built (%p)", model, building);
+  EXPECT(capture_status(s) == ACL_MODEL_RI_CAPTURE_STATUS_NONE, "the capture ended");
+  EXPECT_OK(aclrtSynchronizeStream(s)); /* nothing was queued */
+  EXPECT(atomic_load(&g_ran) == 0, "captured work ran at the end of the capture");
+  EXPECT_OK(aclmdlRIExecuteAsync(model, s));
+  EXPECT_OK(aclmdlRIExecuteAsync(model, other)); /* any stream of the device */
+  EXPECT_OK(aclmdlRIExecuteAsync(model, s));
+  EXPECT_OK(aclrtSynchronizeStream(s));
+  EXPECT_OK(aclrtSynchronizeStream(other));
+  EXPECT(atomic_load(&g_ran) == 9, "three runs of three tasks ran %d tasks", atomic_load(&g_ran));
+  EXPECT(atomic_load(&g_released) == 0, "a run released its tasks' arguments");
+  EXPECT_OK(aclmdlRIDestroy(model));
+  EXPECT(atomic_load(&g_released) == 3, "destroy released %d arguments", atomic_load(&g_released));
+  EXPECT_FAIL(ACL_ERROR_INVALID_PARAM, "not a live model", aclmdlRIDestroy(model));
+  EXPECT_FAIL(ACL_ERROR_INVALID_PARAM, "not a live model", aclmdlRIExecuteAsync(model, s));
+
+  /* Copies and memsets: each run reads and writes the bytes the addresses hold then. */
+  enum { N = 256 };
+  unsigned char *in = NULL, *out = NULL, expect[N];
+  void *d = NULL;
+  EXPECT_OK(aclrtMallocHost((void **)&in, N));
+  EXPECT_OK(aclrtMallocHost((void **)&out, N));
+  EXPECT_OK(aclrtMalloc(&d, N, ACL_MEM_MALLOC_HUGE_FIRST));
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_OK(aclrtMemcpyAsync(d, N, in, N, ACL_MEMCPY_HOST_TO_DEVICE, s));
+  EXPECT_OK(aclrtMemsetAsync((char *)d + N / 2, N / 4, 0x5a, N / 4, s));
+  EXPECT_OK(aclrtMemcpyAsync(out, N, d, N, ACL_MEMCPY_DEVICE_TO_HOST, s));
+  EXPECT_OK(aclmdlRICaptureEnd(s, &model));
+  for (int run = 0; run < 3; run++) {
+    for (int i = 0; i < N; i++) in[i] = (unsigned char)(i * 7 + run);
+    memset(out, 0, N);
+    for (int i = 0; i < N; i++) {
+      expect[i] = i >= N / 2 && i < N / 2 + N / 4 ? 0x5a : (unsigned char)(i * 7 + run);
+    }
+    EXPECT_OK(aclmdlRIExecuteAsync(model, run % 2 ? other : s));
+    EXPECT_OK(aclrtSynchronizeStream(run % 2 ? other : s));
+    EXPECT(memcmp(out, expect, N) == 0, "run %d copied other bytes", run);
+  }
+  EXPECT_OK(aclmdlRIDestroy(model));
+
+  /* Runs of one model never overlap, whatever stream runs them. */
+  int nap = 20;
+  atomic_store(&g_active, 0);
+  atomic_store(&g_max_active, 0);
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_OK(standin_launch(s, "overlap", overlap_task, NULL, &nap));
+  EXPECT_OK(aclmdlRICaptureEnd(s, &model));
+  EXPECT_OK(aclmdlRIExecuteAsync(model, s));
+  EXPECT_OK(aclmdlRIExecuteAsync(model, other));
+  /* Destroying a model with queued runs is refused; it works once they are done. */
+  EXPECT_FAIL(ACL_ERROR_RT_MODEL_RUNNING, "queued or running", aclmdlRIDestroy(model));
+  EXPECT_OK(aclrtSynchronizeStream(s));
+  EXPECT_OK(aclrtSynchronizeStream(other));
+  EXPECT(atomic_load(&g_max_active) == 1, "%d runs of one model overlapped",
+         atomic_load(&g_max_active));
+  EXPECT_OK(aclmdlRIDestroy(model));
+
+  /* Runs of one model run in the order of their launches: a run on an idle stream waits for an
+   * earlier run queued behind slow work on another stream. */
+  gate slow;
+  gate_init(&slow);
+  atomic_store(&g_passed, 0);
+  atomic_store(&g_early, 0);
+  atomic_store(&g_ran, 0);
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_OK(standin_launch(s, "check", check_passed_task, NULL, NULL));
+  EXPECT_OK(aclmdlRICaptureEnd(s, &model));
+  EXPECT_OK(standin_launch(s, "gate", gate_task, NULL, &slow));
+  EXPECT_OK(standin_launch(s, "pass", pass_task, NULL, NULL));
+  EXPECT_OK(aclmdlRIExecuteAsync(model, s));
+  EXPECT_OK(aclmdlRIExecuteAsync(model, other));
+  pthread_t opener;
+  pthread_create(&opener, NULL, gate_open_later, &slow);
+  EXPECT_OK(aclrtSynchronizeStream(other));
+  EXPECT(atomic_load(&g_early) == 0 && atomic_load(&g_ran) >= 1,
+         "the second run did not wait for the first: %d early of %d", atomic_load(&g_early),
+         atomic_load(&g_ran));
+  pthread_join(opener, NULL);
+  EXPECT_OK(aclrtSynchronizeStream(s));
+  EXPECT(atomic_load(&g_ran) == 2, "%d runs", atomic_load(&g_ran));
+  EXPECT_OK(aclmdlRIDestroy(model));
+
+  /* Synchronisation of the capturing stream or its device fails and invalidates the capture;
+   * the end of the capture says why, and yields no model. */
+  const char *waits[3] = {"aclrtSynchronizeStream", "aclrtStreamQuery", "aclrtSynchronizeDevice"};
+  for (int k = 0; k < 3; k++) {
+    atomic_store(&g_released, 0);
+    atomic_store(&g_ran, 0);
+    EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    EXPECT_OK(standin_launch(s, "count", count_run, count_release, NULL));
+    aclrtStreamStatus state;
+    if (k == 0) EXPECT_FAIL(ACL_ERROR_RT_STREAM_CAPTURED, waits[k], aclrtSynchronizeStream(s));
+    if (k == 1) EXPECT_FAIL(ACL_ERROR_RT_STREAM_CAPTURED, waits[k], aclrtStreamQuery(s, &state));
+    if (k == 2) EXPECT_FAIL(ACL_ERROR_RT_STREAM_CAPTURED, waits[k], aclrtSynchronizeDevice());
+    EXPECT(capture_status(s) == ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED, "after %s", waits[k]);
+    EXPECT_OK(standin_launch(s, "count", count_run, count_release, NULL)); /* dropped */
+    EXPECT_OK(aclrtStreamQuery(other, &state)); /* other streams are unaffected */
+    model = NULL;
+    EXPECT_FAIL(ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED, waits[k], aclmdlRICaptureEnd(s, &model));
+    EXPECT(model == NULL, "an invalidated capture gave a model");
+    EXPECT(atomic_load(&g_released) == 2 && atomic_load(&g_ran) == 0,
+           "the invalidated capture's tasks: %d released, %d ran", atomic_load(&g_released),
+           atomic_load(&g_ran));
+    EXPECT(capture_status(s) == ACL_MODEL_RI_CAPTURE_STATUS_NONE, "the capture ended");
+    EXPECT_OK(aclrtSynchronizeStream(s));
+  }
+
+  /* Events: a record cannot be captured (the stand-in has no multi-stream capture); a wait for
+   * a complete record needs no task and is allowed, one for an incomplete record is not. */
+  aclrtEvent e = NULL;
+  EXPECT_OK(aclrtCreateEventWithFlag(&e, ACL_EVENT_SYNC));
+  EXPECT_OK(aclrtRecordEvent(e, other));
+  EXPECT_OK(aclrtSynchronizeEvent(e));
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_OK(aclrtStreamWaitEvent(s, e));
+  EXPECT(capture_status(s) == ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE, "a wait for a complete record");
+  EXPECT_FAIL(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtRecordEvent", aclrtRecordEvent(e, s));
+  EXPECT(capture_status(s) == ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED, "after a record");
+  EXPECT_OK(aclrtQueryEventStatus(e, &(aclrtEventRecordedStatus){0})); /* its record stays */
+  EXPECT_FAIL(ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED, "aclrtRecordEvent",
+              aclmdlRICaptureEnd(s, &model));
+  gate g;
+  gate_init(&g);
+  EXPECT_OK(standin_launch(other, "gate", gate_task, NULL, &g));
+  EXPECT_OK(aclrtRecordEvent(e, other));
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_FAIL(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtStreamWaitEvent", aclrtStreamWaitEvent(s, e));
+  EXPECT_FAIL(ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED, "aclrtStreamWaitEvent",
+              aclmdlRICaptureEnd(s, &model));
+  gate_open(&g);
+  EXPECT_OK(aclrtSynchronizeStream(other));
+  EXPECT_OK(aclrtDestroyEvent(e));
+
+  /* Unsafe calls by capture mode: GLOBAL refuses every thread's, THREAD_LOCAL the capturing
+   * thread's, RELAXED none; the capture goes on.  Another device is not concerned. */
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_FAIL(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "ACL_MODEL_RI_CAPTURE_MODE_GLOBAL",
+              aclrtMemcpy(d, N, in, N, ACL_MEMCPY_HOST_TO_DEVICE));
+  EXPECT(memcpy_from_other_thread(d, in, N) == ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
+         "another thread's unsafe call in GLOBAL mode");
+  unsigned char pageable[N];
+  EXPECT_FAIL(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "not permitted",
+              aclrtMemcpyAsync(d, N, pageable, N, ACL_MEMCPY_HOST_TO_DEVICE, other));
+  EXPECT_OK(aclrtMemcpyAsync(d, N, in, N, ACL_MEMCPY_HOST_TO_DEVICE, other)); /* pinned: fine */
+  EXPECT_OK(aclrtSynchronizeStream(other));
+  EXPECT_OK(aclrtMemcpy(pageable, N, in, N, ACL_MEMCPY_HOST_TO_HOST)); /* no device */
+  EXPECT(capture_status(s) == ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE, "refused unsafe calls");
+  EXPECT_OK(aclrtSetDevice(1));
+  void *d1 = NULL;
+  EXPECT_OK(aclrtMalloc(&d1, N, ACL_MEM_MALLOC_HUGE_FIRST));
+  EXPECT_OK(aclrtMemcpy(d1, N, in, N, ACL_MEMCPY_HOST_TO_DEVICE));
+  EXPECT_OK(aclrtFree(d1));
+  EXPECT_OK(aclrtResetDevice(1));
+  EXPECT_OK(aclrtSetDevice(0));
+  EXPECT_OK(aclmdlRICaptureEnd(s, &model));
+  EXPECT_OK(aclmdlRIDestroy(model));
+  EXPECT_OK(aclrtMemcpy(d, N, in, N, ACL_MEMCPY_HOST_TO_DEVICE)); /* allowed again */
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL));
+  EXPECT_FAIL(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "the capturing thread",
+              aclrtMemcpy(d, N, in, N, ACL_MEMCPY_HOST_TO_DEVICE));
+  EXPECT(memcpy_from_other_thread(d, in, N) == ACL_SUCCESS,
+         "another thread's unsafe call in THREAD_LOCAL mode");
+  EXPECT_OK(aclmdlRICaptureEnd(s, &model));
+  EXPECT_OK(aclmdlRIDestroy(model));
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+  EXPECT_OK(aclrtMemcpy(d, N, in, N, ACL_MEMCPY_HOST_TO_DEVICE));
+  EXPECT_OK(aclrtMemcpyAsync(d, N, pageable, N, ACL_MEMCPY_HOST_TO_DEVICE, other));
+  EXPECT(memcpy_from_other_thread(d, in, N) == ACL_SUCCESS, "RELAXED");
+  /* On the capturing stream itself a synchronous copy cannot be recorded, whatever the mode. */
+  EXPECT_FAIL(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "cannot be captured",
+              aclrtMemcpyAsync(d, N, pageable, N, ACL_MEMCPY_HOST_TO_DEVICE, s));
+  EXPECT_FAIL(ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED, "cannot be captured",
+              aclmdlRICaptureEnd(s, &model));
+
+  /* The capture ends on the thread that began it, unless RELAXED. */
+  capture_thread_args a = {s, NULL, NULL, 0, NULL, -1};
+  pthread_t thread;
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL));
+  pthread_create(&thread, NULL, end_thread, &a);
+  pthread_join(thread, NULL);
+  EXPECT(a.result == ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, "another thread ended it: %d",
+         a.result);
+  EXPECT(capture_status(s) == ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE, "after the wrong thread");
+  EXPECT_OK(aclmdlRICaptureEnd(s, &model));
+  EXPECT_OK(aclmdlRIDestroy(model));
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+  pthread_create(&thread, NULL, end_thread, &a);
+  pthread_join(thread, NULL);
+  EXPECT(a.result == ACL_SUCCESS && a.model != NULL, "RELAXED: another thread's end: %d", a.result);
+  EXPECT_OK(aclmdlRIDestroy(a.model));
+
+  /* A model runs on a stream of its device that does not capture. */
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_OK(standin_launch(s, "count", count_run, NULL, NULL));
+  EXPECT_OK(aclmdlRICaptureEnd(s, &model));
+  EXPECT_OK(aclmdlRICaptureBegin(other, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_FAIL(ACL_ERROR_RT_STREAM_CAPTURED, "does not nest", aclmdlRIExecuteAsync(model, other));
+  EXPECT_OK(aclmdlRICaptureEnd(other, &model2));
+  EXPECT_OK(aclmdlRIDestroy(model2));
+  EXPECT_OK(aclrtSetDevice(1));
+  aclrtStream s1 = NULL;
+  EXPECT_OK(aclrtCreateStream(&s1));
+  EXPECT_FAIL(ACL_ERROR_RT_MODEL_CONTEXT, "belongs to device 0", aclmdlRIExecuteAsync(model, s1));
+  EXPECT_OK(aclrtSetDevice(0));
+
+  /* A failing task faults the device when the model runs, naming the task; the rest of the run
+   * is dropped. */
+  int index = 9;
+  atomic_store(&g_ran, 0);
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_OK(standin_launch(s, "aclnnIndexSelect", fail_task, NULL, &index));
+  EXPECT_OK(standin_launch(s, "count", count_run, NULL, NULL));
+  EXPECT_OK(aclmdlRICaptureEnd(s, &model2));
+  EXPECT(atomic_load(&g_ran) == 0, "captured tasks ran");
+  EXPECT_OK(aclmdlRIExecuteAsync(model2, s));
+  EXPECT_FAIL(ACL_ERROR_RT_AICORE_EXCEPTION, "aclnnIndexSelect: index 9 is out of range",
+              aclrtSynchronizeStream(s));
+  EXPECT(atomic_load(&g_ran) == 0, "the run went on after the failure");
+  EXPECT_FAIL(ACL_ERROR_RT_AICORE_EXCEPTION, "faulted", aclmdlRIExecuteAsync(model, s));
+  EXPECT_FAIL(ACL_ERROR_RT_AICORE_EXCEPTION, "faulted",
+              aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_OK(aclrtSetDevice(0));
+  EXPECT_OK(aclrtResetDevice(0)); /* clears the fault (set twice: the context stays) */
+  EXPECT_OK(aclmdlRIExecuteAsync(model, s));
+  EXPECT_OK(aclrtSynchronizeStream(s));
+  EXPECT(atomic_load(&g_ran) == 1, "after the reset the model ran %d tasks", atomic_load(&g_ran));
+  EXPECT_OK(aclmdlRIDestroy(model));
+  EXPECT_OK(aclmdlRIDestroy(model2));
+
+  /* A stream destroyed while it captures loses the capture; the release of a device context
+   * ends its captures and destroys its models. */
+  atomic_store(&g_released, 0);
+  EXPECT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_OK(standin_launch(s, "count", count_run, count_release, NULL));
+  EXPECT_OK(aclrtDestroyStream(s));
+  EXPECT(atomic_load(&g_released) == 1, "the destroyed stream's capture kept its tasks");
+  EXPECT_OK(aclrtSetDevice(1));
+  aclrtStream s2 = NULL;
+  EXPECT_OK(aclrtCreateStream(&s2));
+  EXPECT_OK(aclmdlRICaptureBegin(s1, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_OK(standin_launch(s1, "count", count_run, count_release, NULL));
+  EXPECT_OK(aclmdlRICaptureEnd(s1, &model));
+  EXPECT_OK(aclmdlRICaptureBegin(s2, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+  EXPECT_OK(standin_launch(s2, "count", count_run, count_release, NULL));
+  EXPECT_OK(aclrtResetDevice(1));
+  EXPECT_OK(aclrtResetDevice(1)); /* both sets of device 1: its context goes */
+  EXPECT(atomic_load(&g_released) == 3, "the context's release released %d of 3",
+         atomic_load(&g_released) - 1);
+  EXPECT_OK(aclrtSetDevice(0));
+  EXPECT_FAIL(ACL_ERROR_INVALID_PARAM, "not a live model", aclmdlRIDestroy(model));
+
+  EXPECT_OK(aclrtFree(d));
+  EXPECT_OK(aclrtFreeHost(in));
+  EXPECT_OK(aclrtFreeHost(out));
+  EXPECT_OK(aclrtDestroyStream(other));
+}
+
 /* Host code touching device memory faults, in the device view; the shadow view works. */
 static void test_host_access(void) {
   g_test = "host_access";
@@ -937,6 +1303,7 @@ int main(void) {
   test_events();
   test_faults();
   test_reset_releases();
+  test_capture();
   test_host_access();
   test_concurrency();
   test_finalize();

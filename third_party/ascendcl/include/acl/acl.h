@@ -1,13 +1,15 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * STAND-IN for CANN's acl/acl.h: initialisation of AscendCL, and the runtime header.  Declared
- * from Huawei's public AscendCL documentation ("aclInit", "aclFinalize"); text our own.
+ * STAND-IN for CANN's acl/acl.h: initialisation of AscendCL, the runtime header and the model
+ * header (stream capture).  Declared from Huawei's public AscendCL documentation ("aclInit",
+ * "aclFinalize"); text our own.
  */
 #ifndef TB_STANDIN_ACL_ACL_H_
 #define TB_STANDIN_ACL_ACL_H_
 
 #include "acl_base.h"
+#include "acl_mdl.h"
 #include "acl_rt.h"
 
 #ifdef __cplusplus

@@ -66,6 +66,7 @@ static const int32_t ACL_ERROR_RT_PARAM_INVALID = 107000;
 static const int32_t ACL_ERROR_RT_INVALID_DEVICEID = 107001;
 static const int32_t ACL_ERROR_RT_CONTEXT_NULL = 107002;
 static const int32_t ACL_ERROR_RT_STREAM_CONTEXT = 107003;
+static const int32_t ACL_ERROR_RT_MODEL_CONTEXT = 107004;
 static const int32_t ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID = 107006;
 static const int32_t ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL = 107007;
 static const int32_t ACL_ERROR_RT_ADDR_UNALIGNED = 107008;
@@ -73,6 +74,17 @@ static const int32_t ACL_ERROR_RT_INVALID_MEMORY_TYPE = 107016;
 static const int32_t ACL_ERROR_RT_INVALID_HANDLE = 107017;
 static const int32_t ACL_ERROR_RT_WAIT_TIMEOUT = 107019;
 static const int32_t ACL_ERROR_RT_TASK_TIMEOUT = 107020;
+/* Stream capture (acl_mdl.h): what the capture of a stream refuses. */
+static const int32_t ACL_ERROR_RT_CAPTURE_DEPENDENCY = 107024;
+static const int32_t ACL_ERROR_RT_STREAM_UNJOINED = 107025;
+static const int32_t ACL_ERROR_RT_MODEL_CAPTURED = 107026;
+static const int32_t ACL_ERROR_RT_STREAM_CAPTURED = 107027;
+static const int32_t ACL_ERROR_RT_EVENT_CAPTURED = 107028;
+static const int32_t ACL_ERROR_RT_STREAM_NOT_CAPTURED = 107029;
+static const int32_t ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT = 107030;
+static const int32_t ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT = 107031;
+static const int32_t ACL_ERROR_RT_MODEL_RUNNING = 107037;
+static const int32_t ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD = 107038;
 static const int32_t ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000;
 static const int32_t ACL_ERROR_RT_MEMORY_ALLOCATION = 207001;
 static const int32_t ACL_ERROR_RT_MEMORY_FREE = 207002;
@@ -110,6 +122,7 @@ static const int32_t ACL_ERROR_RT_SUSPECT_DEVICE_MEM_ERROR = 507055;
 static const int32_t ACL_ERROR_RT_LINK_ERROR = 507056;
 static const int32_t ACL_ERROR_RT_SUSPECT_REMOTE_ERROR = 507057;
 static const int32_t ACL_ERROR_RT_DRV_INTERNAL_ERROR = 507899;
+static const int32_t ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED = 507903;
 
 /** Element types (the "aclDataType" page). */
 typedef enum {

@@ -59,6 +59,7 @@
 #include "aclnnop/aclnn_threshold_backward.h"
 #include "aclnnop/aclnn_tril.h"
 #include "aclnnop/aclnn_trunc.h"
+#include "aclnnop/aclnn_uniform.h"
 #include "test_util.h"
 
 #define PI 3.141592653589793
@@ -393,6 +394,81 @@ static void test_random_layout(void) {
   aclScalar *int_p = tu_scalar_i(ACL_INT64, 1);
   TU_EXPECT(InplaceBernoulli, ACLNN_ERR_PARAM_INVALID, "prob has dtype ACL_INT64", x.t, int_p, 1,
             0);
+
+  /* uniform draws lie in [from, to); Bernoulli's draws are the uniform numbers of [0, 1) of the
+   * same key and counter compared with prob */
+  tu_tensor u = tu_make(ACL_DOUBLE, 1, D(N), NULL), b = tu_make(ACL_FLOAT, 1, D(N), NULL);
+  tu_tensor ui = tu_make(ACL_INT32, 1, D(N), NULL), ub = tu_make(ACL_BOOL, 1, D(N), NULL);
+  TU_RUN(InplaceUniform, u.t, -2.0, 3.0, 77, 12);
+  tu_read(&u, r);
+  double mean = 0;
+  int inside = 1;
+  for (int k = 0; k < N; k++) {
+    inside &= r[k] >= -2.0 && r[k] < 3.0;
+    mean += r[k] / N;
+  }
+  CHECK(inside);
+  CHECK(mean > 0.5 - 0.15 && mean < 0.5 + 0.15);
+  TU_RUN(InplaceUniform, ui.t, 0.0, 10.0, 77, 12);
+  TU_RUN(InplaceUniform, u.t, 0.0, 1.0, 77, 12);
+  tu_read(&ui, r2);
+  tu_read(&u, r);
+  int integers = 1;
+  for (int k = 0; k < N; k++) integers &= r2[k] == floor(r[k] * 10.0) && r2[k] < 10;
+  CHECK(integers);
+  TU_RUN(InplaceUniform, u.t, 0.0, 1.0, 1234, 8);
+  TU_RUN(InplaceBernoulli, b.t, p, 1234, 8);
+  tu_read(&u, r);
+  tu_read(&b, r2);
+  int agree = 1;
+  for (int k = 0; k < N; k++) agree &= (r[k] < 0.25) == (r2[k] == 1);
+  CHECK(agree);
+  /* the Tensor form reads its key and base counter from device memory when it runs: a captured
+   * one (acl_mdl.h) draws afresh at every run of its model when they change in between */
+  tu_tensor seed = tu_make_raw(ACL_UINT64, 1, D(1)), base = tu_make_raw(ACL_UINT64, 1, D(1));
+  tu_tensor u2 = tu_make(ACL_DOUBLE, 1, D(N), NULL);
+  uint64_t key = 1234, counter = 5;
+  CHECK(aclrtMemcpy(seed.dev, 8, &key, 8, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS);
+  CHECK(aclrtMemcpy(base.dev, 8, &counter, 8, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS);
+  TU_RUN(InplaceUniformTensor, u2.t, 0.0, 1.0, seed.t, base.t, 3); /* counter 5 + 3 */
+  tu_read(&u2, r2);
+  CHECK(memcmp(r, r2, N * sizeof *r) == 0);
+  aclrtStream cs = NULL;
+  aclmdlRI model = NULL;
+  uint64_t ws = 0;
+  aclOpExecutor *ex = NULL;
+  CHECK(aclrtCreateStream(&cs) == ACL_SUCCESS);
+  CHECK(aclmdlRICaptureBegin(cs, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL) == ACL_SUCCESS);
+  CHECK(aclnnInplaceUniformTensorGetWorkspaceSize(u2.t, 0.0, 1.0, seed.t, base.t, 3, &ws, &ex) ==
+        ACLNN_SUCCESS);
+  CHECK(ws == 0 && aclnnInplaceUniformTensor(NULL, 0, ex, cs) == ACLNN_SUCCESS);
+  CHECK(aclmdlRICaptureEnd(cs, &model) == ACL_SUCCESS);
+  for (int run = 0; run < 2; run++) {
+    key = 77 + (uint64_t)run;
+    counter = (uint64_t)run * 4 * N;
+    CHECK(aclrtMemcpy(seed.dev, 8, &key, 8, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS);
+    CHECK(aclrtMemcpy(base.dev, 8, &counter, 8, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS);
+    CHECK(aclmdlRIExecuteAsync(model, cs) == ACL_SUCCESS);
+    CHECK(aclrtSynchronizeStream(cs) == ACL_SUCCESS);
+    TU_RUN(InplaceUniform, u.t, 0.0, 1.0, key, counter + 3);
+    tu_read(&u, r);
+    tu_read(&u2, r2);
+    CHECK(memcmp(r, r2, N * sizeof *r) == 0);
+  }
+  CHECK(aclmdlRIDestroy(model) == ACL_SUCCESS);
+  CHECK(aclrtDestroyStream(cs) == ACL_SUCCESS);
+  TU_EXPECT(InplaceUniform, ACLNN_ERR_PARAM_INVALID, "must not exceed", u.t, 2.0, 1.0, 1, 0);
+  TU_EXPECT(InplaceUniform, ACLNN_ERR_PARAM_INVALID, "selfRef has dtype ACL_BOOL", ub.t, 0.0, 1.0,
+            1, 0);
+  TU_EXPECT(InplaceUniformTensor, ACLNN_ERR_PARAM_NULLPTR, "seedTensor", u.t, 0.0, 1.0, NULL,
+            base.t, 0);
+  TU_EXPECT(InplaceUniformTensor, ACLNN_ERR_PARAM_INVALID, "offsetTensor has dtype ACL_DOUBLE", u.t,
+            0.0, 1.0, seed.t, u.t, 0);
+  tu_tensor two = tu_make_raw(ACL_UINT64, 1, D(2));
+  TU_EXPECT(InplaceUniformTensor, ACLNN_ERR_PARAM_INVALID, "has 2 elements", u.t, 0.0, 1.0, two.t,
+            base.t, 0);
+  tu_tensor *uniform[] = {&u, &b, &ui, &ub, &seed, &base, &u2, &two};
+  for (size_t k = 0; k < sizeof uniform / sizeof uniform[0]; k++) tu_free(uniform[k]);
 
   /* tril of a batch of 2 x 3 matrices */
   double m[12];
