@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aten/KernelCall.h"
+#include "profiler/Profiler.h"
 #include "runtime/DeviceAllocator.h"
 #include "runtime/Event.h"
 #include "runtime/Graph.h"
@@ -54,7 +55,9 @@ void protect_until_done(const at::Tensor& host, c10::Stream stream) {
 
 // Enqueues host -> device bytes from a pinned tensor and protects the block.
 void h2d_from_pinned(void* dst, const at::Tensor& pinned, size_t bytes, c10::Stream stream) {
+  profiler::Activity activity(profiler::Kind::kMemcpy, "Memcpy HtoD (Pinned -> Device)", stream);
   TB_VENDOR_CALL(memory, copy_h2d_async, vendor_stream(stream), dst, pinned.data_ptr(), bytes);
+  activity.finish();
   protect_until_done(pinned, stream);
 }
 
@@ -70,8 +73,10 @@ at::Tensor read_span(const at::Tensor& src) {
   at::Tensor buffer = pinned_empty_strided({count}, {1}, src.scalar_type());
   c10::Stream stream = current_stream(src.device().index());
   const char* base = static_cast<const char*>(src.storage().data()) + first * src.element_size();
+  profiler::Activity activity(profiler::Kind::kMemcpy, "Memcpy DtoH (Device -> Pinned)", stream);
   TB_VENDOR_CALL(memory, copy_d2h_async, vendor_stream(stream), buffer.data_ptr(), base,
                  static_cast<size_t>(count) * src.element_size());
+  activity.finish();
   wait_for_copy_into(stream, buffer.storage());
   return buffer.as_strided(src.sizes(), src.strides(), 0);
 }
@@ -91,9 +96,12 @@ void copy_device_to_device(const at::Tensor& src, const at::Tensor& dst) {
   }
   c10::DeviceIndex src_device = src.device().index(), dst_device = dst.device().index();
   c10::Stream dst_stream = current_stream(dst_device);
+  profiler::Activity activity(profiler::Kind::kMemcpy, "Memcpy DtoD (Device -> Device)",
+                              dst_stream);
   if (src_device == dst_device) {
     TB_VENDOR_CALL(memory, copy_d2d_async, vendor_stream(dst_stream), dst_device, dst.data_ptr(),
                    src_device, src.data_ptr(), nbytes(src));
+    activity.finish();
     return;
   }
   // Across devices: the copy runs on the destination's stream after the source's current
@@ -104,6 +112,7 @@ void copy_device_to_device(const at::Tensor& src, const at::Tensor& dst) {
   stream_wait_event(dst_stream, src_ready.get());
   TB_VENDOR_CALL(memory, copy_d2d_async, vendor_stream(dst_stream), dst_device, dst.data_ptr(),
                  src_device, src.data_ptr(), nbytes(src));
+  activity.finish();
   PooledEvent copied(dst_device, false);
   record_event(copied.get(), dst_stream);
   stream_wait_event(src_stream, copied.get());
@@ -125,8 +134,10 @@ void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst, bool non_
     return;
   }
   c10::Stream stream = current_stream(src.device().index());
+  profiler::Activity activity(profiler::Kind::kMemcpy, "Memcpy DtoH (Device -> Host)", stream);
   TB_VENDOR_CALL(memory, copy_d2h_async, vendor_stream(stream), dst.data_ptr(), src.data_ptr(),
                  nbytes(src));
+  activity.finish();
   // Pageable destinations are always waited for; pinned ones only when asked to block.  A
   // pinned block the copy still writes into carries an event: its tensor may be freed (and the
   // block handed out again) before the copy lands.

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "profiler/Profiler.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceAllocator.h"
 #include "runtime/Generator.h"
@@ -434,7 +435,12 @@ bool KernelCall::launch() {
   call.kernel = kernel_;
   call.workspace = &Workspace::Allocate;
   call.host_private = &workspace;
+  std::optional<profiler::Activity> activity;
+  if (C10_UNLIKELY(profiler::active())) {
+    activity.emplace(profiler::Kind::kKernel, kernel_->name, current_stream(device));
+  }
   tb_status status = kernel_->fn(vendor.context(), &call);
+  if (activity.has_value() && status == TB_OK) activity->finish();
   // The workspace's blocks go back to the cache when `workspace` goes out of scope, on the
   // call's stream: reused only by work ordered after this kernel's.
   if (status == TB_OK) {

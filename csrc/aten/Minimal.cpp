@@ -23,6 +23,7 @@
 
 #include "aten/Copy.h"
 #include "aten/KernelCall.h"
+#include "profiler/Profiler.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceAllocator.h"
 #include "runtime/Stream.h"
@@ -224,9 +225,11 @@ at::Tensor& fill(at::Tensor& self, const at::Scalar& value) {
   for (int64_t i = 1; i < self.element_size(); i++) uniform &= bytes[i] == bytes[0];
   if (uniform && self.is_non_overlapping_and_dense()) {
     c10::Stream stream = current_stream(self.device().index());
+    profiler::Activity activity(profiler::Kind::kMemset, "Memset (Device)", stream);
     TB_VENDOR_CALL(memory, memset_async, vendor_stream(stream), self.data_ptr(),
                    static_cast<int>(bytes[0]),
                    static_cast<size_t>(self.numel()) * self.element_size());
+    activity.finish();
     return self;
   }
   if (const tb_kernel* kernel = find_kernel("fill_.Scalar");

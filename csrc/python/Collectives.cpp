@@ -17,7 +17,9 @@
 #include <unordered_map>
 
 #include "aten/KernelCall.h"
+#include "profiler/Profiler.h"
 #include "runtime/Device.h"
+#include "runtime/Graph.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
 
@@ -168,6 +170,17 @@ void coll_run(int64_t handle, const std::string& collective, const at::Tensor& s
                 " on ", n, " ranks: send has ", send.numel(), " elements and recv ", recv.numel(),
                 "; expected ", send_elems, " and ", recv_elems);
   };
+  static const char* const kNames[] = {"all_reduce", "broadcast", "all_gather", "reduce_scatter",
+                                       "all_to_all"};
+  const char* name = "collective";
+  for (const char* known : kNames) {
+    if (collective == known) name = known;
+  }
+  if (C10_UNLIKELY(graph::capturing_any())) {
+    // A collective waits for the other ranks when it runs: a graph cannot replay it alone.
+    graph::check_capturable(comm.device, c10::str("collective ", name));
+  }
+  profiler::Activity activity(profiler::Kind::kCollective, name, current_stream(comm.device));
   if (collective == "all_reduce") {
     sizes(recv.numel(), recv.numel());
     count = recv.numel();
@@ -203,6 +216,7 @@ void coll_run(int64_t handle, const std::string& collective, const at::Tensor& s
   if (status != TB_OK) {
     fail(call, status, c10::str(count, " ", send.scalar_type(), ", rank ", comm.rank, " of ", n));
   }
+  activity.finish();
 }
 
 }  // namespace

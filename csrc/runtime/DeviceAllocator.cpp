@@ -2,6 +2,7 @@
 #include "runtime/DeviceAllocator.h"
 
 #include <c10/util/Logging.h>
+#include <c10/util/ScopeExit.h>
 
 #include <algorithm>
 #include <atomic>
@@ -212,7 +213,22 @@ class CachingAllocator final : public c10::DeviceAllocator {
     c10::DeviceIndex device = current_device();
     if (bytes == 0) return c10::DataPtr(nullptr, nullptr, &Deleter, make_device(device));
     Block* block = Allocate(device, bytes);
+    if (C10_UNLIKELY(c10::memoryProfilingEnabled())) {
+      ReportUsage(*block->pool->cache, block->ptr, signed_size(block->size));
+    }
     return c10::DataPtr(block->ptr, block, &Deleter, make_device(device));
+  }
+
+  // torch.profiler(profile_memory=True): an allocation (positive) or free (negative) of
+  // `delta` bytes at `ptr`, with the device's totals after it.  Called without the lock.
+  static void ReportUsage(DeviceCache& cache, void* ptr, int64_t delta) {
+    size_t allocated = 0, reserved = 0;
+    {
+      std::lock_guard<std::mutex> lock(cache.mutex);
+      allocated = static_cast<size_t>(cache.stats.allocated_bytes[kAll].current);
+      reserved = Reserved(cache);
+    }
+    c10::reportMemoryUsageToProfiler(ptr, delta, allocated, reserved, make_device(cache.device));
   }
 
   c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
@@ -647,20 +663,40 @@ class CachingAllocator final : public c10::DeviceAllocator {
   // uses any more, to the vendor (split segments stay).
   void ReleaseCachedBlocks(DeviceCache& cache) {
     SynchronizeAndFreeEvents(cache);
-    for (BlockPool* pool : {&cache.small, &cache.large}) ReleaseSegments(cache, *pool);
+    bool drained = false;
+    for (BlockPool* pool : {&cache.small, &cache.large}) ReleaseSegments(cache, *pool, drained);
     for (auto it = cache.private_pools.begin(); it != cache.private_pools.end();) {
       PrivatePool& graph_pool = *(it++)->second;
-      if (graph_pool.use_count == 0) ReleaseRetired(cache, graph_pool);
+      if (graph_pool.use_count == 0) ReleaseRetired(cache, graph_pool, drained);
     }
   }
 
-  static void ReleaseSegments(DeviceCache& cache, BlockPool& pool) {
+  // vendor.h's device_free needs no queued work to use the memory, and a block freed on its own
+  // stream is reusable there at once, so work queued before the free may still use it (a graph's
+  // replays do, for its pool).  Before the first segment goes back, the device is drained,
+  // as cudaFree does.  Not while a capture is under way: that synchronize would invalidate it,
+  // so nothing is released then (a later empty_cache releases it).
+  static bool Drain(DeviceCache& cache, bool& drained) {
+    if (drained) return true;
+    if (graph::capturing_any()) return false;
+    tb_status status = slot::device_synchronize(cache.device);
+    // A faulted device has stopped running work: nothing queued touches the memory any more.
+    if (status != TB_OK && status != TB_ERROR_DEVICE_FAULT) {
+      Vendor::Get().Fail("device.synchronize", status,
+                         detail::FormatArguments(static_cast<int>(cache.device)));
+    }
+    drained = true;
+    return true;
+  }
+
+  static void ReleaseSegments(DeviceCache& cache, BlockPool& pool, bool& drained) {
     for (auto it = pool.blocks.begin(); it != pool.blocks.end();) {
       Block* block = *it;
       if (block->is_split()) {
         ++it;
         continue;
       }
+      if (!Drain(cache, drained)) return;
       // Freed before it is forgotten, so that a vendor failure leaves the cache consistent.
       TB_VENDOR_CALL(memory, device_free, cache.device, block->ptr);
       it = pool.blocks.erase(it);
@@ -675,9 +711,9 @@ class CachingAllocator final : public c10::DeviceAllocator {
 
   // A graph pool no graph uses: its free segments go back to the vendor, and the pool itself
   // once it holds none.
-  static void ReleaseRetired(DeviceCache& cache, PrivatePool& graph_pool) {
-    ReleaseSegments(cache, graph_pool.small);
-    ReleaseSegments(cache, graph_pool.large);
+  static void ReleaseRetired(DeviceCache& cache, PrivatePool& graph_pool, bool& drained) {
+    ReleaseSegments(cache, graph_pool.small, drained);
+    ReleaseSegments(cache, graph_pool.large, drained);
     if (graph_pool.segments != 0) return;
     for (auto it = cache.private_pools.begin(); it != cache.private_pools.end(); ++it) {
       if (it->second.get() == &graph_pool) {
@@ -691,7 +727,10 @@ class CachingAllocator final : public c10::DeviceAllocator {
   static void FreeAndRetire(DeviceCache& cache, Block* block) {
     PrivatePool* owner = block->pool->owner;
     FreeBlock(cache, block);
-    if (C10_UNLIKELY(owner != nullptr && owner->use_count == 0)) ReleaseRetired(cache, *owner);
+    if (C10_UNLIKELY(owner != nullptr && owner->use_count == 0)) {
+      bool drained = false;
+      ReleaseRetired(cache, *owner, drained);
+    }
   }
 
  public:
@@ -710,7 +749,10 @@ class CachingAllocator final : public c10::DeviceAllocator {
     std::lock_guard<std::mutex> lock(cache.mutex);
     auto it = cache.private_pools.find(id);
     if (it == cache.private_pools.end() || it->second->use_count == 0) return;
-    if (--it->second->use_count == 0) ReleaseRetired(cache, *it->second);
+    if (--it->second->use_count == 0) {
+      bool drained = false;
+      ReleaseRetired(cache, *it->second, drained);
+    }
   }
 
   // Bytes reserved by graph pool `id` of `device` (0 when it does not exist).
@@ -792,6 +834,12 @@ class CachingAllocator final : public c10::DeviceAllocator {
 
   void Free(Block* block) {
     DeviceCache& cache = *block->pool->cache;
+    // Reported once the lock below is released, whichever way the free ends.
+    auto report = c10::make_scope_exit([&cache, ptr = static_cast<void*>(block->ptr),
+                                        size = signed_size(block->size),
+                                        enabled = c10::memoryProfilingEnabled()] {
+      if (C10_UNLIKELY(enabled)) ReportUsage(cache, ptr, -size);
+    });
     std::vector<c10::Stream> uses;
     {
       std::lock_guard<std::mutex> lock(cache.mutex);

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/Profiler.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceAllocator.h"
 #include "runtime/Generator.h"
@@ -226,7 +227,9 @@ class DeviceGraph final : public at::GraphImplInterface {
       captured.state.select(0, 1).fill_(static_cast<int64_t>(base));
     }
     tb_stream launch_stream = vendor_stream(stream);
+    profiler::Activity activity(profiler::Kind::kGraph, "graph replay", stream);
     tb_status status = extension_->graph_launch(vendor.context(), graph_, launch_stream);
+    if (status == TB_OK) activity.finish();
     if (status != TB_OK) {
       vendor.Fail("graphs.graph_launch", status,
                   detail::FormatArguments(static_cast<const void*>(graph_),
@@ -398,6 +401,12 @@ void note_captured_op(c10::DeviceIndex device, const char* name) {
   const c10::StreamId stream = current_stream_id(device);
   std::lock_guard<std::mutex> lock(g_mutex);
   if (Capture* capture = find_capture(device, stream)) capture->ops.emplace_back(name);
+}
+
+bool is_capturing(c10::Stream stream) {
+  if (!capturing_any()) return false;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return find_capture(stream.device_index(), stream.id()) != nullptr;
 }
 
 bool is_current_stream_capturing() {

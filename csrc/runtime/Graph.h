@@ -60,6 +60,9 @@ const uint64_t* capture_philox(c10::DeviceIndex device, PhiloxGenerator* generat
 // debug_dump); does nothing while that stream does not capture.
 void note_captured_op(c10::DeviceIndex device, const char* name);
 
+// Whether `stream` captures a graph.
+bool is_capturing(c10::Stream stream);
+
 // Whether the calling thread's current stream of the current device captures a graph.
 bool is_current_stream_capturing();
 
