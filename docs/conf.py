@@ -47,6 +47,7 @@ extensions = [
     "tb_bench",
     "tb_coverage",
     "tb_slots",
+    "tb_timeline",
     "tb_zoo",
 ]
 
