@@ -64,6 +64,7 @@ def test_conformance_tool_on_fake(tmp_path):
         "fault",
         "kernels",
         "collectives",
+        "graphs",
     }
     for check in data["checks"]:
         assert check["result"] in ("pass", "skip"), check
