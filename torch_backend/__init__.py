@@ -260,7 +260,8 @@ def set_fallback_mode(mode: str) -> None:
 
 def autocast_policies() -> dict[str, list[str]]:
     """The operators autocast handles on this device, by policy (``lower_precision_fp``,
-    ``fp32``, ``fp32_set_opt_dtype``, ``fp32_append_dtype``, ``promote``): CUDA's lists."""
+    ``fp32``, ``fp32_set_opt_dtype``, ``fp32_append_dtype``, ``promote``, and ``banned``: raise
+    under autocast, as ``binary_cross_entropy`` does on CUDA): CUDA's lists."""
     ops, policies = _ops._autocast_policies()
     table: dict[str, list[str]] = {}
     for op, policy in zip(ops, policies, strict=True):

@@ -39,6 +39,19 @@ std::vector<std::pair<std::string, std::string>>* g_policies =
                                                       redispatch_signature, policy)       \
   g_policies->emplace_back(name, #policy);
 
+// CUDA's banned list: operators whose float16 result is unsafe (binary_cross_entropy after a
+// sigmoid saturates) raise under autocast instead of running, with CUDA's message.
+Tensor binary_cross_entropy_banned(const Tensor& /*self*/, const Tensor& /*target*/,
+                                   const std::optional<Tensor>& /*weight*/, int64_t /*reduction*/) {
+  TORCH_CHECK(
+      false,
+      "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to "
+      "autocast.\nMany models use a sigmoid layer right before the binary cross entropy "
+      "layer.\nIn this case, combine the two layers using "
+      "torch.nn.functional.binary_cross_entropy_with_logits\nor torch.nn.BCEWithLogitsLoss. "
+      " binary_cross_entropy_with_logits and BCEWithLogits are\nsafe to autocast.");
+}
+
 TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
 
 TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
@@ -47,6 +60,9 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   AT_FORALL_FP32_SET_OPT_DTYPE(TB_FP32_SET_OPT_DTYPE)
   AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(TB_DIFFERENT_SIGNATURE)
   AT_FORALL_PROMOTE(TB_PROMOTE)
+  m.impl(TORCH_SELECTIVE_NAME("aten::binary_cross_entropy"),
+         TORCH_FN((&binary_cross_entropy_banned)));
+  g_policies->emplace_back("binary_cross_entropy", "banned");
 }
 
 }  // namespace

@@ -36,6 +36,24 @@ def test_autocast_disabled_outside():
     assert not torch.is_autocast_enabled(DEV)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_banned_ops_raise_as_on_cuda(dtype):
+    probabilities = torch.rand(4, 3, device=DEV)
+    target = torch.rand(4, 3, device=DEV)
+    with torch.autocast(DEV, dtype=dtype):
+        with pytest.raises(RuntimeError, match="unsafe to autocast"):
+            torch.nn.functional.binary_cross_entropy(probabilities, target)
+        with pytest.raises(RuntimeError, match="BCEWithLogitsLoss"):
+            torch.nn.BCELoss()(probabilities, target)
+        # The safe form runs, in float32 as CUDA's fp32 list says.
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(probabilities, target)
+    assert loss.dtype == torch.float32
+    # Outside autocast the banned operator is an ordinary one.
+    expected = torch.nn.functional.binary_cross_entropy(probabilities.cpu(), target.cpu())
+    got = torch.nn.functional.binary_cross_entropy(probabilities, target)
+    torch.testing.assert_close(got.cpu(), expected)
+
+
 def test_policy_lists_are_documented():
     policies = torch_backend.autocast_policies()
     assert "mm" in policies["lower_precision_fp"]
@@ -44,3 +62,4 @@ def test_policy_lists_are_documented():
     assert "softmax.int" in policies["fp32_set_opt_dtype"]
     assert "norm.Scalar" in policies["fp32_append_dtype"]
     assert all("cat" not in ops for ops in policies.values())
+    assert policies["banned"] == ["binary_cross_entropy"]
