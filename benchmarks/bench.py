@@ -366,6 +366,32 @@ def bench_graphs(quick: bool) -> list[dict]:
     return rows
 
 
+def bench_attention(quick: bool) -> list[dict]:
+    """scaled_dot_product_attention forward and backward: the vendor's fused kernel (the
+    OVERRIDEABLE route) against the math path on the same device."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q, k, v = (torch.randn(4, 8, 128, 64, device=DEVICE, requires_grad=True) for _ in range(3))
+    if torch._fused_sdp_choice(q, k, v) != int(SDPBackend.OVERRIDEABLE):
+        return []  # no fused kernel: the math path is all there is
+    grad = torch.randn(4, 8, 128, 64, device=DEVICE)
+
+    def step() -> None:
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        torch.autograd.grad(out, (q, k, v), grad)
+
+    def math_step() -> None:
+        with sdpa_kernel(SDPBackend.MATH):
+            step()
+
+    calls, trials = (3, 3) if quick else (10, 7)
+    d, m = side_by_side(step, math_step, calls, trials, reference=DEVICE)
+    return [
+        row("attention", "SDPA causal fwd+bwd [4x8x128x64]: fused vs math", d * 1e3, m * 1e3,
+            "ms", "<= 1x", f"{DEVICE} math")
+    ]  # fmt: skip
+
+
 def bench_allocator(quick: bool) -> list[dict]:
     calls, trials = (2000, 3) if quick else (20000, 9)
     # Both sides name their device, so that both pay Python's parsing of the device argument
@@ -557,6 +583,7 @@ BENCHES: dict[str, Callable[[bool], list[dict]]] = {
     "fragmentation": bench_fragmentation,
     "allreduce": bench_allreduce,
     "graphs": bench_graphs,
+    "attention": bench_attention,
 }
 
 

@@ -272,6 +272,15 @@ KernelCall& KernelCall::generator(const std::optional<at::Generator>& generator)
   return *this;
 }
 
+KernelCall& KernelCall::rng_key(uint64_t seed, uint64_t offset) {
+  tb_value value{};
+  value.kind = TB_VALUE_RNG;
+  value.as.rng.seed = seed;
+  value.as.rng.offset = offset;
+  values_.push_back(value);
+  return *this;
+}
+
 KernelCall& KernelCall::none() {
   tb_value value{};
   value.kind = TB_VALUE_NONE;

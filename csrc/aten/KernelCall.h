@@ -119,6 +119,9 @@ class KernelCall {
   KernelCall& dtype(const std::optional<at::ScalarType>& value);
   // A Generator? argument: reserves 4 * numel(first tensor argument) counter values.
   KernelCall& generator(const std::optional<at::Generator>& generator);
+  // A random key the caller reserved itself (a kernel whose counters are not 4 * numel of its
+  // first tensor, or an operator without a Generator argument).
+  KernelCall& rng_key(uint64_t seed, uint64_t offset);
   KernelCall& none();
   // Lists the call keeps (the other list methods point at the caller's memory): the boxed
   // wrappers' arguments, unpacked from IValues.

@@ -50,7 +50,8 @@ std::mutex g_counter_mutex;
 std::deque<std::pair<std::string, std::atomic<uint64_t>>>* g_extra_calls =
     new std::deque<std::pair<std::string, std::atomic<uint64_t>>>();
 
-// Operators implemented in csrc itself on top of vendor calls (aten/Minimal.cpp, Random.cpp).
+// Operators implemented in csrc itself on top of vendor calls (aten/Minimal.cpp, Random.cpp,
+// Attention.cpp).
 const char* const kBuiltIn[] = {"empty.memory_format",
                                 "empty_strided",
                                 "as_strided",
@@ -70,7 +71,9 @@ const char* const kBuiltIn[] = {"empty.memory_format",
                                 "view_as_real",
                                 "view_as_complex",
                                 "unfold",
-                                "_lazy_clone"};
+                                "_lazy_clone",
+                                "_scaled_dot_product_fused_attention_overrideable",
+                                "_scaled_dot_product_fused_attention_overrideable_backward"};
 
 // Kernels torch_backend's own operators call (aten/Copy.cpp, aten/Minimal.cpp), never
 // registered by name.

@@ -798,6 +798,39 @@ typedef struct tb_event_api {
  * Both follow every rule of this section; returning ::TB_ERROR_NOT_SUPPORTED sends the call to
  * the staged path.
  *
+ * @section tb_kernel_attention Attention (ABI 2.3)
+ *
+ * `scaled_dot_product_attention` on device tensors takes PyTorch's PrivateUse1 route,
+ * `SDPBackend.OVERRIDEABLE`, when the vendor publishes both kernels below for the query's dtype
+ * (and the user has not disabled that backend with `sdpa_kernel`); otherwise it takes the math
+ * path, ATen's composite over the vendor's matmul and softmax kernels.  Both kernels are
+ * published under the ATen operators' names and receive the operators' arguments in schema
+ * order, with these conventions:
+ *
+ * - "_scaled_dot_product_fused_attention_overrideable" -- `[query, key, value, attn_bias,
+ *   dropout_p, is_causal, return_debug_mask, scale, output, logsumexp, rng]`: query (B, H, L,
+ *   E), key (B, H, S, E), value (B, H, S, Ev), all of one dtype and head count; attn_bias
+ *   ::TB_VALUE_NONE or an additive mask of query's dtype already broadcast to (B, H, L, S)
+ *   (boolean masks arrive converted: -inf where false); `scale` ::TB_VALUE_NONE means
+ *   1 / sqrt(E); `is_causal` hides key j from query i when j > i.  The kernel writes `output`
+ *   (B, H, L, Ev) and `logsumexp` (B, H, L, float32: the log-sum-exp of each row's scaled,
+ *   masked scores).  `rng` is ::TB_VALUE_NONE when dropout_p is 0, else the key and first
+ *   counter reserved for it: element (b, h, i, j) of the row-major (B, H, L, S) scores may use
+ *   the four counter values of Philox block `offset / 4 + ((b * H + h) * L + i) * S + j`.
+ * - "_scaled_dot_product_fused_attention_overrideable_backward" -- `[grad_out, query, key,
+ *   value, attn_bias, grad_input_mask, out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k,
+ *   dropout_p, is_causal, philox_seed, philox_offset, scale, grad_query, grad_key, grad_value,
+ *   grad_attn_bias]`: attn_bias as in the forward; cum_seq_q and cum_seq_k ::TB_VALUE_NONE;
+ *   philox_seed and philox_offset ::TB_VALUE_INT, the forward's `rng` key and first counter,
+ *   from which the kernel regenerates the forward's dropout mask; grad_attn_bias
+ *   ::TB_VALUE_NONE unless grad_input_mask[3] and a bias exist, then (B, H, L, S), reduced to
+ *   the bias's shape by torch_backend.  The kernel writes every gradient output it receives.
+ *
+ * A forward kernel that declines a call (::TB_ERROR_NOT_SUPPORTED) is replaced by the math
+ * computation for that call (without dropout; with dropout it raises), a backward kernel that
+ * declines raises `NotImplementedError`.  A captured graph cannot hold a forward with dropout
+ * yet.
+ *
  * @section tb_kernel_schemas Schemas (ABI 2.0)
  *
  * A kernel states, in tb_kernel::schema, the ATen schema it was written for.  PyTorch releases
