@@ -16,6 +16,7 @@
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/logsumexp.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/ones.h>
@@ -24,6 +25,8 @@
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <tuple>
 
@@ -48,6 +51,23 @@ const tb_kernel* kernel_for(const char* name, const Tensor& query) {
     return nullptr;
   }
   return kernel;
+}
+
+// An output of `shape` laid out like `query` (torch/_meta_registrations.py's
+// alloc_with_matching_layout, which torch.compile's fake tensors follow): query's own layout
+// when the shapes agree, else its dimension order, densely.
+Tensor alloc_matching_layout(const Tensor& query, at::IntArrayRef shape) {
+  if (query.sizes() == shape) return at::empty_like(query);
+  std::array<int64_t, 4> order = {0, 1, 2, 3};
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return query.stride(a) > query.stride(b); });
+  std::array<int64_t, 4> strides{};
+  int64_t stride = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    strides[static_cast<size_t>(*it)] = stride;
+    stride *= shape[static_cast<size_t>(*it)];
+  }
+  return at::empty_strided(shape, strides, query.options());
 }
 
 // `t` with contiguous rows (its last dimension), as attention kernels multiply rows.
@@ -104,7 +124,7 @@ ForwardResult forward(const Tensor& query, const Tensor& key, const Tensor& valu
   TORCH_CHECK(dropout_p >= 0 && dropout_p < 1, device_type, ": ", kForward,
               ": dropout_p must be in [0, 1), got ", dropout_p);
   const int64_t B = query.size(0), H = query.size(1), L = query.size(2), S = key.size(2);
-  Tensor output = at::empty({B, H, L, value.size(3)}, query.options());
+  Tensor output = alloc_matching_layout(query, {B, H, L, value.size(3)});
   Tensor logsumexp = at::empty({B, H, L}, query.options().dtype(at::kFloat));
   std::optional<Tensor> bias = full_bias(attn_bias, query, key);
   uint64_t seed = 0, offset = 0;
@@ -149,10 +169,9 @@ ForwardResult forward(const Tensor& query, const Tensor& key, const Tensor& valu
                                 ": the vendor's kernel declined a call with dropout");
     output.copy_(at::matmul(at::softmax(scores, -1), value));
   }
-  Tensor empty = at::empty({0}, query.options().dtype(at::kLong));
-  return {output,      logsumexp,      empty,
-          empty,       c10::SymInt(L), c10::SymInt(S),
-          philox_seed, philox_offset,  at::empty({0}, query.options())};
+  // As the meta function: no cumulative sequence lengths (dense batches), no debug mask.
+  return {output,         logsumexp,   Tensor(),      Tensor(), c10::SymInt(L),
+          c10::SymInt(S), philox_seed, philox_offset, Tensor()};
 }
 
 std::tuple<Tensor, Tensor, Tensor, Tensor> backward(
@@ -185,7 +204,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> backward(
       call.launch(), device_type, ": ", kBackward,
       ": the vendor's kernel declined the call: ", Vendor::Get().last_error());
   Tensor bias_grad;
-  if (wants_bias) bias_grad = grad_bias->sum_to_size(attn_bias.sizes());
+  if (wants_bias) {  // laid out as the meta function says: like attn_bias
+    bias_grad = at::empty_like(attn_bias);
+    bias_grad.copy_(grad_bias->sum_to_size(attn_bias.sizes()));
+  }
   return {grad_query, grad_key, grad_value, bias_grad};
 }
 

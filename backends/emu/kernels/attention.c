@@ -288,6 +288,9 @@ static tb_status kernel_forward(tb_stream stream, const tb_value *args, int32_t 
     return tbk_fail(TB_ERROR_NOT_SUPPORTED,
                     "emu: %s: a float32 (B, H, L, S) bias and equal head counts only", name);
   }
+  if (!float32_4d(&args[8])) {
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: an output without contiguous rows", name);
+  }
   if (args[4].as.f > 0 && args[10].kind != TB_VALUE_RNG) {
     return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: dropout without a random key", name);
   }
@@ -298,7 +301,7 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
   const char *name = "_scaled_dot_product_fused_attention_overrideable_backward";
   tb_status status = emu_check_args(name, args, count, "TTTTtBTT??iifbiiNTTTt");
   if (status != TB_OK) return status;
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 20; i = i == 3 ? 17 : i + 1) { /* the inputs and the three gradients */
     if (!float32_4d(&args[i])) {
       return tbk_fail(TB_ERROR_NOT_SUPPORTED,
                       "emu: %s: float32 (B, H, L, E) tensors with contiguous rows only", name);
