@@ -20,22 +20,11 @@
 #include "fastmath.h"
 #include "kernel.h"
 
+/* The first word of Philox block `counter` under `key`. */
 static uint32_t philox_word(uint64_t key, uint64_t counter) {
-  uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
-  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
-  for (int round = 0; round < 10; round++) {
-    uint64_t p0 = (uint64_t)0xD2511F53u * c0;
-    uint64_t p1 = (uint64_t)0xCD9E8D57u * c2;
-    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
-    uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-    c1 = (uint32_t)p1;
-    c3 = (uint32_t)p0;
-    c0 = n0;
-    c2 = n2;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  return c0;
+  uint32_t out[4][EMU_PHILOX_BATCH];
+  emu_philox_batch(key, counter, 1, out);
+  return out[0][0];
 }
 
 typedef struct attention_job {

@@ -261,6 +261,12 @@ void emu_gemm(tb_dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, 
               double alpha, const void *a, int64_t lda, const void *b, int64_t ldb, double beta,
               void *c, int64_t ldc);
 
+/* Philox-4x32-10 blocks for `n` (<= EMU_PHILOX_BATCH) consecutive counters from `counter`
+ * under `key`: out[w][k] is word w of block counter + k (random.c; attention.c's dropout uses
+ * the same generator). */
+enum { EMU_PHILOX_BATCH = 64 };
+void emu_philox_batch(uint64_t key, uint64_t counter, int n, uint32_t out[4][EMU_PHILOX_BATCH]);
+
 /* ---- the kernel table ---- */
 
 /* Kernel tables of each file, NULL-terminated. */

@@ -31,10 +31,9 @@ typedef struct random_job {
 
 /* Philox blocks for `n` consecutive counters from `counter`, lane-parallel so the rounds
  * vectorise: out[k] holds the four words of block counter + k. */
-enum { PHILOX_BATCH = 64 };
-EMU_HOT_LOOP static void philox_batch(uint64_t key, uint64_t counter, int n,
-                                      uint32_t out[4][PHILOX_BATCH]) {
-  uint32_t c0[PHILOX_BATCH], c1[PHILOX_BATCH], c2[PHILOX_BATCH], c3[PHILOX_BATCH];
+EMU_HOT_LOOP void emu_philox_batch(uint64_t key, uint64_t counter, int n,
+                                   uint32_t out[4][EMU_PHILOX_BATCH]) {
+  uint32_t c0[EMU_PHILOX_BATCH], c1[EMU_PHILOX_BATCH], c2[EMU_PHILOX_BATCH], c3[EMU_PHILOX_BATCH];
   for (int k = 0; k < n; k++) {
     uint64_t c = counter + (uint64_t)k;
     c0[k] = (uint32_t)c;
@@ -95,14 +94,14 @@ static void random_range(void *context, int64_t begin, int64_t end) {
   bool contiguous = emu_is_contiguous(t);
   const bool bytes = t->dtype == TB_DTYPE_BOOL || t->dtype == TB_DTYPE_UINT8;
   if (contiguous && (t->dtype == TB_DTYPE_FLOAT32 || bytes) && s->kind == BERNOULLI) {
-    uint32_t bits[4][PHILOX_BATCH];
+    uint32_t bits[4][EMU_PHILOX_BATCH];
     float *data = (float *)t->data;
     uint8_t *mask = (uint8_t *)t->data;
     /* bits * 2^-32 < p  <=>  bits < ceil(p * 2^32), exactly: the general path's test */
     const uint64_t threshold = (uint64_t)ceil(s->a * 4294967296.0);
     int64_t i = begin;
     if (i & 1) { /* an odd first element: the second half of its block */
-      philox_batch(job->seed, job->block + (uint64_t)i / 2, 1, bits);
+      emu_philox_batch(job->seed, job->block + (uint64_t)i / 2, 1, bits);
       if (bytes) {
         mask[i] = bits[2][0] < threshold;
       } else {
@@ -110,9 +109,9 @@ static void random_range(void *context, int64_t begin, int64_t end) {
       }
       i++;
     }
-    while (i + 1 < end) { /* whole blocks, PHILOX_BATCH at a time */
-      int64_t blocks = (end - i) / 2 < PHILOX_BATCH ? (end - i) / 2 : PHILOX_BATCH;
-      philox_batch(job->seed, job->block + (uint64_t)i / 2, (int)blocks, bits);
+    while (i + 1 < end) { /* whole blocks, EMU_PHILOX_BATCH at a time */
+      int64_t blocks = (end - i) / 2 < EMU_PHILOX_BATCH ? (end - i) / 2 : EMU_PHILOX_BATCH;
+      emu_philox_batch(job->seed, job->block + (uint64_t)i / 2, (int)blocks, bits);
       if (bytes) {
         bernoulli_pairs_u8(mask + i, bits[0], bits[2], (int)blocks, threshold);
       } else {
@@ -121,7 +120,7 @@ static void random_range(void *context, int64_t begin, int64_t end) {
       i += 2 * blocks;
     }
     if (i < end) { /* an even last element: the first half of its block */
-      philox_batch(job->seed, job->block + (uint64_t)i / 2, 1, bits);
+      emu_philox_batch(job->seed, job->block + (uint64_t)i / 2, 1, bits);
       if (bytes) {
         mask[i] = bits[0][0] < threshold;
       } else {
@@ -130,9 +129,9 @@ static void random_range(void *context, int64_t begin, int64_t end) {
     }
     return;
   }
-  uint32_t r[4][PHILOX_BATCH];
+  uint32_t r[4][EMU_PHILOX_BATCH];
   for (int64_t i = begin; i < end; i++) {
-    if (i == begin || (i & 1) == 0) philox_batch(job->seed, job->block + (uint64_t)i / 2, 1, r);
+    if (i == begin || (i & 1) == 0) emu_philox_batch(job->seed, job->block + (uint64_t)i / 2, 1, r);
     uint32_t hi = r[2 * (i & 1)][0], lo = r[2 * (i & 1) + 1][0];
     double value;
     if (s->kind == INTEGERS) { /* exact for every range, in 64 bits */
