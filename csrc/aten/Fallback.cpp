@@ -413,17 +413,19 @@ void run_on_cpu(const c10::OperatorHandle& op, const c10::OperatorHandle& kernel
     }
   }
 }
-void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+// TORCH_BACKEND_FALLBACK's verdict on running `op` on the CPU, a capture's refusal, the count
+// and the warning; returns the operator's name.
+std::string admit(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
   std::string name = operator_name(op);
   FallbackMode current = mode().load(std::memory_order_relaxed);
   if (current == FallbackMode::kError) {
-    c10::DeviceIndex device = device_of_arguments(op, *stack);
+    c10::DeviceIndex device = device_of_arguments(op, stack);
     TORCH_CHECK_NOT_IMPLEMENTED(false, Vendor::Get().device_type(), ": operator ", name,
                                 " has no kernel for device ", make_device(device),
                                 " and TORCH_BACKEND_FALLBACK=error forbids running it on the CPU");
   }
   if (C10_UNLIKELY(graph::capturing_any())) {
-    graph::check_capturable(device_of_arguments(op, *stack),
+    graph::check_capturable(device_of_arguments(op, stack),
                             c10::str("operator ", name,
                                      ", which has no device kernel and would "
                                      "run on the CPU fallback (a host "
@@ -440,6 +442,11 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                " has no device kernel and runs on the CPU (copies in and out; "
                "TORCH_BACKEND_FALLBACK=warn)");
   }
+  return name;
+}
+
+void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const std::string name = admit(op, *stack);
   undefined_to_none(op, *stack);
   replace_generators(op, *stack);
   // Operators ATen selects only for devices have no CPU kernel: run their CPU equivalent.
@@ -455,6 +462,10 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 
 void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   fallback(op, stack);
+}
+
+void admit_cpu_fallback(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
+  admit(op, stack);
 }
 
 std::vector<std::pair<std::string, int64_t>> fallback_counts() {

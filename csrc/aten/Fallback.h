@@ -11,6 +11,11 @@
 #include <utility>
 #include <vector>
 
+namespace c10 {
+class IValue;
+class OperatorHandle;
+}  // namespace c10
+
 namespace torch_backend {
 
 enum class FallbackMode { kAllow, kWarn, kError };
@@ -19,6 +24,11 @@ enum class FallbackMode { kAllow, kWarn, kError };
 // sorted by name.
 std::vector<std::pair<std::string, int64_t>> fallback_counts();
 void reset_fallback_counts();
+
+// What every path that runs an operator on the CPU does first (the boxed fallback, and the
+// quantized tensors' one, aten/Quantized.cpp): raises when TORCH_BACKEND_FALLBACK=error or a
+// graph capture forbids it, counts the operator, warns once under =warn.
+void admit_cpu_fallback(const c10::OperatorHandle& op, const std::vector<c10::IValue>& stack);
 
 FallbackMode fallback_mode();
 void set_fallback_mode(FallbackMode mode);

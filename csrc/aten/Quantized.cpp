@@ -1,0 +1,193 @@
+// Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
+//
+// Quantized tensors on the device (QuantizedPrivateUse1), as QuantizedCUDA has them: a
+// QTensorImpl whose storage is device memory holding the integer representation, whose
+// quantizer (scale and zero point, per tensor or per channel) is host metadata.
+//
+// - Factories, metadata, views and copies are ATen's own device-generic implementations,
+//   registered for the device's key; copies move the integer representation through the
+//   device's copies (a dense view of the quantized storage) and carry the quantizer along.
+// - The arithmetic -- quantize_per_tensor/quantize_per_channel from a float device tensor
+//   (the dense key's CPU fallback, aten/Fallback.cpp), dequantize and every other operator on
+//   quantized device tensors (quantized::add, equal, fill_, ...: a boxed fallback for the
+//   quantized key here) -- runs on the CPU's quantizer, exact by construction, its results
+//   copied to the device, counted and governed like every other CPU fallback
+//   (TORCH_BACKEND_FALLBACK).
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/native/quantized/AffineQuantizer.h>
+#include <ATen/ops/_empty_affine_quantized_native.h>
+#include <ATen/ops/_empty_per_channel_affine_quantized_native.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/clone_native.h>
+#include <ATen/ops/dequantize_native.h>
+#include <ATen/ops/empty_like_native.h>
+#include <ATen/ops/empty_native.h>
+#include <ATen/ops/empty_quantized_native.h>
+#include <ATen/ops/q_per_channel_axis_native.h>
+#include <ATen/ops/q_per_channel_scales_native.h>
+#include <ATen/ops/q_per_channel_zero_points_native.h>
+#include <ATen/ops/q_scale_native.h>
+#include <ATen/ops/q_zero_point_native.h>
+#include <ATen/ops/qscheme_native.h>
+#include <ATen/ops/quantize_per_channel.h>
+#include <ATen/ops/quantize_per_tensor.h>
+#include <ATen/ops/set_native.h>
+#include <ATen/ops/view_native.h>
+#include <ATen/quantized/Quantizer.h>
+#include <torch/library.h>
+
+#include "aten/Fallback.h"
+#include "runtime/Vendor.h"
+
+namespace torch_backend {
+namespace {
+
+using at::Tensor;
+
+bool on_device(const Tensor& t) {
+  return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1;
+}
+
+// The integer representation of `q` in place: a dense tensor of q's underlying type (int8,
+// uint8, int32) over q's storage, with q's geometry.  Writes through it change q.
+Tensor int_repr_view(const Tensor& q) {
+  const c10::DispatchKey key = on_device(q) ? c10::DispatchKey::PrivateUse1 : c10::DispatchKey::CPU;
+  Tensor view = at::detail::make_tensor<c10::TensorImpl>(
+      c10::Storage(q.storage()), c10::DispatchKeySet(key),
+      c10::scalarTypeToTypeMeta(c10::toUnderlying(q.scalar_type())));
+  view.unsafeGetTensorImpl()->set_sizes_and_strides(q.sizes(), q.strides(), q.storage_offset());
+  return view;
+}
+
+Tensor int_repr(const Tensor& self) {
+  return int_repr_view(self).clone(self.suggest_memory_format());
+}
+
+// aten::_copy_from for quantized tensors (the device's or a device/CPU pair): ATen's copy_
+// rules (the quantizer travels with the values; a float source is quantized with the
+// destination's quantizer; a quantized source never lands in a float tensor), the integer
+// representation through the device's own copies.
+Tensor copy_from(const Tensor& self, const Tensor& dst, bool non_blocking) {
+  TORCH_CHECK(dst.is_quantized(),
+              "Copying from quantized Tensor to non-quantized Tensor is not allowed, please use "
+              "dequantize to get a float Tensor from a quantized Tensor");
+  Tensor source = self;
+  if (!self.is_quantized()) {
+    // A float source, quantized with the destination's parameters on the CPU.
+    const Tensor values = self.to(at::kCPU, at::kFloat).expand(dst.sizes());
+    switch (dst.qscheme()) {
+      case at::kPerTensorAffine:
+        source = at::quantize_per_tensor(values.contiguous(), dst.q_scale(), dst.q_zero_point(),
+                                         dst.scalar_type());
+        break;
+      case at::kPerChannelAffine:
+      case at::kPerChannelAffineFloatQParams:
+        source = at::quantize_per_channel(values.contiguous(), dst.q_per_channel_scales().cpu(),
+                                          dst.q_per_channel_zero_points().cpu(),
+                                          dst.q_per_channel_axis(), dst.scalar_type());
+        break;
+      default:
+        TORCH_CHECK(false, Vendor::Get().device_type(), ": copying a float tensor into a ",
+                    dst.qscheme(), " quantized tensor is not supported");
+    }
+  } else {
+    TORCH_CHECK(dst.qscheme() == self.qscheme(), "Quantized Copy only works with same qscheme");
+    TORCH_CHECK(dst.scalar_type() == self.scalar_type(), "Quantized Copy only works with the same ",
+                "dtype, got ", self.scalar_type(), " into ", dst.scalar_type());
+    at::set_quantizer_(dst, self.quantizer());
+  }
+  int_repr_view(dst).copy_(int_repr_view(source), non_blocking);
+  return dst;
+}
+
+// The boxed fallback for the quantized key: quantized (and dense) device arguments to the CPU,
+// the operator there, tensor results back to the device of the first device argument, written
+// arguments copied back.
+void quantized_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  admit_cpu_fallback(op, *stack);
+  const auto& arguments = op.schema().arguments();
+  const size_t first = stack->size() - arguments.size();
+  std::optional<c10::Device> device;
+  std::vector<std::pair<Tensor, Tensor>> written;  // (device tensor, its CPU copy)
+  auto to_cpu = [&](const Tensor& t, bool write) -> Tensor {
+    if (!on_device(t)) return t;
+    if (!device.has_value()) device = t.device();
+    Tensor host = t.cpu();
+    if (write) written.emplace_back(t, host);
+    return host;
+  };
+  std::vector<c10::IValue> originals(stack->begin() + static_cast<std::ptrdiff_t>(first),
+                                     stack->end());
+  for (size_t i = 0; i < arguments.size(); i++) {
+    c10::IValue& value = (*stack)[first + i];
+    const bool write = arguments[i].alias_info() != nullptr && arguments[i].alias_info()->isWrite();
+    if (value.isTensor()) {
+      value = to_cpu(value.toTensor(), write);
+    } else if (value.isTensorList()) {
+      c10::List<Tensor> hosts;
+      for (const Tensor& t : value.toTensorVector()) hosts.push_back(to_cpu(t, write));
+      value = hosts;
+    }
+  }
+  op.callBoxed(stack);
+  for (auto& [target, host] : written) target.copy_(host);
+  const auto& returns = op.schema().returns();
+  const size_t results = stack->size() - returns.size();
+  for (size_t r = 0; r < returns.size(); r++) {
+    c10::IValue& value = (*stack)[results + r];
+    const c10::AliasInfo* alias = returns[r].alias_info();
+    if (alias != nullptr && alias->isWrite()) {
+      for (size_t i = 0; i < arguments.size(); i++) {
+        const c10::AliasInfo* argument = arguments[i].alias_info();
+        if (argument != nullptr && *argument == *alias) value = originals[i];
+      }
+      continue;
+    }
+    if (value.isTensor() && device.has_value() && value.toTensor().defined()) {
+      value = value.toTensor().to(*device);
+    } else if (value.isTensorList() && device.has_value()) {
+      c10::List<Tensor> devices;
+      for (const Tensor& t : value.toTensorVector()) devices.push_back(t.to(*device));
+      value = devices;
+    }
+  }
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("dequantize.self", TORCH_FN(at::native::dequantize_cpu_or_cuda));
+}
+
+TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
+  m.impl("_empty_affine_quantized", TORCH_FN(at::native::empty_affine_quantized));
+  m.impl("_empty_per_channel_affine_quantized",
+         TORCH_FN(at::native::empty_per_channel_affine_quantized));
+  m.impl("empty_quantized", TORCH_FN(at::native::empty_quantized));
+  m.impl("empty.memory_format", TORCH_FN(at::native::empty_unknown_quantized));
+  m.impl("empty_like", TORCH_FN(at::native::empty_like_quantized));
+  m.impl("q_scale", TORCH_FN(at::native::q_scale_quant));
+  m.impl("q_zero_point", TORCH_FN(at::native::q_zero_point_quant));
+  m.impl("q_per_channel_scales", TORCH_FN(at::native::q_per_channel_scales));
+  m.impl("q_per_channel_zero_points", TORCH_FN(at::native::q_per_channel_zero_points));
+  m.impl("q_per_channel_axis", TORCH_FN(at::native::q_per_channel_axis));
+  m.impl("qscheme", TORCH_FN(at::native::qscheme_quant));
+  m.impl("as_strided", TORCH_FN(at::native::as_strided_qtensorimpl));
+  m.impl("view", TORCH_FN(at::native::view));
+  m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(at::native::set_storage_quantized_));
+  m.impl("clone", TORCH_FN(at::native::quantized_clone));
+  m.impl("_copy_from", TORCH_FN(copy_from));
+  m.impl("int_repr", TORCH_FN(int_repr));
+  // Structured operators whose default kernel for the quantized keys (ATen's
+  // CompositeExplicitAutogradNonFunctional one, QuantizedCUDA's too) builds a float result:
+  // the quantized CPU kernel instead, through the fallback.
+  m.impl("cat", torch::CppFunction::makeFromBoxedFunction<&quantized_fallback>());
+}
+
+TORCH_LIBRARY_IMPL(_, QuantizedPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&quantized_fallback>());
+}
+
+}  // namespace
+}  // namespace torch_backend
