@@ -161,7 +161,15 @@ OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_de
   test_events.py test_memory.py test_copy_semantics.py test_multi_device.py \
   test_differential.py test_guard.py test_rng.py test_fallback.py test_placement.py \
   test_overlap.py test_device_checks.py test_faults.py \
-  test_errors.py::test_fork_before_use_is_fine)
+  test_quantized.py test_errors.py::test_fork_before_use_is_fine)
+
+# $(call vendor_pytest,VENDOR): the Python suites against one vendor, in its own process.
+vendor_pytest = echo == pytest against vendor $(1) && TORCH_BACKEND_EMU_GUARD=1 \
+  TORCH_BACKEND_VENDOR=$(1) $(PYTHON) -m pytest -q test/python
+OPENCL_PYTEST_RUN = echo == pytest, the suites that exercise a vendor, against vendor opencl && \
+  POCL_DEVICES="pthread pthread" TORCH_BACKEND_VENDOR=opencl $(PYTHON) -m pytest -q $(OPENCL_PYTEST)
+COMPILE_PYTEST_RUN = echo == pytest, torch.compile, against vendor emu with host access && \
+  TORCH_BACKEND_EMU_GUARD=0 TORCH_BACKEND_VENDOR=emu $(PYTHON) -m pytest -q $(COMPILE_PYTEST)
 
 test-full: $(STAMP)/build
 	TORCH_BACKEND_EMU_GUARD=1 ctest --test-dir $(BUILD)/py --output-on-failure -j$(JOBS)
@@ -174,19 +182,12 @@ test-full: $(STAMP)/build
 	done
 	@# emu guarded (its device memory unmapped for host code): the suites prove that every byte
 	@# moves through the vendor's copies, and torch.compile takes the path of a device without
-	@# host access; then the compile suites once more on emu as shipped, with host access.
-	@for vendor in $(PYTEST_VENDORS); do \
-	  echo "== pytest against vendor '$$vendor'"; \
-	  TORCH_BACKEND_EMU_GUARD=1 TORCH_BACKEND_VENDOR=$$vendor $(PYTHON) -m pytest -q test/python \
-	    || exit 1; \
-	done
-	@if [ -n "$(filter opencl,$(ALL_VENDORS))" ]; then \
-	  echo "== pytest (the suites that exercise a vendor) against vendor 'opencl'"; \
-	  POCL_DEVICES="pthread pthread" TORCH_BACKEND_VENDOR=opencl \
-	    $(PYTHON) -m pytest -q $(OPENCL_PYTEST); \
-	fi
-	@echo "== pytest (torch.compile) against vendor 'emu' with host access"
-	TORCH_BACKEND_EMU_GUARD=0 TORCH_BACKEND_VENDOR=emu $(PYTHON) -m pytest -q $(COMPILE_PYTEST)
+	@# host access; then the compile suites once more on emu as shipped, with host access.  The
+	@# passes run in two lanes (test/lanes.py): the first vendor, opencl's stage and the compile
+	@# pass in one, the other vendors in the other.
+	$(PYTHON) test/lanes.py \
+	  '$(call vendor_pytest,$(firstword $(PYTEST_VENDORS)))$(if $(filter opencl,$(ALL_VENDORS)), && $(OPENCL_PYTEST_RUN)) && $(COMPILE_PYTEST_RUN)' \
+	  $(if $(wordlist 2,99,$(PYTEST_VENDORS)),'$(foreach v,$(wordlist 2,99,$(PYTEST_VENDORS)),$(call vendor_pytest,$(v)) &&) true')
 
 # From zero to a wheel, as a vendor does it (test/vendor_wheel/run.sh, docs/vendor_wheel.rst):
 # `tb-vendor new acme`, the porting guide's asynchronous example's kernels
@@ -222,7 +223,7 @@ UBSAN_ENV := UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 SANITIZE_PYTEST_FAKE := test_streams.py test_events.py test_memory.py test_guard.py \
                         test_device.py test_multi_device.py test_errors.py test_fallback.py \
                         test_rng.py test_device_checks.py test_overlap.py test_placement.py \
-                        test_copy_semantics.py test_differential.py
+                        test_copy_semantics.py test_differential.py test_quantized.py
 # The differential stress harness's programs under the sanitizers (2000 in test-full).
 SANITIZE_STRESS_PROGRAMS := 300
 SANITIZE_PYTEST_EMU := $(SANITIZE_PYTEST_FAKE) test_kernels.py test_training.py test_opinfo.py \
@@ -230,12 +231,9 @@ SANITIZE_PYTEST_EMU := $(SANITIZE_PYTEST_FAKE) test_kernels.py test_training.py 
 # Python under ASan: the runtime preloaded, build/asan/lib searched before the package's lib/.
 ASAN_PYTHON = env LD_PRELOAD="$(LIBASAN) $(LIBUBSAN)" LD_LIBRARY_PATH=$(abspath $(ASAN_BUILD))/lib \
   ASAN_OPTIONS=detect_leaks=0:$(ASAN_FLAGS) $(UBSAN_ENV) $(PYTHON)
-# Fails unless the vendor Python loaded is the instrumented one (argv[1]: its directory).
-ASAN_CHECK_LOADED := import sys, torch_backend as t; p = t.vendor_info()["library"]; \
-  sys.exit(0 if p.startswith(sys.argv[1]) else p + " is not the instrumented build")
-# $(call asan_pytest,VENDOR,SUITES)
-asan_pytest = echo "== pytest under ASan+UBSan against vendor '$(1)'" && \
-  TORCH_BACKEND_VENDOR=$(1) $(ASAN_PYTHON) -c '$(ASAN_CHECK_LOADED)' \
+# $(call asan_pytest,VENDOR,SUITES): first a check that Python loads the instrumented vendor.
+asan_pytest = echo == pytest under ASan+UBSan against vendor $(1) && \
+  TORCH_BACKEND_VENDOR=$(1) $(ASAN_PYTHON) test/sanitize/check_loaded.py \
     $(abspath $(ASAN_BUILD))/lib/ && \
   TB_STRESS_PROGRAMS=$(SANITIZE_STRESS_PROGRAMS) TORCH_BACKEND_EMU_GUARD=1 TORCH_BACKEND_VENDOR=$(1) \
     $(ASAN_PYTHON) -m pytest -q $(addprefix test/python/,$(2))
@@ -249,10 +247,11 @@ test-sanitize: $(STAMP)/build
 	cmake --build $(ASAN_BUILD)
 	TORCH_BACKEND_EMU_GUARD=1 ASAN_OPTIONS=detect_leaks=1:$(ASAN_FLAGS) $(UBSAN_ENV) \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS)
-	@$(call asan_pytest,emu,$(SANITIZE_PYTEST_EMU))
-	@$(call asan_pytest,fake,$(SANITIZE_PYTEST_FAKE))
-	@$(if $(filter opencl,$(ALL_VENDORS)),export POCL_DEVICES="pthread pthread" && \
-	  $(call asan_pytest,opencl,test_kernels.py test_device_only_ops.py))
+	@# emu in one lane, fake then opencl in the other (test/lanes.py)
+	$(PYTHON) test/lanes.py '$(call asan_pytest,emu,$(SANITIZE_PYTEST_EMU))' \
+	  '$(call asan_pytest,fake,$(SANITIZE_PYTEST_FAKE))$(if $(filter opencl,$(ALL_VENDORS)), && \
+	    export POCL_DEVICES="pthread pthread" && \
+	    $(call asan_pytest,opencl,test_kernels.py test_device_only_ops.py))'
 
 # test-tsan: the C part built with ThreadSanitizer into build/tsan; the whole contract suite (its
 # thread checks, and every stream and event check, which run on emu's stream workers) against emu,
@@ -337,17 +336,18 @@ test-compat: $(STAMP)/build $(STAMP)/compat-$(COMPAT_TORCH)
 	@mkdir -p $(BUILD)
 	$(C_CONFIGURE)
 	cmake --build $(BUILD)/c --target tb_vendor_emu $(if $(filter opencl,$(ALL_VENDORS)),tb_vendor_opencl)
-	$(PYTHON) test/compat/compat.py --vendor $(BUILD)/c/lib/libtb_vendor_emu.so \
+	@# emu's passes in one lane; in the other, the opencl vendor on PoCL: its kernels' suites, the
+	@# zoo and the fault paths under the other release (test-full runs its whole stage under this
+	@# one)
+	$(PYTHON) test/lanes.py '$(PYTHON) test/compat/compat.py --vendor $(BUILD)/c/lib/libtb_vendor_emu.so \
 	  --runtime $(PYTHON) $(BUILD)/py \
-	  --runtime $(COMPAT_PYTHON) $(COMPAT_DIR)/build --pytest $(COMPAT_PYTHON)
-	@# the opencl vendor, on PoCL: its kernels' suites, the zoo and the fault paths under the
-	@# other release (test-full runs its whole stage under this one)
-	$(if $(filter opencl,$(ALL_VENDORS)),POCL_DEVICES="pthread pthread" $(PYTHON) \
+	  --runtime $(COMPAT_PYTHON) $(COMPAT_DIR)/build --pytest $(COMPAT_PYTHON)' \
+	  $(if $(filter opencl,$(ALL_VENDORS)),'POCL_DEVICES="pthread pthread" $(PYTHON) \
 	  test/compat/compat.py --vendor $(BUILD)/c/lib/libtb_vendor_opencl.so \
 	  --runtime $(PYTHON) $(BUILD)/py \
 	  --runtime $(COMPAT_PYTHON) $(COMPAT_DIR)/build --pytest $(COMPAT_PYTHON) \
 	  --pytest-args $(addprefix test/python/,test_kernels.py test_model_zoo.py test_faults.py \
-	    test_fallback.py))
+	    test_fallback.py)')
 
 lint: $(STAMP)/pip
 	clang-format --dry-run -Werror $(C_SOURCES)
