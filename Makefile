@@ -223,7 +223,8 @@ UBSAN_ENV := UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 SANITIZE_PYTEST_FAKE := test_streams.py test_events.py test_memory.py test_guard.py \
                         test_device.py test_multi_device.py test_errors.py test_fallback.py \
                         test_rng.py test_device_checks.py test_overlap.py test_placement.py \
-                        test_copy_semantics.py test_differential.py test_quantized.py
+                        test_copy_semantics.py test_differential.py test_quantized.py \
+                        test_storage_meta.py
 # The differential stress harness's programs under the sanitizers (2000 in test-full).
 SANITIZE_STRESS_PROGRAMS := 300
 SANITIZE_PYTEST_EMU := $(SANITIZE_PYTEST_FAKE) test_kernels.py test_training.py test_opinfo.py \

@@ -667,3 +667,32 @@ const tb_graphs_extension *tb_loader_graphs(const tb_vendor_handle *handle, char
   }
   return found;
 }
+
+const tb_storage_meta_extension *tb_loader_storage_meta(const tb_vendor_handle *handle, char *error,
+                                                        size_t error_size) {
+  const tb_storage_meta_extension *found = (const tb_storage_meta_extension *)find_extension(
+      handle, TB_EXTENSION_STORAGE_META, "TB_EXTENSION_STORAGE_META", error, error_size);
+  if (found == NULL) return NULL;
+  if (found->base.struct_size < TB_STRUCT_SIZE(tb_storage_meta_extension, release)) {
+    (void)fail(error, error_size, TB_OK,
+               "%s: its tb_storage_meta_extension has struct_size %zu, smaller than ABI 2.4's %zu",
+               handle->device_type, found->base.struct_size,
+               TB_STRUCT_SIZE(tb_storage_meta_extension, release));
+    return NULL;
+  }
+  const struct {
+    const char *name;
+    int present;
+  } required[] = {{"set", found->set != NULL},
+                  {"get", found->get != NULL},
+                  {"release", found->release != NULL}};
+  for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
+    if (!required[i].present) {
+      (void)fail(error, error_size, TB_OK,
+                 "%s: its tb_storage_meta_extension lacks the required function %s",
+                 handle->device_type, required[i].name);
+      return NULL;
+    }
+  }
+  return found;
+}

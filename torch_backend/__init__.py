@@ -22,7 +22,7 @@ import sys
 import time
 import warnings
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from torch_backend import _vendors
 from torch_backend._paths import (
@@ -33,6 +33,9 @@ from torch_backend._paths import (
     library_dir,
 )
 from torch_backend._vendors import installed_vendors
+
+if TYPE_CHECKING:
+    import torch
 
 
 def _package_version() -> str:
@@ -63,6 +66,8 @@ __all__ = [
     "reset_fallback_counts",
     "reset_kernel_counts",
     "set_fallback_mode",
+    "set_storage_meta",
+    "storage_meta",
     "unchecked_kernels",
     "vendor_info",
 ]
@@ -244,6 +249,22 @@ def kernel_counts() -> dict[str, int]:
 def reset_kernel_counts() -> None:
     """Zero the counters of :func:`kernel_counts`."""
     _ops._reset_kernel_counts()
+
+
+def storage_meta(tensor: torch.Tensor) -> dict[str, int]:
+    """The per-storage metadata the vendor keeps for ``tensor``'s storage (vendor.h, "Per-storage
+    metadata", ABI 2.4), such as a storage format: shared by every view of the storage, written
+    by ``torch.save`` and restored by ``torch.load`` (as PyTorch's tensor metadata, each value
+    under the key ``"name=value"``).  Empty for a vendor without the extension."""
+    names, values = _ops._storage_meta(tensor)
+    return dict(zip(names, values, strict=True))
+
+
+def set_storage_meta(tensor: torch.Tensor, name: str, value: int) -> None:
+    """Set metadata value ``name`` of ``tensor``'s storage.  Raises ``ValueError`` for a name or
+    value the vendor refuses (its message says what it takes), ``NotImplementedError`` when the
+    vendor keeps no per-storage metadata."""
+    _ops._set_storage_meta(tensor, name, value)
 
 
 def fallback_mode() -> str:

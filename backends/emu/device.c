@@ -71,6 +71,8 @@ static void destroy(void *user) {
   emu_profile_destroy(ctx);
   emu_arenas_destroy(ctx);
   pthread_mutex_destroy(&ctx->arena_mutex);
+  pthread_mutex_destroy(&ctx->meta_mutex);
+  free(ctx->meta);
   ctx->magic = 0;
   free(ctx);
 }
@@ -100,6 +102,7 @@ tb_status emu_init(const tb_host_api *host, tb_context *out) {
   ctx->config = config;
   atomic_init(&ctx->finalized, false);
   pthread_mutex_init(&ctx->arena_mutex, NULL);
+  pthread_mutex_init(&ctx->meta_mutex, NULL);
   if ((status = emu_arenas_create(ctx)) != TB_OK ||
       (config.profile && (status = emu_profile_create(ctx)) != TB_OK)) {
     destroy(ctx);

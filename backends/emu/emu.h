@@ -54,8 +54,9 @@ typedef struct emu_config {
   bool profile;         /* TORCH_BACKEND_EMU_PROFILE: print time per kernel at finalize */
 } emu_config;
 
-typedef struct emu_arena emu_arena;     /* arena.c */
-typedef struct emu_profile emu_profile; /* profile.c */
+typedef struct emu_arena emu_arena;           /* arena.c */
+typedef struct emu_profile emu_profile;       /* profile.c */
+typedef struct emu_meta_entry emu_meta_entry; /* storage_meta.c */
 
 struct tb_context_impl {
   /* First member (the kit's rule): streams, events, faults.  The runtime owns the context's
@@ -70,6 +71,10 @@ struct tb_context_impl {
   emu_arena *arenas;
   /* Time per kernel with TORCH_BACKEND_EMU_PROFILE=1, printed at finalize (profile.c). */
   emu_profile *profile;
+  /* Per-storage metadata (storage_meta.c), guarded by meta_mutex. */
+  pthread_mutex_t meta_mutex;
+  emu_meta_entry *meta;
+  size_t meta_count, meta_capacity;
 };
 typedef struct tb_context_impl emu_context;
 
@@ -138,5 +143,6 @@ const tb_extension_base *emu_extensions(void);
 /* The collectives library (collectives.c), the second extension of the chain. */
 extern const tb_collectives_extension emu_collectives;
 extern const tb_graphs_extension emu_graphs;
+extern const tb_storage_meta_extension emu_storage_meta;
 
 #endif /* TORCH_BACKEND_EMU_H_ */

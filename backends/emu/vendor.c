@@ -34,10 +34,13 @@ static const tb_event_api k_event = {.struct_size = sizeof(tb_event_api), TB_EVE
 #undef SLOT
 #undef KIT_SLOT
 
-/* Graphs (ABI 2.3) are the kit's: emu's work is kit tasks, captured as they are.  The last
- * link of emu's extension chain (registry.c, collectives.c). */
+/* Graphs (ABI 2.3) are the kit's: emu's work is kit tasks, captured as they are.  In emu's
+ * extension chain after the collectives (registry.c, collectives.c), before the per-storage
+ * metadata (storage_meta.c). */
 const tb_graphs_extension emu_graphs = {
-    .base = {.struct_size = sizeof(tb_graphs_extension), .type = TB_EXTENSION_GRAPHS, .next = NULL},
+    .base = {.struct_size = sizeof(tb_graphs_extension),
+             .type = TB_EXTENSION_GRAPHS,
+             .next = &emu_storage_meta.base},
     .capture_begin = tbk_graph_capture_begin,
     .capture_end = tbk_graph_capture_end,
     .graph_launch = tbk_graph_launch,

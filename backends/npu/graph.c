@@ -65,7 +65,9 @@ struct tb_graph_impl {
 };
 
 static const tb_graphs_extension k_graphs = {
-    .base = {.struct_size = sizeof(tb_graphs_extension), .type = TB_EXTENSION_GRAPHS, .next = NULL},
+    .base = {.struct_size = sizeof(tb_graphs_extension),
+             .type = TB_EXTENSION_GRAPHS,
+             .next = &npu_storage_meta.base},
     .capture_begin = npu_graph_capture_begin,
     .capture_end = npu_graph_capture_end,
     .graph_launch = npu_graph_launch,

@@ -50,6 +50,13 @@ typedef struct npu_blocks {
   size_t count, capacity;
 } npu_blocks;
 
+/* A storage's declared format (storage_meta.c). */
+typedef struct npu_storage_format {
+  int32_t device;
+  const void *data;
+  aclFormat format;
+} npu_storage_format;
+
 struct tb_context_impl {
   uint32_t magic;
   _Atomic bool finalized;
@@ -63,10 +70,13 @@ struct tb_context_impl {
   npu_graph *graph_graveyard; /* destroyed while their launches run: aclmdlRIDestroy refused */
   npu_blocks device_blocks;
   npu_blocks host_blocks;
+  npu_storage_format *formats; /* storages given a format (storage_meta.c) */
+  size_t formats_count, formats_capacity;
 };
 typedef struct tb_context_impl npu_context;
 
 tb_status npu_init(const tb_host_api *host, tb_context *ctx);
+extern const tb_storage_meta_extension npu_storage_meta;
 void npu_finalize(tb_context ctx);
 const char *npu_last_error(tb_context ctx);
 

@@ -101,7 +101,7 @@ static void build(void) {
       .stream = &k_stream,
       .event = &k_event,
       .kernels = npu_kernel_api(),
-      .extensions = npu_extensions(), /* graph.c: TB_EXTENSION_GRAPHS */
+      .extensions = npu_extensions(), /* graph.c, storage_meta.c */
   };
 }
 
@@ -215,6 +215,7 @@ void npu_finalize(tb_context ctx) {
   pthread_mutex_unlock(&g_acl.mutex);
   free(ctx->device_blocks.items);
   free(ctx->host_blocks.items);
+  free(ctx->formats);
   pthread_mutex_destroy(&ctx->mutex);
   ctx->magic = 0;
   free(ctx);

@@ -8,8 +8,10 @@
 #include <ATen/core/Generator.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/csrc/jit/serialization/pickler_helper.h>
 #include <torch/library.h>
 
+#include <charconv>
 #include <chrono>
 #include <string>
 
@@ -21,11 +23,55 @@
 #include "runtime/DeviceAllocator.h"
 #include "runtime/Generator.h"
 #include "runtime/Graph.h"
+#include "runtime/StorageMeta.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
 
 namespace torch_backend {
 namespace {
+
+// Per-storage metadata through torch.save/torch.load (PyTorch's tensor metadata, whose values
+// are booleans): each value travels as the key "name=value".
+void save_storage_meta(const at::Tensor& t, std::unordered_map<std::string, bool>& metadata) {
+  if (!t.has_storage()) return;
+  for (const auto& [name, value] : storage_meta(t.storage())) {
+    metadata[name + "=" + std::to_string(value)] = true;
+  }
+}
+
+void load_storage_meta(const at::Tensor& t, std::unordered_map<std::string, bool>& metadata) {
+  for (const auto& [key, present] : metadata) {
+    const size_t equals = key.find('=');
+    if (!present || equals == std::string::npos) continue;
+    int64_t value = 0;
+    const char* first = key.data() + equals + 1;
+    const char* last = key.data() + key.size();
+    auto [end, error] = std::from_chars(first, last, value);
+    TORCH_CHECK(error == std::errc() && end == last, Vendor::Get().device_type(),
+                ": tensor metadata '", key, "' is not a storage metadata value (name=integer)");
+    TORCH_CHECK_NOT_IMPLEMENTED(
+        has_storage_meta(), Vendor::Get().device_type(),
+        ": the tensor being loaded carries per-storage metadata ('", key, "') that vendor '",
+        Vendor::Get().table().vendor_name,
+        "' cannot keep (it has no TB_EXTENSION_STORAGE_META, vendor.h ABI 2.4); load it with "
+        "map_location='cpu' to read its bytes as they were saved");
+    set_storage_meta(t.storage(), key.substr(0, equals), value);
+  }
+}
+
+std::tuple<std::vector<std::string>, std::vector<int64_t>> get_storage_meta(const at::Tensor& t) {
+  std::vector<std::string> names;
+  std::vector<int64_t> values;
+  for (auto& [name, value] : storage_meta(t.storage())) {
+    names.push_back(name);
+    values.push_back(value);
+  }
+  return {names, values};
+}
+
+void set_storage_meta_value(const at::Tensor& t, std::string name, int64_t value) {
+  set_storage_meta(t.storage(), name, value);
+}
 
 using Info =
     std::tuple<std::string, std::string, std::string, std::string, int64_t, int64_t, int64_t>;
@@ -36,6 +82,12 @@ Info load() {
   const Vendor& vendor = Vendor::Get();
   (void)fallback_mode();  // rejects a bad TORCH_BACKEND_FALLBACK now, at import
   register_vendor_kernels();
+  static const bool serialization = [] {
+    torch::jit::TensorBackendMetaRegistry(c10::DeviceType::PrivateUse1, &save_storage_meta,
+                                          &load_storage_meta);
+    return true;
+  }();
+  (void)serialization;
   const tb_vendor_handle& t = vendor.table();
   return {t.device_type, t.vendor_name, t.vendor_version,     t.library_path,
           t.abi_major,   t.abi_minor,   vendor.device_count()};
@@ -259,6 +311,8 @@ TORCH_LIBRARY(torch_backend, m) {
   m.def("_register_graph_impl() -> ()", &register_graph_impl);
   m.def("_graph_pool_handle() -> (int, int)", &graph_pool_handle);
   m.def("_is_current_stream_capturing() -> bool", &graph::is_current_stream_capturing);
+  m.def("_storage_meta(Tensor t) -> (str[], int[])", &get_storage_meta);
+  m.def("_set_storage_meta(Tensor t, str name, int value) -> ()", &set_storage_meta_value);
   m.def("_graph_pool_reserved(int device, int first, int second) -> int", &get_graph_pool_reserved);
 }
 

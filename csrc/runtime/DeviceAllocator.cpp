@@ -22,6 +22,7 @@
 #include "runtime/Device.h"
 #include "runtime/Event.h"
 #include "runtime/Graph.h"
+#include "runtime/StorageMeta.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
 
@@ -114,6 +115,7 @@ struct alignas(64) Block {
   int32_t stream = 0;        // c10::StreamId of a torch_backend stream: small
   State state = State::kFree;
   c10::DeviceIndex device = 0;
+  bool has_meta = false;  // the vendor was given per-storage values for it (StorageMeta.h)
 
   int pending_events = 0;         // events to complete before a pending block is free
   std::vector<c10::Stream> uses;  // other streams it was used on (record_stream)
@@ -262,6 +264,17 @@ class CachingAllocator final : public c10::DeviceAllocator {
     if (std::find(block->uses.begin(), block->uses.end(), stream) == block->uses.end()) {
       block->uses.push_back(stream);
     }
+  }
+
+  // Whether `data_ptr` is the start of one of this allocator's blocks; if so, its free will
+  // call the vendor's release of per-storage values.
+  bool MarkMeta(const c10::DataPtr& data_ptr) {
+    if (data_ptr.get_deleter() != &Deleter || data_ptr.get_context() == nullptr) return false;
+    auto* block = static_cast<Block*>(data_ptr.get_context());
+    if (block->ptr != data_ptr.get()) return false;
+    std::lock_guard<std::mutex> lock(Cache(block->device).mutex);
+    block->has_meta = true;
+    return true;
   }
 
   DeviceStats getDeviceStats(c10::DeviceIndex device) override {
@@ -834,6 +847,11 @@ class CachingAllocator final : public c10::DeviceAllocator {
 
   void Free(Block* block) {
     DeviceCache& cache = *block->pool->cache;
+    // No one else holds the storage any more, so no one can give it values now.
+    if (C10_UNLIKELY(block->has_meta)) {
+      block->has_meta = false;
+      release_storage_meta(block->device, block->ptr);
+    }
     // Reported once the lock below is released, whichever way the free ends.
     auto report = c10::make_scope_exit([&cache, ptr = static_cast<void*>(block->ptr),
                                         size = signed_size(block->size),
@@ -917,6 +935,8 @@ c10::DeviceAllocator* device_allocator() { return &g_allocator; }
 void record_stream(const c10::DataPtr& data_ptr, c10::Stream stream) {
   g_allocator.recordStream(data_ptr, stream);
 }
+
+bool mark_storage_meta(const c10::DataPtr& data_ptr) { return g_allocator.MarkMeta(data_ptr); }
 
 std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr) {
   return g_allocator.DeviceOf(ptr);

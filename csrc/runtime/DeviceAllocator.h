@@ -30,6 +30,11 @@ c10::DeviceAllocator* device_allocator();
 // Marks the block behind `data_ptr` as used on `stream` (tensor.record_stream).
 void record_stream(const c10::DataPtr& data_ptr, c10::Stream stream);
 
+// Per-storage values (StorageMeta.h): marks the block `data_ptr` starts so that its free calls
+// release_storage_meta.  False when `data_ptr` is not the start of one of this allocator's
+// blocks (memory from elsewhere: from_blob, DLPack).
+bool mark_storage_meta(const c10::DataPtr& data_ptr);
+
 // The device whose allocation contains `ptr`, if any.
 std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr);
 

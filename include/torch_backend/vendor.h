@@ -21,7 +21,7 @@
  * @section tb_versioning Versioning rules
  *
  * - The ABI has a major and a minor version (::TB_ABI_VERSION_MAJOR, ::TB_ABI_VERSION_MINOR).
- *   This header is ABI 2.3.
+ *   This header is ABI 2.4.
  * - Every struct that crosses the boundary starts with a `size_t struct_size` holding
  *   `sizeof` the struct as its producer compiled it.  Either side may therefore be older than
  *   the other: a reader only touches fields that lie wholly inside `struct_size`
@@ -61,6 +61,8 @@
  * - 2.3: ::TB_EXTENSION_GRAPHS, capture of a stream's work into a graph replayed with one
  *   launch (@ref tb_graphs); tb_rng_key::device_state, the generator state a captured random
  *   kernel reads when it runs.
+ * - 2.4: ::TB_EXTENSION_STORAGE_META, named values a vendor keeps per storage (a storage
+ *   format), carried through torch.save/torch.load (@ref tb_storage_meta).
  *
  * torch_backend 2.x still loads vendors built against any 1.x header, unchanged and without a
  * rebuild: when a library returns no table for major 2, the loader asks it for major 1 and
@@ -189,7 +191,7 @@ extern "C" {
 /** Major version of this ABI.  Bumped only for incompatible changes (see @ref tb_versioning). */
 #define TB_ABI_VERSION_MAJOR 2
 /** Minor version of this ABI.  Bumped when fields are appended to a struct. */
-#define TB_ABI_VERSION_MINOR 3
+#define TB_ABI_VERSION_MINOR 4
 
 /** Marks a symbol as exported from the vendor's shared library. */
 #if defined(_WIN32)
@@ -1134,7 +1136,9 @@ typedef enum tb_extension_type {
   TB_EXTENSION_COLLECTIVES = 2,
   /** ABI 2.3.  A ::tb_graphs_extension: capture and replay of stream work (see
    *  @ref tb_graphs). */
-  TB_EXTENSION_GRAPHS = 3
+  TB_EXTENSION_GRAPHS = 3,
+  /** ABI 2.4.  A ::tb_storage_meta_extension: per-storage metadata (see @ref tb_storage_meta). */
+  TB_EXTENSION_STORAGE_META = 4
 } tb_extension_type;
 
 /**
@@ -1473,6 +1477,79 @@ typedef struct tb_graphs_extension {
   /** Releases @p graph; queued launches still run.  Does not block. */
   tb_status (*graph_destroy)(tb_context ctx, tb_graph graph);
 } tb_graphs_extension;
+
+/** @} */
+
+/** @defgroup tb_storage_meta Per-storage metadata (ABI 2.4)
+ *
+ * Some devices keep facts about a tensor's memory beside the memory: Ascend's storage formats
+ * (ND, NCHW, NC1HWC0, FRACTAL_NZ), a tiling or compression mode.  Such a fact belongs to the
+ * storage -- the allocation behind a tensor and all its views -- and must survive what keeps
+ * the storage (views, detach, in-place updates, torch.compile's graphs, which run on the
+ * tensors given them) and torch.save/torch.load, which writes the bytes and reads them into a
+ * new storage.  A vendor with a ::tb_storage_meta_extension keeps such facts as named integer
+ * values per storage:
+ *
+ * - torch_backend calls tb_storage_meta_extension::set when a user sets a value
+ *   (`torch_backend.set_storage_meta(t, "format", 29)`, or PyTorch's
+ *   `torch._utils.set_tensor_metadata(t, {"format=29": True})`) and when torch.load rebuilds a
+ *   storage that had values when saved; the vendor refuses a name or value it does not know
+ *   (::TB_ERROR_INVALID_ARGUMENT, a message saying what it takes), and the caller gets that
+ *   error.
+ * - get lists a storage's values: `torch_backend.storage_meta(t)` and torch.save (in PyTorch's
+ *   tensor metadata, whose values are booleans: each value travels as the key "name=value").
+ * - release tells the vendor that a storage it holds values for was freed (its memory goes
+ *   back to the caching allocator, which may hand it to a new storage): the values go.
+ *
+ * A storage is named by its device and the address of its first byte (`data`), which is the
+ * address of an allocation of torch_backend's caching allocator (a block of a segment from
+ * tb_memory_api::device_malloc, not necessarily a whole segment).  A new storage -- an
+ * operator's result, a clone, a copy -- starts with no values; the vendor's kernels may read
+ * the values of their tensors' storages by address.  Work already enqueued that uses a
+ * storage may still run after its release.
+ *
+ * Without the extension, storages have no values, torch.save writes none, and setting one
+ * raises NotImplementedError naming the vendor.  tb-conformance checks an extension it finds:
+ * set, get and release round trips, refusals, and values kept apart per storage and device.
+ *  @{ */
+
+/** The ::TB_EXTENSION_STORAGE_META extension.  Every function is required; all are called
+ *  from any thread, and none blocks on device work.  release may be called for a storage that
+ *  has no values (one whose set failed): it then does nothing. */
+typedef struct tb_storage_meta_extension {
+  /** `struct_size` is `sizeof(tb_storage_meta_extension)`, `type` ::TB_EXTENSION_STORAGE_META. */
+  tb_extension_base base;
+
+  /** The names the vendor takes, NULL-terminated (its values it checks itself), or NULL when it
+   *  takes any name.  torch_backend refuses other names before calling set; tb-conformance
+   *  checks that set refuses them too. */
+  const char *const *names;
+
+  /**
+   * Sets the value named @p name of the storage at @p data (@p bytes long) on @p device,
+   * replacing the value of that name it had.
+   * @param name  A C identifier of at most 31 characters (torch_backend checks the form).
+   * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT for a name or value the vendor does not take,
+   *         with a message naming it and what it takes; ::TB_ERROR_OUT_OF_MEMORY.
+   */
+  tb_status (*set)(tb_context ctx, int32_t device, void *data, size_t bytes, const char *name,
+                   int64_t value);
+
+  /**
+   * Lists the values of the storage at @p data on @p device: up to @p capacity names into
+   * @p names (strings the vendor owns, valid until the storage's release or the next set on
+   * it) and values into @p values.
+   * @param[out] count  Receives how many values the storage has, which may exceed @p capacity
+   *                    (call again with more room); 0 for a storage without values.
+   * @return ::TB_OK.
+   */
+  tb_status (*get)(tb_context ctx, int32_t device, const void *data, const char **names,
+                   int64_t *values, int32_t capacity, int32_t *count);
+
+  /** The storage at @p data on @p device, which has values, was freed: forget them.
+   *  @return ::TB_OK. */
+  tb_status (*release)(tb_context ctx, int32_t device, void *data);
+} tb_storage_meta_extension;
 
 /** @} */
 

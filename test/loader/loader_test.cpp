@@ -146,7 +146,7 @@ TEST(Loader, WrongMajorNamesBothVersions) {
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, BadLib("wrong_major")));
   EXPECT_TRUE(Contains(bad.error, "implements ABI 3.5"));
-  EXPECT_TRUE(Contains(bad.error, "speaks ABI 2.3 and loads vendors of majors 2 and 1"));
+  EXPECT_TRUE(Contains(bad.error, "speaks ABI 2.4 and loads vendors of majors 2 and 1"));
 }
 
 TEST(Loader, TableTooSmall) {
@@ -175,7 +175,7 @@ TEST(Loader, MissingFunctionsAreEachNamed) {
   Open(BadLib("missing_functions"), &bad);
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, BadLib("missing_functions")));
-  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 2.3) lacks 3 required functions"));
+  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 2.4) lacks 3 required functions"));
   EXPECT_TRUE(Contains(bad.error, "memory.copy_h2d"));
   EXPECT_TRUE(Contains(bad.error, "stream.query"));
   EXPECT_TRUE(Contains(bad.error, "event.synchronize"));
@@ -370,4 +370,41 @@ TEST(Loader, CollectivesExtensionIsFoundAndValidated) {
   coll.base.next = &again.base;
   EXPECT_EQ(tb_loader_collectives(&handle, error, sizeof error), nullptr);
   EXPECT_TRUE(Contains(error, "acme: its extension chain holds TB_EXTENSION_COLLECTIVES twice"));
+}
+
+// tb_loader_storage_meta (ABI 2.4): found behind other extensions, refused with a message
+// naming what is wrong, absent when the vendor has none.
+TEST(Loader, StorageMetaExtensionIsFoundAndValidated) {
+  tb_vendor table{};
+  table.struct_size = sizeof table;
+  tb_vendor_handle handle{};
+  handle.table = &table;
+  handle.abi_major = 2;
+  std::snprintf(handle.device_type, sizeof handle.device_type, "acme");
+  char error[512] = "x";
+  EXPECT_EQ(tb_loader_storage_meta(&handle, error, sizeof error), nullptr);
+  EXPECT_STREQ(error, "");
+
+  tb_storage_meta_extension meta{};
+  meta.base = {sizeof meta, TB_EXTENSION_STORAGE_META, nullptr};
+  meta.names = nullptr;
+  meta.set = [](tb_context, int32_t, void*, size_t, const char*, int64_t) { return TB_OK; };
+  meta.get = [](tb_context, int32_t, const void*, const char**, int64_t*, int32_t, int32_t* count) {
+    *count = 0;
+    return TB_OK;
+  };
+  meta.release = [](tb_context, int32_t, void*) { return TB_OK; };
+  tb_extension_base unknown{sizeof unknown, static_cast<tb_extension_type>(99), &meta.base};
+  table.extensions = &unknown;
+  EXPECT_EQ(tb_loader_storage_meta(&handle, error, sizeof error), &meta);
+  EXPECT_STREQ(error, "");
+
+  meta.release = nullptr;
+  EXPECT_EQ(tb_loader_storage_meta(&handle, error, sizeof error), nullptr);
+  EXPECT_TRUE(
+      Contains(error, "acme: its tb_storage_meta_extension lacks the required function release"));
+
+  meta.base.struct_size = sizeof(tb_extension_base);
+  EXPECT_EQ(tb_loader_storage_meta(&handle, error, sizeof error), nullptr);
+  EXPECT_TRUE(Contains(error, "acme: its tb_storage_meta_extension has struct_size"));
 }
