@@ -392,6 +392,31 @@ def bench_attention(quick: bool) -> list[dict]:
     ]  # fmt: skip
 
 
+def bench_quantize(quick: bool) -> list[dict]:
+    """quantize_per_tensor + dequantize of 4M floats (qint8): the device against PyTorch CPU
+    (FBGEMM's vector loops), with the numbers bit for bit the CPU's.  The device runs the
+    vendor's kernels where it publishes them (vendor.h, "Quantized tensors"), else the CPU's
+    quantizer through the fallback, copies included."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
+    x = torch.randn(4 << 20)
+    d = x.to(DEVICE)
+
+    def step(t: torch.Tensor) -> None:
+        torch.quantize_per_tensor(t, 0.05, 3, torch.qint8).dequantize()
+
+    calls, trials = (3, 3) if quick else (10, 7)
+    dev, cpu = side_by_side(lambda: step(d), lambda: step(x), calls, trials)
+    torch_backend.reset_kernel_counts()
+    step(d)
+    route = "kernels" if "quantize_per_tensor" in torch_backend.kernel_counts() else "fallback"
+    return [
+        row("quantize", f"quantize+dequantize 4M qint8 ({route})", dev * 1e3, cpu * 1e3, "ms",
+            "<= 2x")
+    ]  # fmt: skip
+
+
 def bench_allocator(quick: bool) -> list[dict]:
     calls, trials = (2000, 3) if quick else (20000, 9)
     # Both sides name their device, so that both pay Python's parsing of the device argument
@@ -584,6 +609,7 @@ BENCHES: dict[str, Callable[[bool], list[dict]]] = {
     "allreduce": bench_allreduce,
     "graphs": bench_graphs,
     "attention": bench_attention,
+    "quantize": bench_quantize,
 }
 
 

@@ -230,12 +230,13 @@ static const char *outputs_problem(const parsed_schema *schema) {
   return NULL;
 }
 
-/* Kernels whose argument lists vendor.h fixes itself ("Attention"): torch_backend calls them
- * from operators of its own, not through the generic wrapper whose limits outputs_problem
- * mirrors. */
+/* Kernels whose argument lists vendor.h fixes itself ("Attention", "Quantized tensors"):
+ * torch_backend calls them from operators of its own, not through the generic wrapper whose
+ * limits outputs_problem mirrors. */
 static bool has_own_arguments(const char *name) {
   return strcmp(name, "_scaled_dot_product_fused_attention_overrideable") == 0 ||
-         strcmp(name, "_scaled_dot_product_fused_attention_overrideable_backward") == 0;
+         strcmp(name, "_scaled_dot_product_fused_attention_overrideable_backward") == 0 ||
+         strcmp(name, "quantize_per_tensor") == 0 || strcmp(name, "dequantize.self") == 0;
 }
 
 static const char *listed_schema(const char *name) {

@@ -73,7 +73,9 @@ const char* const kBuiltIn[] = {"empty.memory_format",
                                 "unfold",
                                 "_lazy_clone",
                                 "_scaled_dot_product_fused_attention_overrideable",
-                                "_scaled_dot_product_fused_attention_overrideable_backward"};
+                                "_scaled_dot_product_fused_attention_overrideable_backward",
+                                "quantize_per_tensor",
+                                "dequantize.self"};
 
 // Kernels torch_backend's own operators call (aten/Copy.cpp, aten/Minimal.cpp), never
 // registered by name.

@@ -7,21 +7,24 @@
 // - Factories, metadata, views and copies are ATen's own device-generic implementations,
 //   registered for the device's key; copies move the integer representation through the
 //   device's copies (a dense view of the quantized storage) and carry the quantizer along.
-// - The arithmetic -- quantize_per_tensor/quantize_per_channel from a float device tensor
-//   (the dense key's CPU fallback, aten/Fallback.cpp), dequantize and every other operator on
-//   quantized device tensors (quantized::add, equal, fill_, ...: a boxed fallback for the
-//   quantized key here) -- runs on the CPU's quantizer, exact by construction, its results
-//   copied to the device, counted and governed like every other CPU fallback
-//   (TORCH_BACKEND_FALLBACK).
+// - quantize_per_tensor and dequantize (per-tensor affine, 8- and 32-bit) run the vendor's
+//   kernels when it publishes them (vendor.h, "Quantized tensors"; emu does).
+// - The rest of the arithmetic -- those two without a kernel, quantize_per_channel (the dense
+//   key's CPU fallback, aten/Fallback.cpp), every other operator on quantized device tensors
+//   (quantized::add, equal, fill_, ...: a boxed fallback for the quantized key here) -- runs
+//   on the CPU's quantizer, its results copied to the device, counted and governed like every
+//   other CPU fallback (TORCH_BACKEND_FALLBACK).
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/quantized/AffineQuantizer.h>
+#include <ATen/ops/_empty_affine_quantized.h>
 #include <ATen/ops/_empty_affine_quantized_native.h>
 #include <ATen/ops/_empty_per_channel_affine_quantized_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/clone_native.h>
 #include <ATen/ops/dequantize_native.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like_native.h>
 #include <ATen/ops/empty_native.h>
 #include <ATen/ops/empty_quantized_native.h>
@@ -39,6 +42,7 @@
 #include <torch/library.h>
 
 #include "aten/Fallback.h"
+#include "aten/KernelCall.h"
 #include "runtime/Vendor.h"
 
 namespace torch_backend {
@@ -59,6 +63,66 @@ Tensor int_repr_view(const Tensor& q) {
       c10::scalarTypeToTypeMeta(c10::toUnderlying(q.scalar_type())));
   view.unsafeGetTensorImpl()->set_sizes_and_strides(q.sizes(), q.strides(), q.storage_offset());
   return view;
+}
+
+void quantized_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+bool quantized_8_or_32(at::ScalarType t) {
+  return t == at::kQInt8 || t == at::kQUInt8 || t == at::kQInt32;
+}
+
+// Runs `name`'s boxed CPU fallback on `arguments` and returns its one result.
+Tensor through_fallback(const char* name, const char* overload, std::vector<c10::IValue> stack,
+                        bool quantized_key) {
+  const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
+  if (quantized_key) {
+    quantized_fallback(op, &stack);
+  } else {
+    cpu_fallback_boxed(op, &stack);
+  }
+  return stack.back().toTensor();
+}
+
+// aten::quantize_per_tensor: the vendor's kernel (vendor.h, "Quantized tensors") for float32
+// values and 8- or 32-bit integers, else the CPU's quantizer through the fallback.
+Tensor quantize_on_device(const Tensor& self, double scale, int64_t zero_point,
+                          at::ScalarType dtype) {
+  const tb_kernel* kernel = find_kernel("quantize_per_tensor");
+  const at::MemoryFormat format = self.suggest_memory_format();
+  if (kernel != nullptr && self.scalar_type() == at::kFloat && quantized_8_or_32(dtype) &&
+      scale > 0) {
+    Tensor q = at::_empty_affine_quantized(self.sizes(), self.options().dtype(dtype), scale,
+                                           zero_point, format);
+    KernelCall call(kernel, kernel_counter("quantize_per_tensor"));
+    call.tensor(self, "self").real(scale).integer(zero_point).tensor(int_repr_view(q), "out");
+    if (call.launch()) return q;
+  }
+  // The CPU's result comes over contiguous (a quantized tensor's copy to another device keeps
+  // no strides): laid out here as the CPU laid it out, by self's suggested memory format.
+  Tensor q =
+      through_fallback("aten::quantize_per_tensor", "", {self, scale, zero_point, dtype}, false);
+  return q.is_contiguous(format) ? q : q.contiguous(format);
+}
+
+Tensor quantize_on_device_tensor_qparams(const Tensor& self, const Tensor& scale,
+                                         const Tensor& zero_point, at::ScalarType dtype) {
+  return quantize_on_device(self, scale.item().toDouble(), zero_point.item().toLong(), dtype);
+}
+
+// aten::dequantize.self of a quantized device tensor: the vendor's kernel for per-tensor
+// affine ones, else the CPU's through the quantized fallback.
+Tensor dequantize_on_device(const Tensor& self) {
+  const tb_kernel* kernel = find_kernel("dequantize.self");
+  if (kernel != nullptr && self.qscheme() == at::kPerTensorAffine &&
+      quantized_8_or_32(self.scalar_type())) {
+    Tensor out = at::empty(
+        self.sizes(), self.options().dtype(at::kFloat).memory_format(self.suggest_memory_format()));
+    KernelCall call(kernel, kernel_counter("dequantize.self"));
+    call.tensor(int_repr_view(self), "self").real(self.q_scale()).integer(self.q_zero_point());
+    call.tensor(out, "out");
+    if (call.launch()) return out;
+  }
+  return through_fallback("aten::dequantize", "self", {self}, true);
 }
 
 Tensor int_repr(const Tensor& self) {
@@ -156,6 +220,8 @@ void quantized_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack)
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("quantize_per_tensor", TORCH_FN(quantize_on_device));
+  m.impl("quantize_per_tensor.tensor_qparams", TORCH_FN(quantize_on_device_tensor_qparams));
   m.impl("dequantize.self", TORCH_FN(at::native::dequantize_cpu_or_cuda));
 }
 
@@ -179,6 +245,7 @@ TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
   m.impl("clone", TORCH_FN(at::native::quantized_clone));
   m.impl("_copy_from", TORCH_FN(copy_from));
   m.impl("int_repr", TORCH_FN(int_repr));
+  m.impl("dequantize.self", TORCH_FN(dequantize_on_device));
   // Structured operators whose default kernel for the quantized keys (ATen's
   // CompositeExplicitAutogradNonFunctional one, QuantizedCUDA's too) builds a float result:
   // the quantized CPU kernel instead, through the fallback.

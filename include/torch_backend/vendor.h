@@ -833,6 +833,25 @@ typedef struct tb_event_api {
  * declines raises `NotImplementedError`.  A captured graph cannot hold a forward with dropout
  * yet.
  *
+ * @section tb_kernel_quantized Quantized tensors (ABI 2.4)
+ *
+ * Quantized device tensors need nothing from a vendor: torch_backend keeps their integer
+ * representation in device memory and computes on the CPU's quantizer.  A vendor that
+ * publishes these two kernels quantizes and dequantizes per-tensor affine tensors (qint8,
+ * quint8, qint32) on the device instead; both receive `[self, scale, zero_point, out]` --
+ * scale ::TB_VALUE_DOUBLE (positive), zero_point ::TB_VALUE_INT -- and must give PyTorch's CPU
+ * numbers bit for bit (`backends/emu/kernels/quantize.c` is one):
+ *
+ * - "quantize_per_tensor": `self` float32, `out` the representation (int8, uint8 or int32:
+ *   which says the quantized dtype), of self's shape, any strides.  With inv = 1 / (float)
+ *   scale: 8-bit, out = clamp(nearbyint(fmaf(x, inv, zero_point))); 32-bit,
+ *   out = clamp(nearbyint(x * inv + zero_point)), each step rounded to float.  tb_kernel::dtypes
+ *   is about `self`.
+ * - "dequantize.self": `self` the representation, `out` float32:
+ *   out = (float)(self - zero_point) * (float)scale.  tb_kernel::dtypes is about `self`.
+ *
+ * Declining (::TB_ERROR_NOT_SUPPORTED) sends the call to the CPU.
+ *
  * @section tb_kernel_schemas Schemas (ABI 2.0)
  *
  * A kernel states, in tb_kernel::schema, the ATen schema it was written for.  PyTorch releases

@@ -18,6 +18,8 @@ import torch_backend
 pytestmark = pytest.mark.filterwarnings("ignore:.*quantized tensor creation functions.*deprecated")
 
 QDTYPES = [torch.qint8, torch.quint8, torch.qint32]
+# The bundled vendor that publishes quantize_per_tensor and dequantize.self kernels.
+KERNELS = DEV == "emu"
 
 
 def data(*shape: int, seed: int = 0) -> torch.Tensor:
@@ -171,12 +173,39 @@ def test_quantized_operators_run_through_the_fallback():
     assert_same(dx, qx)
 
 
+def test_vendor_kernels_or_the_cpu_quantizer():
+    x = data(2, 3, 8, 5)
+    for layout in (x, x.transpose(1, 3), x.contiguous(memory_format=torch.channels_last)):
+        torch_backend.reset_kernel_counts()
+        torch_backend.reset_fallback_counts()
+        q = torch.quantize_per_tensor(layout.to(DEV), 0.07, 3, torch.qint8)
+        expected = torch.quantize_per_tensor(layout, 0.07, 3, torch.qint8)
+        assert_same(q, expected)
+        assert q.stride() == expected.stride()
+        ran = torch_backend.kernel_counts()
+        fell = torch_backend.fallback_counts()
+        if KERNELS:
+            assert ran == {"quantize_per_tensor": 1, "dequantize.self": 1} and fell == {}
+        else:
+            assert fell == {"aten::quantize_per_tensor": 1, "aten::dequantize.self": 1}
+
+
 def test_fallback_error_mode_refuses_the_cpu_quantizer():
     mode = torch_backend.fallback_mode()
+    x = torch.randn(3).to(DEV)
     torch_backend.set_fallback_mode("error")
     try:
-        with pytest.raises(NotImplementedError, match="aten::quantize_per_tensor has no kernel"):
-            torch.quantize_per_tensor(torch.randn(3).to(DEV), 0.1, 0, torch.qint8)
+        with pytest.raises(NotImplementedError, match="aten::quantize_per_channel has no kernel"):
+            torch.quantize_per_channel(
+                x,
+                torch.ones(3, dtype=torch.float64),
+                torch.zeros(3, dtype=torch.long),
+                0,
+                torch.qint8,
+            )
+        if not KERNELS:
+            with pytest.raises(NotImplementedError, match="aten::quantize_per_tensor has no kern"):
+                torch.quantize_per_tensor(x, 0.1, 0, torch.qint8)
     finally:
         torch_backend.set_fallback_mode(mode)
 
