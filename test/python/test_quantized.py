@@ -56,6 +56,16 @@ def test_quantize_per_tensor_matches_the_cpu(dtype, scale, zero_point):
     assert_same(q2, expected)
 
 
+@pytest.mark.parametrize("dtype", QDTYPES, ids=str)
+def test_special_values_match_the_cpu(dtype):
+    special = [float("nan"), float("inf"), -float("inf"), 1e30, -1e30, 0.0, -0.0, 2.5, 3.5, -2.5]
+    x = torch.tensor(special * 5)
+    zero_point = 3 if dtype == torch.quint8 else 0
+    expected = torch.quantize_per_tensor(x, 1.0, zero_point, dtype)
+    q = torch.quantize_per_tensor(x.to(DEV), 1.0, zero_point, dtype)
+    assert torch.equal(q.int_repr().cpu(), expected.int_repr())
+
+
 @pytest.mark.parametrize("axis", [0, 1])
 @pytest.mark.parametrize("dtype", [torch.qint8, torch.quint8], ids=str)
 def test_quantize_per_channel_matches_the_cpu(axis, dtype):

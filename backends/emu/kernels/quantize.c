@@ -5,7 +5,8 @@
  * torch.quantize_per_tensor and dequantize on the device, numbers equal to PyTorch's CPU
  * (FBGEMM's) bit for bit:
  *   - quantize, 8-bit: q = clamp(nearbyint(fma(x, 1 / scale, zero_point))), the multiply-add
- *     fused and rounded once to float, as FBGEMM's vector loop computes it;
+ *     fused and rounded once to float, as FBGEMM's vector loop computes it (NaN gives the
+ *     top of the range, as there);
  *   - quantize, 32-bit: q = clamp(nearbyint(x * (1 / scale) + zero_point)), each step
  *     rounded to float (FBGEMM's scalar path);
  *   - dequantize: x = (float)(q - zero_point) * (float)scale.
@@ -35,24 +36,48 @@ static int64_t offset_of(const quant_job *j, const emu_tensor *t, int64_t e) {
   return offset;
 }
 
+/* nearbyintf of v, |v| <= 2^22, in the default rounding mode (to nearest, ties to even):
+ * adding and subtracting 1.5 * 2^23 leaves v rounded to an integer, with no library call. */
+static inline float round_even(float v) { return (v + 12582912.0f) - 12582912.0f; }
+
+/* The integer an 8-bit quantize stores for the fused value `t`, clamped to [lo, hi]; NaN
+ * gives hi, as FBGEMM's clamp does. */
+static inline float clamp_round(float t, float lo, float hi) {
+  if (!(t <= hi)) return hi; /* NaN too */
+  return t < lo ? lo : round_even(t);
+}
+
 static void quantize_range(void *context, int64_t begin, int64_t end) {
   const quant_job *j = context;
   const float *x = (const float *)j->x->data;
   const float inv = j->inv_scale, zp = (float)j->zero_point;
+  const bool dense = j->dense;
   switch (j->q->dtype) {
     case TB_DTYPE_INT8: {
       int8_t *q = (int8_t *)j->q->data;
-      for (int64_t e = begin; e < end; e++) {
-        float r = nearbyintf(fmaf(x[offset_of(j, j->x, e)], inv, zp));
-        q[offset_of(j, j->q, e)] = (int8_t)(r < -128.0f ? -128.0f : r > 127.0f ? 127.0f : r);
+      if (dense) {
+        for (int64_t e = begin; e < end; e++) {
+          q[e] = (int8_t)clamp_round(fmaf(x[e], inv, zp), -128.0f, 127.0f);
+        }
+      } else {
+        for (int64_t e = begin; e < end; e++) {
+          q[offset_of(j, j->q, e)] =
+              (int8_t)clamp_round(fmaf(x[offset_of(j, j->x, e)], inv, zp), -128.0f, 127.0f);
+        }
       }
       break;
     }
     case TB_DTYPE_UINT8: {
       uint8_t *q = (uint8_t *)j->q->data;
-      for (int64_t e = begin; e < end; e++) {
-        float r = nearbyintf(fmaf(x[offset_of(j, j->x, e)], inv, zp));
-        q[offset_of(j, j->q, e)] = (uint8_t)(r < 0.0f ? 0.0f : r > 255.0f ? 255.0f : r);
+      if (dense) {
+        for (int64_t e = begin; e < end; e++) {
+          q[e] = (uint8_t)clamp_round(fmaf(x[e], inv, zp), 0.0f, 255.0f);
+        }
+      } else {
+        for (int64_t e = begin; e < end; e++) {
+          q[offset_of(j, j->q, e)] =
+              (uint8_t)clamp_round(fmaf(x[offset_of(j, j->x, e)], inv, zp), 0.0f, 255.0f);
+        }
       }
       break;
     }
@@ -74,12 +99,24 @@ static void quantize_range(void *context, int64_t begin, int64_t end) {
 static void dequantize_range(void *context, int64_t begin, int64_t end) {
   const quant_job *j = context;
   float *x = (float *)j->x->data;
+  const float scale = j->scale;
+  const int32_t zp = (int32_t)j->zero_point;
+  if (j->dense && j->q->dtype == TB_DTYPE_INT8) {
+    const int8_t *q = (const int8_t *)j->q->data;
+    for (int64_t e = begin; e < end; e++) x[e] = (float)((int32_t)q[e] - zp) * scale;
+    return;
+  }
+  if (j->dense && j->q->dtype == TB_DTYPE_UINT8) {
+    const uint8_t *q = (const uint8_t *)j->q->data;
+    for (int64_t e = begin; e < end; e++) x[e] = (float)((int32_t)q[e] - zp) * scale;
+    return;
+  }
   for (int64_t e = begin; e < end; e++) {
     int64_t o = offset_of(j, j->q, e);
     int64_t q = j->q->dtype == TB_DTYPE_INT8    ? ((const int8_t *)j->q->data)[o]
                 : j->q->dtype == TB_DTYPE_UINT8 ? ((const uint8_t *)j->q->data)[o]
                                                 : ((const int32_t *)j->q->data)[o];
-    x[offset_of(j, j->x, e)] = (float)(int32_t)(q - j->zero_point) * j->scale;
+    x[offset_of(j, j->x, e)] = (float)(int32_t)(q - zp) * scale;
   }
 }
 
