@@ -394,10 +394,9 @@ def bench_attention(quick: bool) -> list[dict]:
 
 def bench_quantize(quick: bool) -> list[dict]:
     """quantize_per_tensor + dequantize of 4M floats (qint8): the device against PyTorch CPU
-    (FBGEMM's AVX2 loops), with the numbers bit for bit the CPU's.  The device runs the
-    vendor's kernels where it publishes them (vendor.h, "Quantized tensors"; emu's are scalar C
-    with a fused multiply-add per element, hence the 4x aim), else the CPU's quantizer through
-    the fallback, copies included."""
+    (FBGEMM's AVX2 loops).  The device runs the vendor's kernels where it publishes them
+    (vendor.h, "Quantized tensors"; emu's are scalar C, hence the 4x aim), else the CPU's
+    quantizer through the fallback, copies included."""
     import warnings
 
     warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")

@@ -839,14 +839,16 @@ typedef struct tb_event_api {
  * representation in device memory and computes on the CPU's quantizer.  A vendor that
  * publishes these two kernels quantizes and dequantizes per-tensor affine tensors (qint8,
  * quint8, qint32) on the device instead; both receive `[self, scale, zero_point, out]` --
- * scale ::TB_VALUE_DOUBLE (positive), zero_point ::TB_VALUE_INT -- and must give PyTorch's CPU
- * numbers bit for bit (`backends/emu/kernels/quantize.c` is one):
+ * scale ::TB_VALUE_DOUBLE (positive), zero_point ::TB_VALUE_INT -- and compute PyTorch's
+ * reference arithmetic (ATen's quantize_val/dequantize_val; `backends/emu/kernels/quantize.c`
+ * is one):
  *
  * - "quantize_per_tensor": `self` float32, `out` the representation (int8, uint8 or int32:
- *   which says the quantized dtype), of self's shape, any strides.  With inv = 1 / (float)
- *   scale: 8-bit, out = clamp(nearbyint(fmaf(x, inv, zero_point))); 32-bit,
- *   out = clamp(nearbyint(x * inv + zero_point)), each step rounded to float.  tb_kernel::dtypes
- *   is about `self`.
+ *   which says the quantized dtype), of self's shape, any strides:
+ *   out = clamp(nearbyint(x * inv) + zero_point), inv = 1 / (float)scale, the product rounded
+ *   to float, ties to even, NaN giving the top of the 8-bit ranges and the bottom of int32's.
+ *   PyTorch's own CPU kernels agree with it except at exact ties on some releases (2.13's
+ *   FBGEMM loop adds the zero point before rounding).  tb_kernel::dtypes is about `self`.
  * - "dequantize.self": `self` the representation, `out` float32:
  *   out = (float)(self - zero_point) * (float)scale.  tb_kernel::dtypes is about `self`.
  *

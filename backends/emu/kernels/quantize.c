@@ -2,15 +2,12 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * Per-tensor affine quantization (vendor.h, "Quantized tensors"): the kernels behind
- * torch.quantize_per_tensor and dequantize on the device, numbers equal to PyTorch's CPU
- * (FBGEMM's) bit for bit:
- *   - quantize, 8-bit: q = clamp(nearbyint(fma(x, 1 / scale, zero_point))), the multiply-add
- *     fused and rounded once to float, as FBGEMM's vector loop computes it (NaN gives the
- *     top of the range, as there);
- *   - quantize, 32-bit: q = clamp(nearbyint(x * (1 / scale) + zero_point)), each step
- *     rounded to float (FBGEMM's scalar path);
+ * torch.quantize_per_tensor and dequantize on the device, in PyTorch's reference arithmetic
+ * (quantize_val / dequantize_val of ATen's AffineQuantizerBase):
+ *   - quantize: q = clamp(nearbyint(x * inv) + zero_point), inv = 1 / (float)scale, the
+ *     product rounded to float, ties to even;
  *   - dequantize: x = (float)(q - zero_point) * (float)scale.
- * 1 / scale is computed in float from the float scale.  Any strides; float32 values only.
+ * Any strides; float32 values only.
  */
 #include <math.h>
 #include <stdint.h>
@@ -40,11 +37,14 @@ static int64_t offset_of(const quant_job *j, const emu_tensor *t, int64_t e) {
  * adding and subtracting 1.5 * 2^23 leaves v rounded to an integer, with no library call. */
 static inline float round_even(float v) { return (v + 12582912.0f) - 12582912.0f; }
 
-/* The integer an 8-bit quantize stores for the fused value `t`, clamped to [lo, hi]; NaN
- * gives hi, as FBGEMM's clamp does. */
-static inline float clamp_round(float t, float lo, float hi) {
-  if (!(t <= hi)) return hi; /* NaN too */
-  return t < lo ? lo : round_even(t);
+/* The stored integer of an 8-bit quantize: round(x * inv) + zero_point, clamped to [lo, hi],
+ * NaN giving hi (as PyTorch's CPU gives). */
+static inline float quantize8(float x, float inv, float zp, float lo, float hi) {
+  float s = x * inv;
+  if (!(s == s)) return hi;
+  s = s < -4194304.0f ? -4194304.0f : s > 4194304.0f ? 4194304.0f : s; /* 2^22 */
+  float r = round_even(s) + zp;
+  return r < lo ? lo : r > hi ? hi : r;
 }
 
 static void quantize_range(void *context, int64_t begin, int64_t end) {
@@ -57,12 +57,12 @@ static void quantize_range(void *context, int64_t begin, int64_t end) {
       int8_t *q = (int8_t *)j->q->data;
       if (dense) {
         for (int64_t e = begin; e < end; e++) {
-          q[e] = (int8_t)clamp_round(fmaf(x[e], inv, zp), -128.0f, 127.0f);
+          q[e] = (int8_t)quantize8(x[e], inv, zp, -128.0f, 127.0f);
         }
       } else {
         for (int64_t e = begin; e < end; e++) {
           q[offset_of(j, j->q, e)] =
-              (int8_t)clamp_round(fmaf(x[offset_of(j, j->x, e)], inv, zp), -128.0f, 127.0f);
+              (int8_t)quantize8(x[offset_of(j, j->x, e)], inv, zp, -128.0f, 127.0f);
         }
       }
       break;
@@ -71,24 +71,22 @@ static void quantize_range(void *context, int64_t begin, int64_t end) {
       uint8_t *q = (uint8_t *)j->q->data;
       if (dense) {
         for (int64_t e = begin; e < end; e++) {
-          q[e] = (uint8_t)clamp_round(fmaf(x[e], inv, zp), 0.0f, 255.0f);
+          q[e] = (uint8_t)quantize8(x[e], inv, zp, 0.0f, 255.0f);
         }
       } else {
         for (int64_t e = begin; e < end; e++) {
           q[offset_of(j, j->q, e)] =
-              (uint8_t)clamp_round(fmaf(x[offset_of(j, j->x, e)], inv, zp), 0.0f, 255.0f);
+              (uint8_t)quantize8(x[offset_of(j, j->x, e)], inv, zp, 0.0f, 255.0f);
         }
       }
       break;
     }
-    default: { /* TB_DTYPE_INT32 */
+    default: { /* TB_DTYPE_INT32: round(x * inv) + zero_point in 64 bits, clamped; NaN gives
+                * the bottom of the range, as PyTorch's CPU gives */
       int32_t *q = (int32_t *)j->q->data;
       for (int64_t e = begin; e < end; e++) {
-        /* Two statements: C contracts a multiply and an add into an fma only within one
-         * expression (and GCC, in ISO C mode, not at all). */
-        float scaled = x[offset_of(j, j->x, e)] * inv;
-        float r = nearbyintf(scaled + zp);
-        double c = r < -2147483648.0f ? -2147483648.0 : r >= 2147483648.0f ? 2147483647.0 : r;
+        double r = (double)nearbyintf(x[offset_of(j, j->x, e)] * inv) + (double)j->zero_point;
+        double c = !(r >= -2147483648.0) ? -2147483648.0 : r > 2147483647.0 ? 2147483647.0 : r;
         q[offset_of(j, j->q, e)] = (int32_t)c;
       }
       break;
