@@ -32,14 +32,21 @@ namespace {
 
 // Per-storage metadata through torch.save/torch.load (PyTorch's tensor metadata, whose values
 // are booleans): each value travels as the key "name=value".
+// Only for a storage in device memory: fake and functional tensors report the device while
+// their storage is meta (Inductor's repro writer asks for their metadata too).
+bool in_device_memory(const at::Tensor& t) {
+  return t.has_storage() && t.storage().device_type() == c10::DeviceType::PrivateUse1;
+}
+
 void save_storage_meta(const at::Tensor& t, std::unordered_map<std::string, bool>& metadata) {
-  if (!t.has_storage()) return;
+  if (!in_device_memory(t)) return;
   for (const auto& [name, value] : storage_meta(t.storage())) {
     metadata[name + "=" + std::to_string(value)] = true;
   }
 }
 
 void load_storage_meta(const at::Tensor& t, std::unordered_map<std::string, bool>& metadata) {
+  if (!in_device_memory(t)) return;
   for (const auto& [key, present] : metadata) {
     const size_t equals = key.find('=');
     if (!present || equals == std::string::npos) continue;

@@ -131,3 +131,17 @@ def test_a_vendor_without_the_extension_refuses_values(tmp_path):
     with pytest.raises(NotImplementedError, match="map_location='cpu'"):
         torch.load(path, map_location=DEV)
     assert torch.equal(torch.load(path, map_location="cpu"), torch.arange(4.0))
+
+
+def test_fake_tensors_have_no_values_and_do_not_raise():
+    """torch.compile's fake tensors report the device while their storage is meta; PyTorch
+    asks for their metadata too (Inductor's repro writer): nothing to report, no error."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    x = torch.ones(3, device=DEV)
+    if HAS_META:
+        torch_backend.set_storage_meta(x, NAME, VALUE)
+    with FakeTensorMode() as mode:
+        fake = mode.from_tensor(x)
+        assert fake.device == x.device
+        assert torch._utils.get_tensor_metadata(fake) == {}
