@@ -696,3 +696,32 @@ const tb_storage_meta_extension *tb_loader_storage_meta(const tb_vendor_handle *
   }
   return found;
 }
+
+const tb_ipc_extension *tb_loader_ipc(const tb_vendor_handle *handle, char *error,
+                                      size_t error_size) {
+  const tb_ipc_extension *found = (const tb_ipc_extension *)find_extension(
+      handle, TB_EXTENSION_IPC, "TB_EXTENSION_IPC", error, error_size);
+  if (found == NULL) return NULL;
+  if (found->base.struct_size < TB_STRUCT_SIZE(tb_ipc_extension, close_memory)) {
+    (void)fail(error, error_size, TB_OK,
+               "%s: its tb_ipc_extension has struct_size %zu, smaller than ABI 2.5's %zu",
+               handle->device_type, found->base.struct_size,
+               TB_STRUCT_SIZE(tb_ipc_extension, close_memory));
+    return NULL;
+  }
+  const struct {
+    const char *name;
+    int present;
+  } required[] = {{"export_memory", found->export_memory != NULL},
+                  {"import_memory", found->import_memory != NULL},
+                  {"close_memory", found->close_memory != NULL}};
+  for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
+    if (!required[i].present) {
+      (void)fail(error, error_size, TB_OK,
+                 "%s: its tb_ipc_extension lacks the required function %s", handle->device_type,
+                 required[i].name);
+      return NULL;
+    }
+  }
+  return found;
+}

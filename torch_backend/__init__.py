@@ -343,4 +343,8 @@ if not _TOOL_PROCESS:
 
         _distributed._register()
 
+        from torch_backend import multiprocessing as _multiprocessing
+
+        _multiprocessing._register()
+
     atexit.register(_let_autograd_threads_finish)

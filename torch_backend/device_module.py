@@ -446,6 +446,15 @@ def empty_cache() -> None:
     torch.accelerator.empty_cache()
 
 
+def ipc_collect() -> int:
+    """Free the device memory this process kept for other processes it sent tensors to, where
+    they have released them (as ``torch.cuda.ipc_collect``; :mod:`torch_backend.multiprocessing`).
+    Returns how many storages are still kept for consumers."""
+    from torch_backend.multiprocessing import ipc_collect as collect
+
+    return collect()
+
+
 def mem_get_info(device: DeviceLike = None) -> tuple[int, int]:
     """(free, total) bytes of ``device`` as the vendor reports them."""
     return torch.accelerator.get_memory_info(_index(device))

@@ -321,3 +321,73 @@ bool emu_is_device_range(const emu_context *ctx, int32_t device, const void *ptr
   return a->ready && p >= a->device_base && size <= a->capacity &&
          p + size <= a->device_base + a->capacity;
 }
+
+/* ---- sharing with other processes (ipc.c) ---- */
+
+tb_status emu_arena_export(emu_context *ctx, int32_t device, const void *ptr, uint64_t *offset,
+                           uint64_t *size, int *fd) {
+  pthread_mutex_lock(&ctx->arena_mutex);
+  arena *a = &ctx->arenas[device];
+  const char *p = ptr;
+  uint64_t found = 0, at = 0;
+  if (a->ready && p >= a->device_base && p < a->device_base + a->capacity) {
+    at = (uint64_t)(p - a->device_base);
+    size_t i = slot_of(a, at);
+    while (a->live[i].offset != 0 && a->live[i].offset != at + 1) {
+      i = (i + 1) & (a->live_capacity - 1);
+    }
+    found = a->live[i].size;
+  }
+  int copy = found != 0 ? fcntl(a->fd, F_DUPFD_CLOEXEC, 0) : -1;
+  int error = errno;
+  pthread_mutex_unlock(&ctx->arena_mutex);
+  if (found == 0) {
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "emu: export_memory: %p is not the start of a live allocation of device %d",
+                    ptr, (int)device);
+  }
+  if (copy < 0) {
+    return tbk_fail(TB_ERROR_UNAVAILABLE,
+                    "emu: export_memory: cannot duplicate device %d's memfd: %s", (int)device,
+                    strerror(error));
+  }
+  *offset = at;
+  *size = found - EMU_REDZONE;
+  *fd = copy;
+  return TB_OK;
+}
+
+/* Maps `span` bytes of `fd` from `file_offset` at device address `at` and at its shadow. */
+tb_status emu_arena_map_file(emu_context *ctx, int32_t device, void *at, size_t span, int fd,
+                             uint64_t file_offset) {
+  arena *a = &ctx->arenas[device];
+  char *shadow = emu_host(ctx, device, at);
+  int device_prot = ctx->config.guard ? PROT_NONE : PROT_READ | PROT_WRITE;
+  if (mmap(at, span, device_prot, MAP_SHARED | MAP_FIXED, fd, (off_t)file_offset) == MAP_FAILED ||
+      mmap(shadow, span, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, (off_t)file_offset) ==
+          MAP_FAILED) {
+    int error = errno;
+    emu_arena_unmap_file(ctx, device, at, span);
+    return tbk_fail(TB_ERROR_OUT_OF_MEMORY, "emu: import_memory: cannot map %zu bytes: %s", span,
+                    strerror(error));
+  }
+  (void)a;
+  return TB_OK;
+}
+
+/* Puts the device's own memory back under [at, at + span) (both views). */
+void emu_arena_unmap_file(emu_context *ctx, int32_t device, void *at, size_t span) {
+  arena *a = &ctx->arenas[device];
+  uint64_t offset = (uint64_t)((char *)at - a->device_base);
+  int device_prot = ctx->config.guard ? PROT_NONE : PROT_READ | PROT_WRITE;
+  /* Mapping over a mapping replaces it; failing that (address space exhausted) the range
+   * would show another process's memory, so it is made inaccessible instead. */
+  if (mmap(at, span, device_prot, MAP_SHARED | MAP_FIXED, a->fd, (off_t)offset) == MAP_FAILED) {
+    mmap(at, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  }
+  char *shadow = a->shadow_base + offset;
+  if (mmap(shadow, span, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, a->fd, (off_t)offset) ==
+      MAP_FAILED) {
+    mmap(shadow, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  }
+}

@@ -73,6 +73,8 @@ static void destroy(void *user) {
   pthread_mutex_destroy(&ctx->arena_mutex);
   pthread_mutex_destroy(&ctx->meta_mutex);
   free(ctx->meta);
+  pthread_mutex_destroy(&ctx->ipc_mutex);
+  free(ctx->imports);
   ctx->magic = 0;
   free(ctx);
 }
@@ -103,6 +105,7 @@ tb_status emu_init(const tb_host_api *host, tb_context *out) {
   atomic_init(&ctx->finalized, false);
   pthread_mutex_init(&ctx->arena_mutex, NULL);
   pthread_mutex_init(&ctx->meta_mutex, NULL);
+  pthread_mutex_init(&ctx->ipc_mutex, NULL);
   if ((status = emu_arenas_create(ctx)) != TB_OK ||
       (config.profile && (status = emu_profile_create(ctx)) != TB_OK)) {
     destroy(ctx);

@@ -57,6 +57,7 @@ typedef struct emu_config {
 typedef struct emu_arena emu_arena;           /* arena.c */
 typedef struct emu_profile emu_profile;       /* profile.c */
 typedef struct emu_meta_entry emu_meta_entry; /* storage_meta.c */
+typedef struct emu_import emu_import;         /* ipc.c */
 
 struct tb_context_impl {
   /* First member (the kit's rule): streams, events, faults.  The runtime owns the context's
@@ -75,6 +76,10 @@ struct tb_context_impl {
   pthread_mutex_t meta_mutex;
   emu_meta_entry *meta;
   size_t meta_count, meta_capacity;
+  /* Memory of other processes mapped here (ipc.c), guarded by ipc_mutex. */
+  pthread_mutex_t ipc_mutex;
+  emu_import *imports;
+  size_t import_count, import_capacity;
 };
 typedef struct tb_context_impl emu_context;
 
@@ -97,6 +102,16 @@ void emu_arenas_destroy(emu_context *ctx);
 tb_status emu_arena_alloc(emu_context *ctx, int32_t device, size_t size, void **ptr);
 tb_status emu_arena_free(emu_context *ctx, int32_t device, void *ptr);
 void emu_arena_usage(emu_context *ctx, int32_t device, size_t *used, size_t *total);
+/* Sharing with other processes (ipc.c).  export: the live allocation starting at `ptr`, its
+ * offset in the device's memfd, its size, and a new descriptor of the memfd.  map_file: maps
+ * `span` bytes of file `fd` from `file_offset` (page multiples) over the device range at `at`
+ * (page aligned, inside one of this device's allocations), both views.  unmap_file: puts the
+ * device's own memory back under that range. */
+tb_status emu_arena_export(emu_context *ctx, int32_t device, const void *ptr, uint64_t *offset,
+                           uint64_t *size, int *fd);
+tb_status emu_arena_map_file(emu_context *ctx, int32_t device, void *at, size_t span, int fd,
+                             uint64_t file_offset);
+void emu_arena_unmap_file(emu_context *ctx, int32_t device, void *at, size_t span);
 /* The shadow address of device address `ptr` on `device` (NULL stays NULL). */
 void *emu_host(const emu_context *ctx, int32_t device, const void *ptr);
 /* True when [ptr, ptr + size) lies inside `device`'s memory. */
@@ -144,5 +159,6 @@ const tb_extension_base *emu_extensions(void);
 extern const tb_collectives_extension emu_collectives;
 extern const tb_graphs_extension emu_graphs;
 extern const tb_storage_meta_extension emu_storage_meta;
+extern const tb_ipc_extension emu_ipc;
 
 #endif /* TORCH_BACKEND_EMU_H_ */

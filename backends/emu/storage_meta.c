@@ -99,11 +99,11 @@ static tb_status meta_release(tb_context ctx, int32_t device, void *data) {
   return TB_OK;
 }
 
-/* The last link of emu's extension chain (after the graphs, vendor.c). */
+/* A link of emu's extension chain (after the graphs, vendor.c; before ipc.c's). */
 const tb_storage_meta_extension emu_storage_meta = {
     .base = {.struct_size = sizeof(tb_storage_meta_extension),
              .type = TB_EXTENSION_STORAGE_META,
-             .next = NULL},
+             .next = &emu_ipc.base},
     .names = NULL, /* any name */
     .set = meta_set,
     .get = meta_get,

@@ -23,6 +23,7 @@
 #include "runtime/DeviceAllocator.h"
 #include "runtime/Generator.h"
 #include "runtime/Graph.h"
+#include "runtime/Ipc.h"
 #include "runtime/StorageMeta.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
@@ -78,6 +79,30 @@ std::tuple<std::vector<std::string>, std::vector<int64_t>> get_storage_meta(cons
 
 void set_storage_meta_value(const at::Tensor& t, std::string name, int64_t value) {
   set_storage_meta(t.storage(), name, value);
+}
+
+// Device tensors through torch.multiprocessing (runtime/Ipc.h, torch_backend/multiprocessing.py).
+using Shared =
+    std::tuple<int64_t, int64_t, std::string, int64_t, int64_t, int64_t, int64_t, int64_t>;
+
+Shared ipc_share(const at::Tensor& t) {
+  ipc::SharedStorage s = ipc::share(t.storage());
+  return {s.device, s.handle_fd, s.handle,     s.allocation_bytes,
+          s.offset, s.bytes,     s.counter_fd, s.slot};
+}
+
+// A uint8 tensor over the whole received storage (Python takes its untyped_storage()).
+at::Tensor ipc_open(int64_t device, int64_t handle_fd, std::string handle, int64_t allocation_bytes,
+                    int64_t offset, int64_t bytes, int64_t counter_fd, int64_t slot,
+                    int64_t producer_pid) {
+  ipc::SharedStorage shared{device, handle_fd, std::move(handle), allocation_bytes,
+                            offset, bytes,     counter_fd,        slot};
+  c10::Storage storage = ipc::open(shared, producer_pid);
+  auto t = at::detail::make_tensor<c10::TensorImpl>(
+      std::move(storage), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+      caffe2::TypeMeta::Make<uint8_t>());
+  t.unsafeGetTensorImpl()->set_sizes_contiguous({bytes});
+  return t;
 }
 
 using Info =
@@ -320,6 +345,14 @@ TORCH_LIBRARY(torch_backend, m) {
   m.def("_is_current_stream_capturing() -> bool", &graph::is_current_stream_capturing);
   m.def("_storage_meta(Tensor t) -> (str[], int[])", &get_storage_meta);
   m.def("_set_storage_meta(Tensor t, str name, int value) -> ()", &set_storage_meta_value);
+  m.def("_ipc_supported() -> bool", &ipc::supported);
+  m.def("_ipc_share(Tensor t) -> (int, int, str, int, int, int, int, int)", &ipc_share);
+  m.def(
+      "_ipc_open(int device, int handle_fd, str handle, int allocation_bytes, int offset, "
+      "int bytes, int counter_fd, int slot, int producer_pid) -> Tensor",
+      &ipc_open);
+  m.def("_ipc_release(int counter_fd, int slot) -> ()", &ipc::release);
+  m.def("_ipc_collect() -> int", &ipc::collect);
   m.def("_graph_pool_reserved(int device, int first, int second) -> int", &get_graph_pool_reserved);
 }
 

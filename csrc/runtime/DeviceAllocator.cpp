@@ -24,6 +24,7 @@
 #include "runtime/Graph.h"
 #include "runtime/StorageMeta.h"
 #include "runtime/Stream.h"
+#include "runtime/Ipc.h"
 #include "runtime/Vendor.h"
 
 namespace torch_backend {
@@ -245,6 +246,9 @@ class CachingAllocator final : public c10::DeviceAllocator {
   bool initialized() override { return Vendor::IsLoaded(); }
 
   void emptyCache(c10::MempoolId_t /*mempool_id*/) override {
+    // Storages kept for other processes that have released them go first (Ipc.h), as
+    // torch.cuda.empty_cache collects CUDA's IPC limbo.
+    ipc::collect();
     for (c10::DeviceIndex d = 0; d < device_count(); d++) {
       DeviceCache& cache = Cache(d);
       std::lock_guard<std::mutex> lock(cache.mutex);
@@ -329,6 +333,17 @@ class CachingAllocator final : public c10::DeviceAllocator {
       if (address < it->first + it->second.size) return d;
     }
     return std::nullopt;
+  }
+
+  std::optional<std::pair<void*, size_t>> SegmentOf(c10::DeviceIndex device, const void* ptr) {
+    auto address = reinterpret_cast<uintptr_t>(ptr);
+    DeviceCache& cache = Cache(device);
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.segments.upper_bound(address);
+    if (it == cache.segments.begin()) return std::nullopt;
+    --it;
+    if (address >= it->first + it->second.size) return std::nullopt;
+    return std::make_pair(reinterpret_cast<void*>(it->first), it->second.size);
   }
 
   std::vector<int64_t> Snapshot(c10::DeviceIndex device) {
@@ -940,6 +955,10 @@ bool mark_storage_meta(const c10::DataPtr& data_ptr) { return g_allocator.MarkMe
 
 std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr) {
   return g_allocator.DeviceOf(ptr);
+}
+
+std::optional<std::pair<void*, size_t>> segment_of(c10::DeviceIndex device, const void* ptr) {
+  return g_allocator.SegmentOf(device, ptr);
 }
 
 std::vector<int64_t> memory_snapshot(c10::DeviceIndex device) {

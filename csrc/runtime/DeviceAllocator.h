@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace torch_backend {
@@ -37,6 +38,10 @@ bool mark_storage_meta(const c10::DataPtr& data_ptr);
 
 // The device whose allocation contains `ptr`, if any.
 std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr);
+
+// The segment (one vendor allocation: its address and size) holding `ptr` on `device`, if
+// this allocator holds one.
+std::optional<std::pair<void*, size_t>> segment_of(c10::DeviceIndex device, const void* ptr);
 
 // Grows or shrinks a device storage to `new_bytes`, keeping min(old, new) bytes (copied on
 // the current stream).

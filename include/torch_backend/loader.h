@@ -192,6 +192,20 @@ const tb_storage_meta_extension *tb_loader_storage_meta(const tb_vendor_handle *
                                                         size_t error_size);
 
 /**
+ * The vendor's sharing of device memory between processes (vendor.h, ::TB_EXTENSION_IPC),
+ * validated.
+ *
+ * @param handle      The vendor.
+ * @param[out] error  Receives "" when the vendor simply has no such extension; otherwise why
+ *                    the one it has cannot be used (`"<device type>: its tb_ipc_extension
+ *                    ..."`: too small, a required function NULL, the type twice in the chain).
+ * @param error_size  Size of @p error in bytes.
+ * @return The extension, or NULL when the vendor has none or an unusable one.
+ */
+const tb_ipc_extension *tb_loader_ipc(const tb_vendor_handle *handle, char *error,
+                                      size_t error_size);
+
+/**
  * Writes the directory that holds the loader library (where bundled vendors are installed)
  * into @p dir.  Returns ::TB_OK, or ::TB_ERROR_INTERNAL when it cannot be determined.
  */

@@ -21,7 +21,7 @@
  * @section tb_versioning Versioning rules
  *
  * - The ABI has a major and a minor version (::TB_ABI_VERSION_MAJOR, ::TB_ABI_VERSION_MINOR).
- *   This header is ABI 2.4.
+ *   This header is ABI 2.5.
  * - Every struct that crosses the boundary starts with a `size_t struct_size` holding
  *   `sizeof` the struct as its producer compiled it.  Either side may therefore be older than
  *   the other: a reader only touches fields that lie wholly inside `struct_size`
@@ -63,6 +63,8 @@
  *   kernel reads when it runs.
  * - 2.4: ::TB_EXTENSION_STORAGE_META, named values a vendor keeps per storage (a storage
  *   format), carried through torch.save/torch.load (@ref tb_storage_meta).
+ * - 2.5: ::TB_EXTENSION_IPC, device memory shared with other processes (@ref tb_ipc):
+ *   device tensors sent through torch.multiprocessing.
  *
  * torch_backend 2.x still loads vendors built against any 1.x header, unchanged and without a
  * rebuild: when a library returns no table for major 2, the loader asks it for major 1 and
@@ -191,7 +193,7 @@ extern "C" {
 /** Major version of this ABI.  Bumped only for incompatible changes (see @ref tb_versioning). */
 #define TB_ABI_VERSION_MAJOR 2
 /** Minor version of this ABI.  Bumped when fields are appended to a struct. */
-#define TB_ABI_VERSION_MINOR 4
+#define TB_ABI_VERSION_MINOR 5
 
 /** Marks a symbol as exported from the vendor's shared library. */
 #if defined(_WIN32)
@@ -1159,7 +1161,10 @@ typedef enum tb_extension_type {
    *  @ref tb_graphs). */
   TB_EXTENSION_GRAPHS = 3,
   /** ABI 2.4.  A ::tb_storage_meta_extension: per-storage metadata (see @ref tb_storage_meta). */
-  TB_EXTENSION_STORAGE_META = 4
+  TB_EXTENSION_STORAGE_META = 4,
+  /** ABI 2.5.  A ::tb_ipc_extension: device memory shared between processes (see
+   *  @ref tb_ipc). */
+  TB_EXTENSION_IPC = 5
 } tb_extension_type;
 
 /**
@@ -1571,6 +1576,89 @@ typedef struct tb_storage_meta_extension {
    *  @return ::TB_OK. */
   tb_status (*release)(tb_context ctx, int32_t device, void *data);
 } tb_storage_meta_extension;
+
+/** @} */
+
+/** @defgroup tb_ipc Device memory shared between processes (ABI 2.5)
+ *
+ * A device tensor put on a torch.multiprocessing Queue (or passed to a Pool, or any pickling
+ * by multiprocessing's ForkingPickler) reaches the other process as a tensor over the same
+ * device memory, not a copy -- what CUDA does with cudaIpcGetMemHandle.  A vendor with a
+ * ::tb_ipc_extension makes that possible; torch_backend does the rest, with CUDA's rules:
+ *
+ * - The producer exports the whole allocation behind a storage (a segment from
+ *   tb_memory_api::device_malloc; the storage is somewhere inside it) and sends the handle,
+ *   the storage's place in the allocation and a slot of a shared reference count.  It keeps
+ *   the storage alive until every consumer has released it, even after its own tensors are
+ *   gone.
+ * - The consumer imports the handle once per allocation (the import is shared by every storage
+ *   it receives from that allocation) and closes it when the last of them is freed.
+ * - Work the producer queued on the storage's memory before sending is complete before the
+ *   consumer's tensor is returned to it.
+ * - A tensor received from another process cannot be sent on again (CUDA's rule too): the
+ *   producer alone knows when its memory may be freed.
+ *
+ * Without the extension, sending a device tensor raises a RuntimeError naming the vendor
+ * (the producer never sends half a message, so the consumer does not hang).
+ * tb-conformance checks an extension it finds by exporting an allocation and importing it in
+ * the same process: the two addresses must show the same bytes both ways, and close must
+ * leave the exported allocation intact.
+ *  @{ */
+
+/** The opaque bytes of a handle, at most (CUDA's cudaIpcMemHandle_t has 64). */
+#define TB_IPC_HANDLE_BYTES 64
+
+/**
+ * What names an exported allocation to another process.  A handle crosses processes as it
+ * is: torch_backend pickles @p bytes and @p size, and sends @p fd (when not -1) the way the
+ * operating system passes descriptors (SCM_RIGHTS), so the importing process receives its own
+ * descriptor of the same open file -- a memfd or dma-buf, for instance -- in @p fd.
+ */
+typedef struct tb_ipc_handle {
+  /** A descriptor the handle needs, or -1.  export_memory's descriptor belongs to the caller,
+   *  who closes it once sent; import_memory's stays the caller's too (the vendor duplicates
+   *  or maps what it keeps). */
+  int32_t fd;
+  /** The exported allocation's size in bytes. */
+  uint64_t size;
+  /** Vendor data naming the allocation (a key, an offset, the exporting process). */
+  unsigned char bytes[TB_IPC_HANDLE_BYTES];
+} tb_ipc_handle;
+
+/** The ::TB_EXTENSION_IPC extension.  Every function is required and may be called from any
+ *  thread; none waits for device work. */
+typedef struct tb_ipc_extension {
+  /** `struct_size` is `sizeof(tb_ipc_extension)`, `type` ::TB_EXTENSION_IPC. */
+  tb_extension_base base;
+
+  /**
+   * Exports the allocation that starts at @p ptr (an address tb_memory_api::device_malloc
+   * returned on @p device and has not been freed) so that other processes can import it.  The
+   * export lasts as long as the allocation: the vendor ends it when the allocation is freed.
+   * @param[out] handle  Receives the handle.
+   * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT when @p ptr is not the start of a live
+   *         allocation of @p device; ::TB_ERROR_UNAVAILABLE when the system refuses (out of
+   *         descriptors), with the system's reason.
+   */
+  tb_status (*export_memory)(tb_context ctx, int32_t device, void *ptr, tb_ipc_handle *handle);
+
+  /**
+   * Imports, in this process, an allocation another process exported on device @p device:
+   * @p ptr receives an address of @p device whose `handle->size` bytes are the exported
+   * allocation's -- usable by every copy, memset and kernel like device_malloc's memory, and
+   * not to be passed to device_free.
+   * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT for a handle the vendor cannot read (another
+   *         vendor's, a damaged one) or whose exporter has ended the export, with why;
+   *         ::TB_ERROR_OUT_OF_MEMORY when there is no room to map it.
+   */
+  tb_status (*import_memory)(tb_context ctx, int32_t device, const tb_ipc_handle *handle,
+                             void **ptr);
+
+  /** Ends an import: @p ptr, from import_memory on @p device, is no longer used (work that
+   *  used it has completed).  The exporter's allocation is untouched.
+   *  @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT when @p ptr is no import of @p device. */
+  tb_status (*close_memory)(tb_context ctx, int32_t device, void *ptr);
+} tb_ipc_extension;
 
 /** @} */
 

@@ -146,7 +146,7 @@ TEST(Loader, WrongMajorNamesBothVersions) {
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, BadLib("wrong_major")));
   EXPECT_TRUE(Contains(bad.error, "implements ABI 3.5"));
-  EXPECT_TRUE(Contains(bad.error, "speaks ABI 2.4 and loads vendors of majors 2 and 1"));
+  EXPECT_TRUE(Contains(bad.error, "speaks ABI 2.5 and loads vendors of majors 2 and 1"));
 }
 
 TEST(Loader, TableTooSmall) {
@@ -175,7 +175,7 @@ TEST(Loader, MissingFunctionsAreEachNamed) {
   Open(BadLib("missing_functions"), &bad);
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, BadLib("missing_functions")));
-  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 2.4) lacks 3 required functions"));
+  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 2.5) lacks 3 required functions"));
   EXPECT_TRUE(Contains(bad.error, "memory.copy_h2d"));
   EXPECT_TRUE(Contains(bad.error, "stream.query"));
   EXPECT_TRUE(Contains(bad.error, "event.synchronize"));
@@ -407,4 +407,37 @@ TEST(Loader, StorageMetaExtensionIsFoundAndValidated) {
   meta.base.struct_size = sizeof(tb_extension_base);
   EXPECT_EQ(tb_loader_storage_meta(&handle, error, sizeof error), nullptr);
   EXPECT_TRUE(Contains(error, "acme: its tb_storage_meta_extension has struct_size"));
+}
+
+// tb_loader_ipc (ABI 2.5): found behind other extensions, refused with a message naming what
+// is wrong, absent when the vendor has none.
+TEST(Loader, IpcExtensionIsFoundAndValidated) {
+  tb_vendor table{};
+  table.struct_size = sizeof table;
+  tb_vendor_handle handle{};
+  handle.table = &table;
+  handle.abi_major = 2;
+  std::snprintf(handle.device_type, sizeof handle.device_type, "acme");
+  char error[512] = "x";
+  EXPECT_EQ(tb_loader_ipc(&handle, error, sizeof error), nullptr);
+  EXPECT_STREQ(error, "");
+
+  tb_ipc_extension ipc{};
+  ipc.base = {sizeof ipc, TB_EXTENSION_IPC, nullptr};
+  ipc.export_memory = [](tb_context, int32_t, void*, tb_ipc_handle*) { return TB_OK; };
+  ipc.import_memory = [](tb_context, int32_t, const tb_ipc_handle*, void**) { return TB_OK; };
+  ipc.close_memory = [](tb_context, int32_t, void*) { return TB_OK; };
+  tb_extension_base unknown{sizeof unknown, static_cast<tb_extension_type>(99), &ipc.base};
+  table.extensions = &unknown;
+  EXPECT_EQ(tb_loader_ipc(&handle, error, sizeof error), &ipc);
+  EXPECT_STREQ(error, "");
+
+  ipc.import_memory = nullptr;
+  EXPECT_EQ(tb_loader_ipc(&handle, error, sizeof error), nullptr);
+  EXPECT_TRUE(
+      Contains(error, "acme: its tb_ipc_extension lacks the required function import_memory"));
+
+  ipc.base.struct_size = sizeof(tb_extension_base);
+  EXPECT_EQ(tb_loader_ipc(&handle, error, sizeof error), nullptr);
+  EXPECT_TRUE(Contains(error, "acme: its tb_ipc_extension has struct_size"));
 }

@@ -1,0 +1,64 @@
+"""The consumer process of test_ipc.py: started with the ``spawn`` method, it serves requests
+from the suite's process (the producer) on a Queue and answers on another."""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing.reduction
+from typing import Any
+
+import torch
+
+import torch_backend
+
+
+def describe(t: torch.Tensor) -> dict[str, Any]:
+    return {
+        "type": type(t).__name__,
+        "device": str(t.device),
+        "dtype": t.dtype,
+        "shape": tuple(t.shape),
+        "stride": t.stride(),
+        "offset": t.storage_offset(),
+        "requires_grad": t.requires_grad,
+        "storage": t.untyped_storage().data_ptr(),
+        "values": t.detach().cpu(),
+    }
+
+
+def serve(requests: Any, replies: Any) -> None:
+    held: dict[str, Any] = {}
+    while True:
+        command, key, payload = requests.get()
+        if command == "exit":
+            return
+        try:
+            replies.put(handle(held, command, key, payload))
+        except Exception as error:  # the suite asserts on what went wrong
+            replies.put(error)
+        del payload  # a received tensor lives only in `held`
+
+
+def handle(held: dict[str, Any], command: str, key: str, payload: Any) -> Any:
+    module = getattr(torch, torch_backend.vendor_info()["device_type"])
+    if command == "hold":  # payload: a tensor or a tuple of tensors
+        held[key] = payload
+        tensors = payload if isinstance(payload, tuple) else (payload,)
+        return [describe(t) for t in tensors], module.memory_allocated()
+    if command == "add":
+        held[key].add_(payload)
+        module.synchronize()
+        return None
+    if command == "drop":
+        del held[key]
+        gc.collect()
+        return None
+    if command == "send_on":
+        multiprocessing.reduction.ForkingPickler.dumps(held[key])
+        return "sent"
+    raise ValueError(command)
+
+
+def total(t: torch.Tensor) -> float:
+    """A Pool's task."""
+    return float(t.sum().cpu())

@@ -1,0 +1,213 @@
+"""Device tensors through torch.multiprocessing (torch_backend/multiprocessing.py,
+csrc/runtime/Ipc.cpp, vendor.h "Device memory shared between processes"): a consumer process
+receives the producer's device memory itself, not a copy; the producer keeps it until both are
+done; the producer's queued work is complete before the consumer reads; a received tensor
+cannot be sent on; a vendor without TB_EXTENSION_IPC refuses with its name."""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing.reduction
+import pickle
+
+import ipc_peer
+import pytest
+import torch
+import torch.multiprocessing as mp
+from conftest import DEV, MODULE
+
+import torch_backend
+from torch_backend.multiprocessing import ipc_collect
+
+SUPPORTED = bool(torch.ops.torch_backend._ipc_supported())
+needs_ipc = pytest.mark.skipif(not SUPPORTED, reason=f"vendor of {DEV} has no TB_EXTENSION_IPC")
+CTX = mp.get_context("spawn")
+
+
+def dumps(obj: object) -> bytes:
+    return bytes(multiprocessing.reduction.ForkingPickler.dumps(obj))
+
+
+class Peer:
+    def __init__(self) -> None:
+        self.requests, self.replies = CTX.Queue(), CTX.Queue()
+        self.process = CTX.Process(target=ipc_peer.serve, args=(self.requests, self.replies))
+        self.process.start()
+
+    def ask(self, command: str, key: str = "", payload: object = None) -> object:
+        self.requests.put((command, key, payload))
+        reply = self.replies.get(timeout=120)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    def close(self) -> None:
+        self.requests.put(("exit", "", None))
+        self.process.join(60)
+        assert self.process.exitcode == 0
+
+
+@pytest.fixture(autouse=True)
+def collect():
+    """What a test sent is kept until the consumer lets go and this process collects: before
+    conftest's leak check."""
+    yield
+    ipc_collect()
+
+
+@pytest.fixture(scope="module")
+def peer():
+    p = Peer()
+    yield p
+    p.close()
+
+
+@needs_ipc
+def test_a_tensor_is_shared_not_copied(peer):
+    x = torch.arange(1000, dtype=torch.float32, device=DEV)
+    [seen], consumer_allocated = peer.ask("hold", "x", x)
+    assert seen["device"] == str(x.device) and seen["dtype"] == torch.float32
+    assert torch.equal(seen["values"], torch.arange(1000, dtype=torch.float32))
+    assert consumer_allocated == 0  # the consumer's allocator gave it nothing: no copy
+    peer.ask("add", "x", 1.0)  # written there, seen here
+    assert torch.equal(x.cpu(), torch.arange(1, 1001, dtype=torch.float32))
+    x.mul_(2)
+    MODULE.synchronize()
+    [seen], _ = peer.ask("hold", "x2", x)
+    assert torch.equal(seen["values"], 2 * torch.arange(1, 1001, dtype=torch.float32))
+    peer.ask("drop", "x")
+    peer.ask("drop", "x2")
+
+
+@needs_ipc
+def test_views_keep_their_place_and_share_one_storage(peer):
+    base = torch.randn(10, 10, device=DEV)
+    views = (base[2:5, ::2], base.t(), base[7])
+    seen, _ = peer.ask("hold", "views", views)
+    for view, there in zip(views, seen, strict=True):
+        assert there["shape"] == tuple(view.shape)
+        assert there["stride"] == view.stride()
+        assert there["offset"] == view.storage_offset()
+        assert torch.equal(there["values"], view.cpu())
+    assert len({there["storage"] for there in seen}) == 1  # one storage there as here
+    peer.ask("drop", "views")
+
+
+@needs_ipc
+def test_memory_is_freed_when_both_are_done(peer):
+    ipc_collect()
+    baseline = MODULE.memory_allocated()
+    x = torch.full((1 << 18,), 7.0, device=DEV)
+    peer.ask("hold", "big", x)
+    del x
+    gc.collect()
+    # The producer's tensor is gone; the consumer still uses the memory: it stays.
+    assert ipc_collect() == 1
+    assert MODULE.memory_allocated() >= baseline + 4 * (1 << 18)
+    peer.ask("add", "big", 1.0)  # still the memory it was given
+    peer.ask("drop", "big")
+    assert ipc_collect() == 0
+    assert MODULE.memory_allocated() == baseline
+
+
+@needs_ipc
+def test_queued_work_is_complete_before_the_consumer_reads(peer):
+    a = torch.randn(384, 384, device=DEV)
+    y = a
+    for _ in range(6):  # queued, not yet run, when the tensor is sent
+        y = torch.tanh(y @ a)
+    y.fill_(3.0)
+    [seen], _ = peer.ask("hold", "y", y)
+    assert torch.equal(seen["values"], torch.full((384, 384), 3.0))
+    peer.ask("drop", "y")
+
+
+@needs_ipc
+def test_parameters_and_flags_cross(peer):
+    p = torch.nn.Parameter(torch.ones(3, device=DEV))
+    i = torch.arange(4, device=DEV)
+    empty = torch.empty(0, device=DEV)
+    seen, _ = peer.ask("hold", "p", (p, i, empty))
+    assert seen[0]["type"] == "Parameter" and seen[0]["requires_grad"]
+    assert seen[1]["dtype"] == torch.int64 and torch.equal(seen[1]["values"], torch.arange(4))
+    assert seen[2]["shape"] == (0,)
+    peer.ask("drop", "p")
+
+
+@needs_ipc
+def test_a_received_tensor_cannot_be_sent_on(peer):
+    peer.ask("hold", "r", torch.ones(4, device=DEV))
+    with pytest.raises(RuntimeError, match="received from another process cannot be sent on"):
+        peer.ask("send_on", "r")
+    peer.ask("drop", "r")
+
+
+@needs_ipc
+def test_a_pool_takes_device_tensors():
+    x = torch.arange(10, dtype=torch.float32, device=DEV)
+    with CTX.Pool(1) as pool:
+        assert pool.apply(ipc_peer.total, (x,)) == 45.0
+
+
+@needs_ipc
+def test_an_import_in_the_same_process_aliases_the_memory():
+    # The handle round trip without a second process: what a consumer does, done here.
+    ops = torch.ops.torch_backend
+    x = torch.arange(8, dtype=torch.float32, device=DEV)
+    device, fd, handle, allocation, offset, nbytes, counter_fd, slot = ops._ipc_share(
+        x.view(torch.uint8)
+    )
+    try:
+        alias = ops._ipc_open(device, fd, handle, allocation, offset, nbytes, counter_fd, slot, 0)
+        alias.view(torch.float32).add_(1)
+        assert torch.equal(x.cpu(), torch.arange(1, 9, dtype=torch.float32))
+        with pytest.raises(RuntimeError, match="cannot be sent on again"):
+            dumps(alias)
+        del alias
+        gc.collect()
+    finally:
+        import os
+
+        if fd >= 0:
+            os.close(fd)
+        os.close(counter_fd)
+    del x
+    assert ipc_collect() == 0
+
+
+@needs_ipc
+def test_a_damaged_handle_is_refused_with_the_vendors_reason():
+    ops = torch.ops.torch_backend
+    x = torch.ones(8, device=DEV)
+    device, fd, handle, allocation, offset, nbytes, counter_fd, slot = ops._ipc_share(
+        x.view(torch.uint8)
+    )
+    import os
+
+    try:
+        with pytest.raises(RuntimeError, match=rf"{DEV}: ipc.import_memory\(.*\) failed with"):
+            ops._ipc_open(device, fd, "00" * 64, allocation, offset, nbytes, counter_fd, slot, 0)
+        with pytest.raises(RuntimeError, match="does not fit"):
+            ops._ipc_open(device, fd, handle, allocation, allocation, nbytes, counter_fd, slot, 0)
+        ops._ipc_release(counter_fd, slot)  # the message is dropped: the slot goes back
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        os.close(counter_fd)
+    del x
+    assert ipc_collect() == 0
+
+
+def test_what_cannot_be_sent_is_refused_here():
+    leaf = torch.ones(3, device=DEV, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Cowardly refusing"):
+        dumps(leaf * 2)
+    with pytest.raises(RuntimeError, match=f"Cannot pickle {DEV} storage"):
+        dumps(leaf.untyped_storage())
+    # CPU tensors keep PyTorch's own reducers (shared memory, rebuilt by torch's functions).
+    cpu = pickle.loads(dumps(torch.ones(2)))
+    assert torch.equal(cpu, torch.ones(2))
+    if not SUPPORTED:
+        with pytest.raises(NotImplementedError, match=f"{DEV}: vendor .* TB_EXTENSION_IPC"):
+            dumps(torch.ones(3, device=DEV))
+    assert torch_backend.multiprocessing is not None
