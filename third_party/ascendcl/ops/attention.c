@@ -283,7 +283,7 @@ typedef struct fa_args {
 } fa_args;
 
 static aclnnStatus check_common(const char *op, const fa_args *a, fa_params *p) {
-  char s1[160], s2[160];
+  char s1[160], s2[160], s3[160];
   SOP_CHECK(sop_check_nonnull(op, "query", a->q));
   SOP_CHECK(sop_check_nonnull(op, "key", a->k));
   SOP_CHECK(sop_check_nonnull(op, "value", a->v));
@@ -317,7 +317,7 @@ static aclnnStatus check_common(const char *op, const fa_args *a, fa_params *p) 
     return sop_fail(ACLNN_ERR_PARAM_INVALID, op,
                     "key %s and value %s do not fit query %s (B and D of key, B, N and S of "
                     "value must match)",
-                    sop_shape_str(a->k, s1), sop_shape_str(a->v, s2), sop_shape_str(a->q, s1));
+                    sop_shape_str(a->k, s1), sop_shape_str(a->v, s2), sop_shape_str(a->q, s3));
   }
   if (p->Dv > p->D) {
     return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "value's D (%lld) exceeds key's (%lld)",
