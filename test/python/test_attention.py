@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from conftest import DEV
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-FUSED = DEV == "emu"  # the bundled vendor with a fused attention kernel
+FUSED = DEV in ("emu", "npu")  # the bundled vendors with a fused attention kernel
 
 
 def qkv(L: int = 5, S: int = 7, E: int = 8, Ev: int = 4, dtype=torch.float32):

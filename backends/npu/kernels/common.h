@@ -158,5 +158,6 @@ extern const tb_kernel *const npu_index_kernels[];
 extern const tb_kernel *const npu_norm_kernels[];
 extern const tb_kernel *const npu_loss_kernels[];
 extern const tb_kernel *const npu_optim_kernels[];
+extern const tb_kernel *const npu_attention_kernels[];
 
 #endif /* TB_NPU_KERNELS_COMMON_H_ */

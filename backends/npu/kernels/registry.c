@@ -14,9 +14,10 @@ static tb_kernel_api g_api;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void build(void) {
-  const tb_kernel *const *lists[] = {npu_pointwise_kernels, npu_blas_kernels,  npu_softmax_kernels,
-                                     npu_reduce_kernels,    npu_index_kernels, npu_norm_kernels,
-                                     npu_loss_kernels,      npu_optim_kernels};
+  const tb_kernel *const *lists[] = {
+      npu_pointwise_kernels, npu_blas_kernels,  npu_softmax_kernels,
+      npu_reduce_kernels,    npu_index_kernels, npu_norm_kernels,
+      npu_loss_kernels,      npu_optim_kernels, npu_attention_kernels};
   size_t count = 0;
   for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
     for (const tb_kernel *const *k = lists[l]; *k != NULL; k++) count++;

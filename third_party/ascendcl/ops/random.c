@@ -12,6 +12,10 @@
  * the same way: Bernoulli's element is u < prob, Uniform's from + (to - from) * u, so that
  * uniform numbers of [0, 1) compared with prob (aclnnLtScalar) give Bernoulli's draws exactly.
  *
+ * aclnnDropoutGenMask (ops-math random/dropout_gen_mask docs): a bit mask of `shape`'s elements,
+ * bit e (of the row-major elements) 1 -- kept -- unless output number offset + e, as u, is below
+ * prob; the mask aclnnFlashAttentionScore and its grad take as dropMaskOptional.
+ *
  * aclnnInplaceUniformTensor takes the key and the base counter as one-element device tensors,
  * read when the operator runs: the form a captured operator (stream capture, acl_mdl.h) needs
  * to draw new numbers at every run of its model.  (CANN documents such "Tensor" forms for the
@@ -23,6 +27,7 @@
 #include <string.h>
 
 #include "aclnnop/aclnn_bernoulli.h"
+#include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "aclnnop/aclnn_uniform.h"
 #include "internal.h"
 
@@ -178,3 +183,54 @@ aclnnStatus aclnnInplaceUniformTensorGetWorkspaceSize(const aclTensor *selfRef, 
                          executor);
 }
 SOP_PHASE_TWO(InplaceUniformTensor)
+
+/* ---- dropout mask ---- */
+
+/* f[0]: prob; i[0]: seed; i[1]: offset; i[2]: the elements masked; slot 0 the mask, dense */
+static void dropout_mask_run(aclOpExecutor *ex) {
+  unsigned char *mask = sop_host(ex, 0);
+  const int64_t bytes = sop_numel(&ex->t[0]), n = ex->i[2];
+  if (bytes == 0) return;
+  memset(mask, 0, (size_t)bytes);
+  draws d = {(uint64_t)ex->i[0], (uint64_t)ex->i[1], {0, 0, 0, 0}};
+  for (int64_t e = 0; e < n; e++) {
+    if (next_u(&d, e) >= ex->f[0]) mask[e / 8] |= (unsigned char)(1u << (e % 8));
+  }
+}
+
+aclnnStatus aclnnDropoutGenMaskGetWorkspaceSize(const aclIntArray *shape, double prob, int64_t seed,
+                                                int64_t offset, aclTensor *out,
+                                                uint64_t *workspaceSize, aclOpExecutor **executor) {
+  static const char op[] = "aclnnDropoutGenMask";
+  SOP_CHECK(sop_check_nonnull(op, "shape", shape));
+  SOP_CHECK(sop_check_nonnull(op, "out", out));
+  SOP_CHECK(sop_check_tensor(op, "out", out, SOP_BIT(ACL_UINT8)));
+  if (!(prob >= 0 && prob <= 1)) {
+    return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "prob is %g; it must lie in [0, 1]", prob);
+  }
+  int64_t n = 1;
+  for (uint64_t k = 0; k < shape->size; k++) {
+    if (shape->values[k] < 0 || (shape->values[k] > 0 && n > INT64_MAX / 2 / shape->values[k])) {
+      return sop_fail(ACLNN_ERR_PARAM_INVALID, op, "shape's dimension %llu (%lld) is invalid",
+                      (unsigned long long)k, (long long)shape->values[k]);
+    }
+    n *= shape->values[k];
+  }
+  const int64_t bytes = (n + 127) / 128 * 16; /* align(n, 128) / 8 */
+  if (out->ndim != 1 || out->dims[0] != bytes || (bytes > 1 && out->strides[0] != 1)) {
+    char s[160];
+    return sop_fail(ACLNN_ERR_PARAM_INVALID, op,
+                    "out %s must be the contiguous 1-D UINT8 tensor of align(%lld, 128) / 8 = "
+                    "%lld elements",
+                    sop_shape_str(out, s), (long long)n, (long long)bytes);
+  }
+  aclOpExecutor *ex = sop_executor_new(op, 1, dropout_mask_run);
+  if (ex == NULL) return ACLNN_ERR_INNER;
+  sop_capture(ex, 0, out);
+  ex->f[0] = prob;
+  ex->i[0] = seed;
+  ex->i[1] = offset;
+  ex->i[2] = n;
+  return sop_finish(ex, 0, workspaceSize, executor);
+}
+SOP_PHASE_TWO(DropoutGenMask)
