@@ -148,6 +148,14 @@ tb_status npu_memory_device_malloc(tb_context ctx, int32_t device, size_t size, 
 tb_status npu_memory_device_free(tb_context ctx, int32_t device, void *ptr) {
   tb_status status = npu_check_device(ctx, device, "device_free");
   if (status != TB_OK || ptr == NULL) return status;
+  if (npu_ipc_is_import(ctx, device, ptr)) {
+    return npu_fail(ctx, TB_ERROR_INVALID_ARGUMENT,
+                    "npu: device_free: %p was imported from another process: close_memory ends "
+                    "it",
+                    ptr);
+  }
+  status = npu_ipc_end_export(ctx, device, ptr);
+  if (status != TB_OK) return status;
   pthread_mutex_lock(&ctx->mutex);
   int removed = npu_blocks_remove(&ctx->device_blocks, (uintptr_t)ptr, device);
   pthread_mutex_unlock(&ctx->mutex);

@@ -51,6 +51,8 @@ typedef struct npu_blocks {
 } npu_blocks;
 
 /* A storage's declared format (storage_meta.c). */
+typedef struct npu_ipc_entry npu_ipc_entry; /* ipc.c */
+
 typedef struct npu_storage_format {
   int32_t device;
   const void *data;
@@ -72,11 +74,19 @@ struct tb_context_impl {
   npu_blocks host_blocks;
   npu_storage_format *formats; /* storages given a format (storage_meta.c) */
   size_t formats_count, formats_capacity;
+  npu_ipc_entry *ipc; /* exported blocks and imports (ipc.c) */
+  size_t ipc_count, ipc_capacity;
 };
 typedef struct tb_context_impl npu_context;
 
 tb_status npu_init(const tb_host_api *host, tb_context *ctx);
 extern const tb_storage_meta_extension npu_storage_meta;
+extern const tb_ipc_extension npu_ipc;
+/* ipc.c: device_free ends a block's export before freeing it; an import is not freed; finalize
+ * closes what is left. */
+tb_status npu_ipc_end_export(npu_context *ctx, int32_t device, void *ptr);
+bool npu_ipc_is_import(npu_context *ctx, int32_t device, const void *ptr);
+void npu_ipc_release(npu_context *ctx);
 void npu_finalize(tb_context ctx);
 const char *npu_last_error(tb_context ctx);
 

@@ -122,7 +122,7 @@ static tb_status meta_release(tb_context ctx, int32_t device, void *data) {
 const tb_storage_meta_extension npu_storage_meta = {
     .base = {.struct_size = sizeof(tb_storage_meta_extension),
              .type = TB_EXTENSION_STORAGE_META,
-             .next = NULL},
+             .next = &npu_ipc.base},
     .names = k_names,
     .set = meta_set,
     .get = meta_get,

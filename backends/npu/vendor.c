@@ -197,6 +197,7 @@ void npu_finalize(tb_context ctx) {
     npu_streams_release(ctx);
     npu_graphs_release(ctx); /* after the streams: no launch is left */
     npu_events_release(ctx);
+    npu_ipc_release(ctx); /* imports closed and out of the blocks before those are freed */
     npu_blocks_release(&ctx->device_blocks, false);
     npu_blocks_release(&ctx->host_blocks, true);
   }
@@ -216,6 +217,7 @@ void npu_finalize(tb_context ctx) {
   free(ctx->device_blocks.items);
   free(ctx->host_blocks.items);
   free(ctx->formats);
+  free(ctx->ipc);
   pthread_mutex_destroy(&ctx->mutex);
   ctx->magic = 0;
   free(ctx);

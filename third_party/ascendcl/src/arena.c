@@ -293,3 +293,53 @@ void sd_arena_usage(sd_arena *arena, uint64_t capacity, size_t *free_bytes, size
   *total = (size_t)capacity;
   *free_bytes = (size_t)(capacity - used);
 }
+
+/* ---- memory shared between processes (ipc.c) ---- */
+
+aclError sd_arena_export(sd_arena *arena, const void *ptr, size_t size, uint64_t *offset, int *fd) {
+  aclError err = ACL_SUCCESS;
+  pthread_rwlock_rdlock(&arena->lock);
+  const char *p = ptr;
+  bool inside = false;
+  if (arena->mapped && p >= arena->device_base && p < arena->device_base + arena->capacity) {
+    uint64_t at = (uint64_t)(p - arena->device_base);
+    size_t i = live_upper(arena, at);
+    inside = i > 0 && at + size <= arena->live[i - 1].offset + arena->live[i - 1].size;
+    *offset = at;
+  }
+  if (!inside) {
+    err = sd_error(ACL_ERROR_INVALID_PARAM,
+                   "aclrtIpcMemGetExportKey: [%p, +%zu) is not inside one block of aclrtMalloc",
+                   ptr, size);
+  } else if ((*fd = fcntl(arena->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+    err = sd_error(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtIpcMemGetExportKey: dup: %s",
+                   strerror(errno));
+  }
+  pthread_rwlock_unlock(&arena->lock);
+  return err;
+}
+
+aclError sd_arena_map_file(sd_arena *arena, void *at, size_t span, int fd, uint64_t file_offset) {
+  char *shadow = arena->shadow_base + ((char *)at - arena->device_base);
+  if (mmap(at, span, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, (off_t)file_offset) == MAP_FAILED ||
+      mmap(shadow, span, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, (off_t)file_offset) ==
+          MAP_FAILED) {
+    int e = errno;
+    sd_arena_unmap_file(arena, at, span);
+    return sd_error(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                    "aclrtIpcMemImportByKey: cannot map %zu bytes: %s", span, strerror(e));
+  }
+  return ACL_SUCCESS;
+}
+
+void sd_arena_unmap_file(sd_arena *arena, void *at, size_t span) {
+  uint64_t offset = (uint64_t)((char *)at - arena->device_base);
+  if (mmap(at, span, PROT_NONE, MAP_SHARED | MAP_FIXED, arena->fd, (off_t)offset) == MAP_FAILED) {
+    mmap(at, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  }
+  char *shadow = arena->shadow_base + offset;
+  if (mmap(shadow, span, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, arena->fd,
+           (off_t)offset) == MAP_FAILED) {
+    mmap(shadow, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  }
+}

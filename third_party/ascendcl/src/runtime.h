@@ -102,6 +102,14 @@ void *sd_arena_translate(sd_arena *arena, const void *ptr, size_t bytes);
 /* Whether ptr lies inside the arena's address range at all (live or not). */
 bool sd_arena_contains(sd_arena *arena, const void *ptr);
 void sd_arena_usage(sd_arena *arena, uint64_t capacity, size_t *free_bytes, size_t *total);
+/* Memory shared between processes (ipc.c).  export: the offset in the arena's memfd of
+ * [ptr, ptr + size), which must lie inside one live block, and a new descriptor of the memfd.
+ * map_file: maps `span` bytes of `fd` from `file_offset` (page multiples) over [at, at + span)
+ * (page aligned, inside a live block), at both views.  unmap_file: the arena's own memory
+ * back under that range. */
+aclError sd_arena_export(sd_arena *arena, const void *ptr, size_t size, uint64_t *offset, int *fd);
+aclError sd_arena_map_file(sd_arena *arena, void *at, size_t span, int fd, uint64_t file_offset);
+void sd_arena_unmap_file(sd_arena *arena, void *at, size_t span);
 
 /* ---- streams and tasks (stream.c) ---------------------------------------------------- */
 

@@ -107,6 +107,26 @@ ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr);
  *  fast path of asynchronous copies). */
 ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size);
 ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr);
+/* ---- Memory shared between processes (aclrtIpcMemGetExportKey.md and the pages it links).
+ * Process A exports a range of an aclrtMalloc block as a key of at most 64 characters; process
+ * B imports the key and gets its own device address of the same memory; B closes its import,
+ * then A closes the export, then A frees the block.  The stand-in keeps no whitelist of
+ * importing processes: it takes ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION only. */
+
+#define ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION 0x1UL
+#define ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS 0x1UL
+
+/** Exports [@p devPtr, + @p size) of one aclrtMalloc block as a key (@p len must be 65). */
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
+                                                     size_t len, uint64_t flags);
+/** The memory behind @p key, exported by another process (or this one), as an address of the
+ *  current device. */
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags);
+/** Ends this process's import of @p key, or its export of @p key. */
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemClose(const char *key);
+
 /** Synchronous copy of @p count bytes; @p destMax is the capacity of @p dst (count <= destMax). */
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                                          aclrtMemcpyKind kind);
