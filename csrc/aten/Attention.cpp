@@ -8,7 +8,8 @@
 // ATen's composite over the device's own kernels.  The operators are implemented here: outputs
 // allocated, dropout's Philox counters reserved from the device generator and returned as
 // philox_seed/philox_offset for the backward to regenerate the mask, and a math version of
-// each for a kernel that declines a call.
+// each for a kernel that declines a call (a backward with dropout excepted: its mask is the
+// vendor's).
 #include <ATen/Context.h>
 #include <ATen/SDPBackend.h>
 #include <ATen/core/Tensor.h>
@@ -200,9 +201,28 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> backward(
   call.integer(philox_seed.item<int64_t>()).integer(philox_offset.item<int64_t>());
   call.real(scale);
   call.tensor(grad_query).tensor(grad_key).tensor(grad_value).tensor(grad_bias);
-  TORCH_CHECK_NOT_IMPLEMENTED(
-      call.launch(), device_type, ": ", kBackward,
-      ": the vendor's kernel declined the call: ", Vendor::Get().last_error());
+  if (!call.launch()) {
+    // The math version, as for a forward that declines: the same gradients from the device's
+    // own kernels (a dropout mask is the vendor's to regenerate: that cannot be replaced).
+    TORCH_CHECK_NOT_IMPLEMENTED(dropout_p == 0, device_type, ": ", kBackward,
+                                ": the vendor's kernel declined a call with dropout: ",
+                                Vendor::Get().last_error());
+    const double s = softmax_scale(query, scale);
+    Tensor scores = at::matmul(query, key.transpose(-2, -1)).mul(s);
+    if (is_causal) {
+      Tensor hidden =
+          at::ones({query.size(2), key.size(2)}, query.options().dtype(at::kBool)).triu(1);
+      scores = scores.masked_fill(hidden, -INFINITY);
+    }
+    if (bias.has_value()) scores = scores.add(*bias);
+    Tensor probs = at::softmax(scores, -1);
+    grad_value.copy_(at::matmul(probs.transpose(-2, -1), grad_out));
+    Tensor grad_probs = at::matmul(grad_out, value.transpose(-2, -1));
+    Tensor grad_scores = probs.mul(grad_probs.sub(grad_probs.mul(probs).sum(-1, true)));
+    grad_query.copy_(at::matmul(grad_scores, key).mul(s));
+    grad_key.copy_(at::matmul(grad_scores.transpose(-2, -1), query).mul(s));
+    if (wants_bias) grad_bias->copy_(grad_scores);
+  }
   Tensor bias_grad;
   if (wants_bias) {  // laid out as the meta function says: like attn_bias
     bias_grad = at::empty_like(attn_bias);

@@ -830,9 +830,10 @@ typedef struct tb_event_api {
  *   ::TB_VALUE_NONE unless grad_input_mask[3] and a bias exist, then (B, H, L, S), reduced to
  *   the bias's shape by torch_backend.  The kernel writes every gradient output it receives.
  *
- * A forward kernel that declines a call (::TB_ERROR_NOT_SUPPORTED) is replaced by the math
- * computation for that call (without dropout; with dropout it raises), a backward kernel that
- * declines raises `NotImplementedError`.  A captured graph cannot hold a forward with dropout
+ * A kernel that declines a call (::TB_ERROR_NOT_SUPPORTED) -- a forward or a backward, say
+ * one asked for grad_attn_bias that its SDK cannot produce -- is replaced by the math
+ * computation for that call; with dropout it raises NotImplementedError instead (the mask is
+ * the vendor's to draw and regenerate).  A captured graph cannot hold a forward with dropout
  * yet.
  *
  * @section tb_kernel_quantized Quantized tensors (ABI 2.4)

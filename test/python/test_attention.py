@@ -71,6 +71,25 @@ def test_matches_the_math_path_forward_and_backward(case):
         torch.testing.assert_close(got.cpu(), expected.cpu(), atol=2e-5, rtol=1e-4, msg=what)
 
 
+def test_a_learned_bias_gets_its_gradient():
+    # A bias that requires grad (relative position biases, ALiBi slopes learned): emu's kernel
+    # computes its gradient, npu's SDK has none (CANN's dpseOut) and declines, and the math
+    # backward takes the call; either way the gradient matches the math path's.
+    q, k, v = qkv()
+    bias = torch.randn(3, q.shape[2], k.shape[2], device=DEV, requires_grad=True)
+    grad = torch.randn(2, 3, q.shape[2], v.shape[3], device=DEV)
+
+    def run():
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=False)
+        return (out, *torch.autograd.grad(out, (q, k, v, bias), grad))
+
+    fused = run()
+    with sdpa_kernel(SDPBackend.MATH):
+        math = run()
+    for got, expected, what in zip(fused, math, ("out", "dq", "dk", "dv", "dbias"), strict=True):
+        torch.testing.assert_close(got.cpu(), expected.cpu(), atol=2e-5, rtol=1e-4, msg=what)
+
+
 @pytest.mark.skipif(not FUSED, reason="dropout of the fused kernel")
 def test_dropout_mask_is_consistent_between_forward_and_backward():
     # With the identity as values, the output is the dropped-out probabilities themselves:
