@@ -47,7 +47,7 @@ typedef struct tb_check_context {
 /** One documented behaviour. */
 typedef struct tb_check {
   /** Group: "context", "device", "memory", "stream", "event", "threads", "fault",
-   *  "kernels", "collectives", "graphs" or "storage_meta". */
+   *  "kernels", "collectives", "graphs", "storage_meta" or "ipc". */
   const char *group;
   /** Name, unique within its group, such as "invalid_index". */
   const char *name;

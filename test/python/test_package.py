@@ -66,6 +66,7 @@ def test_conformance_tool_on_fake(tmp_path):
         "collectives",
         "graphs",
         "storage_meta",
+        "ipc",
     }
     for check in data["checks"]:
         assert check["result"] in ("pass", "skip"), check
