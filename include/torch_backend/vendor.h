@@ -1599,8 +1599,9 @@ typedef struct tb_storage_meta_extension {
  * - A tensor received from another process cannot be sent on again (CUDA's rule too): the
  *   producer alone knows when its memory may be freed.
  *
- * Without the extension, sending a device tensor raises a RuntimeError naming the vendor
- * (the producer never sends half a message, so the consumer does not hang).
+ * Without the extension, pickling a device tensor for another process raises
+ * NotImplementedError naming the vendor (for a Queue, in its feeder thread, which reports it
+ * and drops the item, as it does for anything it cannot pickle).
  * tb-conformance checks an extension it finds by exporting an allocation and importing it in
  * the same process: the two addresses must show the same bytes both ways, and close must
  * leave the exported allocation intact.

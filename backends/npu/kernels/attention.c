@@ -41,7 +41,7 @@
  * math path before calling), empty dimensions, more than 256 heads or head sizes above 768
  * (CANN's ranges), key/value head counts that do not divide query's, and in the backward a
  * requested grad_attn_bias: CANN documents dpseOut as "not used yet", so no pse gradient comes
- * back (a bias that requires grad raises in the backward on npu).
+ * back (the runtime computes that call's gradients on the math path instead).
  */
 #include <aclnnop/aclnn_add.h>
 #include <aclnnop/aclnn_copy.h>
