@@ -104,13 +104,19 @@ demo: $(STAMP)/build
 # A measurement, not a test: figures side by side in one run (benchmarks/bench.py), on
 # TORCH_BACKEND_VENDOR (emu by default), then the rows of the opencl vendor on PoCL -- the
 # same cores as PyTorch CPU, so its ratios say what the OpenCL path costs, not what a GPU
-# gives -- where the package has it (no collectives, no torch.compile row).
+# gives -- where the package has it (no collectives, no torch.compile row); and npu's rows of
+# what it maps onto CANN's fused operators or leaves to the fallback (attention, quantize).
 OPENCL_BENCHES := latency,elementwise,mm,training,zoo,allocator
+NPU_BENCHES := attention,quantize
 bench: $(STAMP)/build
 	$(PYTHON) benchmarks/bench.py --json $(BUILD)/bench.json --plot $(BUILD)/bench.png
 	@if [ -n "$(filter opencl,$(ALL_VENDORS))" ]; then \
 	  POCL_DEVICES="pthread pthread" TORCH_BACKEND_VENDOR=opencl $(PYTHON) benchmarks/bench.py \
 	    --only $(OPENCL_BENCHES) --json $(BUILD)/bench-opencl.json; \
+	fi
+	@if [ -n "$(filter npu,$(ALL_VENDORS))" ]; then \
+	  TORCH_BACKEND_VENDOR=npu $(PYTHON) benchmarks/bench.py --only $(NPU_BENCHES) \
+	    --json $(BUILD)/bench-npu.json; \
 	fi
 
 # Where a small operator's host time goes, per category, from perf samples
@@ -152,8 +158,9 @@ COMPILE_PYTEST := test/python/test_compile.py test/python/test_custom_ops.py
 # embedding), streams, events, memory, copies, faults, the fallback and the differential
 # stress harness, the kernels' own edge cases (test_kernels, test_device_only_ops:
 # convolutions, pooling, recurrent cells), the model zoo, in the default
-# memory mode (the contract suite covers both), and the fork rule (its count probes in a
-# child).  The runtime's own error paths, vendor start and device properties run on emu, npu
+# memory mode (the contract suite covers both), PyTorch's PrivateUse1 expectations (attention's
+# route, quantized tensors, autocast, IPC and storage metadata: what a vendor without the
+# optional parts gets), and the fork rule (its count probes in a child).  The runtime's own error paths, vendor start and device properties run on emu, npu
 # and fake.
 OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_device_only_ops.py \
   test_model_zoo.py \
@@ -161,7 +168,8 @@ OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_de
   test_events.py test_memory.py test_copy_semantics.py test_multi_device.py \
   test_differential.py test_guard.py test_rng.py test_fallback.py test_placement.py \
   test_overlap.py test_device_checks.py test_faults.py \
-  test_quantized.py test_errors.py::test_fork_before_use_is_fine)
+  test_quantized.py test_attention.py test_autocast.py test_ipc.py test_storage_meta.py \
+  test_errors.py::test_fork_before_use_is_fine)
 
 # $(call vendor_pytest,VENDOR): the Python suites against one vendor, in its own process.
 vendor_pytest = echo == pytest against vendor $(1) && TORCH_BACKEND_EMU_GUARD=1 \
@@ -224,7 +232,7 @@ SANITIZE_PYTEST_FAKE := test_streams.py test_events.py test_memory.py test_guard
                         test_device.py test_multi_device.py test_errors.py test_fallback.py \
                         test_rng.py test_device_checks.py test_overlap.py test_placement.py \
                         test_copy_semantics.py test_differential.py test_quantized.py \
-                        test_storage_meta.py
+                        test_storage_meta.py test_ipc.py
 # The differential stress harness's programs under the sanitizers (2000 in test-full).
 SANITIZE_STRESS_PROGRAMS := 300
 SANITIZE_PYTEST_EMU := $(SANITIZE_PYTEST_FAKE) test_kernels.py test_training.py test_opinfo.py \
