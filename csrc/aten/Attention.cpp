@@ -204,9 +204,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> backward(
   if (!call.launch()) {
     // The math version, as for a forward that declines: the same gradients from the device's
     // own kernels (a dropout mask is the vendor's to regenerate: that cannot be replaced).
-    TORCH_CHECK_NOT_IMPLEMENTED(dropout_p == 0, device_type, ": ", kBackward,
-                                ": the vendor's kernel declined a call with dropout: ",
-                                Vendor::Get().last_error());
+    TORCH_CHECK_NOT_IMPLEMENTED(
+        dropout_p == 0, device_type, ": ", kBackward,
+        ": the vendor's kernel declined a call with dropout: ", Vendor::Get().last_error());
     const double s = softmax_scale(query, scale);
     Tensor scores = at::matmul(query, key.transpose(-2, -1)).mul(s);
     if (is_causal) {

@@ -22,9 +22,9 @@
 #include "runtime/Device.h"
 #include "runtime/Event.h"
 #include "runtime/Graph.h"
+#include "runtime/Ipc.h"
 #include "runtime/StorageMeta.h"
 #include "runtime/Stream.h"
-#include "runtime/Ipc.h"
 #include "runtime/Vendor.h"
 
 namespace torch_backend {
