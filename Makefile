@@ -107,7 +107,7 @@ demo: $(STAMP)/build
 # gives -- where the package has it (no collectives, no torch.compile row); and npu's rows of
 # what it maps onto CANN's fused operators or leaves to the fallback (attention, quantize).
 OPENCL_BENCHES := latency,elementwise,mm,training,zoo,allocator
-NPU_BENCHES := attention,quantize
+NPU_BENCHES := attention,quantize,ipc
 bench: $(STAMP)/build
 	$(PYTHON) benchmarks/bench.py --json $(BUILD)/bench.json --plot $(BUILD)/bench.png
 	@if [ -n "$(filter opencl,$(ALL_VENDORS))" ]; then \

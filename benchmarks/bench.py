@@ -39,6 +39,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -417,6 +418,53 @@ def bench_quantize(quick: bool) -> list[dict]:
     ]  # fmt: skip
 
 
+def _ipc_consumer(requests: Any, replies: Any) -> None:
+    """bench_ipc's consumer process: takes tensors until None, lands each on the device (a
+    shared device tensor is there already) and answers with one element."""
+    while True:
+        t = requests.get()
+        if t is None:
+            return
+        replies.put(float(t.to(DEVICE)[-1].cpu()))
+        del t
+
+
+def bench_ipc(quick: bool) -> list[dict]:
+    """A 64 MiB device tensor sent to another process through a torch.multiprocessing Queue,
+    which reads it on the device and answers: shared (the vendor's IPC extension; the consumer
+    maps the producer's memory) against what a user does without it, .cpu() there and .to()
+    back (the copies, and PyTorch's own CPU sharing between them)."""
+    import torch.multiprocessing as mp
+
+    if not torch.ops.torch_backend._ipc_supported():
+        return []
+    ctx = mp.get_context("spawn")
+    requests, replies = ctx.Queue(), ctx.Queue()
+    consumer = ctx.Process(target=_ipc_consumer, args=(requests, replies))
+    consumer.start()
+    x = torch.arange(16 << 20, dtype=torch.float32, device=DEVICE)
+
+    def shared() -> None:
+        requests.put(x)
+        replies.get()
+        torch_backend.multiprocessing.ipc_collect()
+
+    def copied() -> None:
+        requests.put(x.cpu())
+        replies.get()
+
+    try:
+        calls, trials = (3, 3) if quick else (10, 5)
+        d, c = side_by_side(shared, copied, calls, trials, reference=DEVICE)
+    finally:
+        requests.put(None)
+        consumer.join(60)
+    return [
+        row("ipc", "64 MiB device tensor to another process: shared vs .cpu()/.to() copies",
+            d * 1e3, c * 1e3, "ms", "<= 0.2x", f"{DEVICE} copies")
+    ]  # fmt: skip
+
+
 def bench_allocator(quick: bool) -> list[dict]:
     calls, trials = (2000, 3) if quick else (20000, 9)
     # Both sides name their device, so that both pay Python's parsing of the device argument
@@ -610,6 +658,7 @@ BENCHES: dict[str, Callable[[bool], list[dict]]] = {
     "graphs": bench_graphs,
     "attention": bench_attention,
     "quantize": bench_quantize,
+    "ipc": bench_ipc,
 }
 
 

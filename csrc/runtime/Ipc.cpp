@@ -243,6 +243,57 @@ Slot* consumer_slot(int64_t counter_fd, int64_t slot) {
   return it->second + slot;
 }
 
+c10::Storage open_slot(const SharedStorage& shared, int64_t producer_pid, Slot* slot) {
+  const Vendor& vendor = Vendor::Use("ipc.import_memory");
+  const tb_ipc_extension& ext = require_extension(vendor);
+  TORCH_CHECK(shared.device >= 0 && shared.device < vendor.device_count(), vendor.device_type(),
+              ": a tensor of device ", shared.device, " was sent to a process that has ",
+              vendor.device_count(), " devices");
+  TORCH_CHECK(shared.offset >= 0 && shared.bytes > 0 &&
+                  shared.offset + shared.bytes <= shared.allocation_bytes,
+              "torch_backend: ipc: a storage of ", shared.bytes, " bytes at offset ", shared.offset,
+              " does not fit the ", shared.allocation_bytes, " bytes sent");
+
+  // The producer's work on the memory first.
+  for (int spins = 0; slot->ready.load(std::memory_order_acquire) == 0; spins++) {
+    if (spins % 1000 == 999 && kill(static_cast<pid_t>(producer_pid), 0) != 0 && errno == ESRCH) {
+      TORCH_CHECK(false, vendor.device_type(), ": process ", producer_pid,
+                  " exited before its work on the tensor it sent was complete");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(spins < 100 ? 10 : 200));
+  }
+
+  const auto device = static_cast<int32_t>(shared.device);
+  std::string key = c10::str(device, ":", shared.allocation_bytes, ":", shared.handle);
+  void* base = nullptr;
+  {
+    Consumer& state = consumer();
+    std::lock_guard<std::mutex> lock(state.mutex);
+    auto it = state.imports.find(key);
+    if (it == state.imports.end()) {
+      tb_ipc_handle handle{};
+      handle.fd = static_cast<int32_t>(shared.handle_fd);
+      handle.size = static_cast<uint64_t>(shared.allocation_bytes);
+      from_hex(shared.handle, handle.bytes, sizeof handle.bytes);
+      tb_status status = ext.import_memory(vendor.context(), device, &handle, &base);
+      if (status != TB_OK) {
+        vendor.Fail("ipc.import_memory", status,
+                    c10::str("device=", device, ", bytes=", shared.allocation_bytes,
+                             ", from process ", producer_pid));
+      }
+      it = state.imports.emplace(key, Import{base, 0}).first;
+    }
+    it->second.users++;
+    base = it->second.ptr;
+  }
+  auto* received = new Received{device, key, slot};
+  c10::DataPtr data(
+      static_cast<char*>(base) + shared.offset, received, &release_received,
+      c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)));
+  return c10::Storage(c10::Storage::use_byte_size_t(), shared.bytes, std::move(data),
+                      /*allocator=*/nullptr, /*resizable=*/false);
+}
+
 }  // namespace
 
 bool supported() { return extension() != nullptr; }
@@ -293,7 +344,14 @@ SharedStorage share(const c10::Storage& storage) {
   Producer& state = producer();
   std::lock_guard<std::mutex> lock(state.mutex);
   collect_locked(state);
-  auto [block, slot] = acquire_slot(state);
+  std::pair<CounterBlock*, size_t> acquired;
+  try {
+    acquired = acquire_slot(state);
+  } catch (...) {
+    if (handle.fd >= 0) close(handle.fd);
+    throw;
+  }
+  auto [block, slot] = acquired;
   Slot& counts = block->slots[slot];
   counts.refs.store(1, std::memory_order_relaxed);
   counts.ready.store(0, std::memory_order_release);
@@ -325,55 +383,14 @@ SharedStorage share(const c10::Storage& storage) {
 }
 
 c10::Storage open(const SharedStorage& shared, int64_t producer_pid) {
-  const Vendor& vendor = Vendor::Use("ipc.import_memory");
-  const tb_ipc_extension& ext = require_extension(vendor);
-  TORCH_CHECK(shared.device >= 0 && shared.device < vendor.device_count(), vendor.device_type(),
-              ": a tensor of device ", shared.device, " was sent to a process that has ",
-              vendor.device_count(), " devices");
-  TORCH_CHECK(shared.offset >= 0 && shared.bytes > 0 &&
-                  shared.offset + shared.bytes <= shared.allocation_bytes,
-              "torch_backend: ipc: a storage of ", shared.bytes, " bytes at offset ", shared.offset,
-              " does not fit the ", shared.allocation_bytes, " bytes sent");
   Slot* slot = consumer_slot(shared.counter_fd, shared.slot);
-
-  // The producer's work on the memory first.
-  for (int spins = 0; slot->ready.load(std::memory_order_acquire) == 0; spins++) {
-    if (spins % 1000 == 999 && kill(static_cast<pid_t>(producer_pid), 0) != 0 && errno == ESRCH) {
-      TORCH_CHECK(false, vendor.device_type(), ": process ", producer_pid,
-                  " exited before its work on the tensor it sent was complete");
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(spins < 100 ? 10 : 200));
+  try {
+    return open_slot(shared, producer_pid, slot);
+  } catch (...) {
+    // Nothing here holds the memory: the producer may let go of it.
+    slot->refs.fetch_sub(1, std::memory_order_acq_rel);
+    throw;
   }
-
-  const auto device = static_cast<int32_t>(shared.device);
-  std::string key = c10::str(device, ":", shared.allocation_bytes, ":", shared.handle);
-  void* base = nullptr;
-  {
-    Consumer& state = consumer();
-    std::lock_guard<std::mutex> lock(state.mutex);
-    auto it = state.imports.find(key);
-    if (it == state.imports.end()) {
-      tb_ipc_handle handle{};
-      handle.fd = static_cast<int32_t>(shared.handle_fd);
-      handle.size = static_cast<uint64_t>(shared.allocation_bytes);
-      from_hex(shared.handle, handle.bytes, sizeof handle.bytes);
-      tb_status status = ext.import_memory(vendor.context(), device, &handle, &base);
-      if (status != TB_OK) {
-        vendor.Fail("ipc.import_memory", status,
-                    c10::str("device=", device, ", bytes=", shared.allocation_bytes,
-                             ", from process ", producer_pid));
-      }
-      it = state.imports.emplace(key, Import{base, 0}).first;
-    }
-    it->second.users++;
-    base = it->second.ptr;
-  }
-  auto* received = new Received{device, key, slot};
-  c10::DataPtr data(
-      static_cast<char*>(base) + shared.offset, received, &release_received,
-      c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)));
-  return c10::Storage(c10::Storage::use_byte_size_t(), shared.bytes, std::move(data),
-                      /*allocator=*/nullptr, /*resizable=*/false);
 }
 
 void release(int64_t counter_fd, int64_t slot) {
