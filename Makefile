@@ -33,7 +33,7 @@ export PIP_ROOT_USER_ACTION := ignore
 # (nm/readelf for the ABI checks), OpenBLAS (emu's matrix products), the OpenCL ICD loader, its
 # headers, PoCL and CLBlast (the opencl vendor, run on this machine's cores), Doxygen and Graphviz (the
 # docs), Chromium (the docs' browser test), perf (make profile).
-APT_PACKAGES := cmake ninja-build gcc g++ make binutils libgtest-dev ccache clang-format \
+APT_PACKAGES := cmake ninja-build gcc g++ clang make binutils libgtest-dev ccache clang-format \
                 libopenblas-dev ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd libclblast-dev \
                 doxygen graphviz chromium linux-perf
 
@@ -143,13 +143,21 @@ test-docs: docs
 	TB_DOCS_HTML=$(abspath $(DOCS))/html $(PYTHON) -m pytest -q test/docs
 
 # The C part alone, with no libtorch: proves TORCH_BACKEND_WITH_TORCH=OFF configures and passes.
+# The C part is ISO C11 (-std=c11 from CMake, no GNU extensions): every C file of the tree --
+# vendors, stand-in, loader, kit, conformance, the tests' vendors -- compiles warning-free with
+# -pedantic-errors and -Werror, under gcc (this build, whose tests run) and clang (built only).
 C_CONFIGURE = cmake -S . -B $(BUILD)/c -G Ninja -DTORCH_BACKEND_WITH_TORCH=OFF \
-  -DCMAKE_BUILD_TYPE=Release > $(BUILD)/c-configure.log || { cat $(BUILD)/c-configure.log; exit 1; }
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-pedantic-errors \
+  > $(BUILD)/c-configure.log || { cat $(BUILD)/c-configure.log; exit 1; }
 test-c: $(STAMP)/apt
 	@mkdir -p $(BUILD)
 	$(C_CONFIGURE)
 	cmake --build $(BUILD)/c
 	TORCH_BACKEND_EMU_GUARD=1 ctest --test-dir $(BUILD)/c --output-on-failure -j$(JOBS)
+	CC=clang cmake -S . -B $(BUILD)/c-clang -G Ninja -DTORCH_BACKEND_WITH_TORCH=OFF \
+	  -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-pedantic-errors \
+	  > $(BUILD)/c-clang-configure.log || { cat $(BUILD)/c-clang-configure.log; exit 1; }
+	cmake --build $(BUILD)/c-clang
 
 # The suites that compile: run a second time on emu with host access (test-full).
 COMPILE_PYTEST := test/python/test_compile.py test/python/test_custom_ops.py

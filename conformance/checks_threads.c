@@ -30,11 +30,11 @@ static void *alloc_free_worker(void *arg) {
   enum { MAX = 64 * 1024 + 17 };
   unsigned char *in = malloc(MAX), *out = malloc(MAX);
   tb_stream stream = NULL;
+  tb_event done_event = NULL; /* before the first jump to `done`, which destroys it */
   if (in == NULL || out == NULL) {
     snprintf(w->error, sizeof w->error, "thread %d: host allocation failed", w->index);
     goto done;
   }
-  tb_event done_event = NULL;
   if (w->shared != NULL) {
     tb_status status = v->event.create(v->context, w->device, 0, &done_event);
     if (status != TB_OK) {

@@ -57,7 +57,9 @@ static void copy_string(char *dst, size_t dst_size, const char *src) {
 tb_status tb_loader_bundled_dir(char *dir, size_t dir_size) {
   Dl_info info;
   if (dir == NULL || dir_size == 0) return TB_ERROR_INVALID_ARGUMENT;
-  if (dladdr((void *)&tb_loader_bundled_dir, &info) == 0 || info.dli_fname == NULL) {
+  /* An object of this library names it (ISO C converts no function pointer to void *). */
+  static const char anchor = 0;
+  if (dladdr(&anchor, &info) == 0 || info.dli_fname == NULL) {
     return TB_ERROR_INTERNAL;
   }
   char resolved[PATH_MAX];
@@ -475,7 +477,10 @@ tb_status tb_loader_open_entry(tb_vendor_get_fn entry, tb_vendor_handle **out, c
   Dl_info info;
   char path[PATH_MAX];
   const char *where = "(linked in)";
-  if (dladdr((void *)entry, &info) != 0 && info.dli_fname != NULL) {
+  void *entry_address = NULL; /* POSIX gives function and object pointers one size */
+  _Static_assert(sizeof entry == sizeof entry_address, "a function pointer fits a void *");
+  memcpy(&entry_address, &entry, sizeof entry_address);
+  if (dladdr(entry_address, &info) != 0 && info.dli_fname != NULL) {
     where = realpath(info.dli_fname, path) != NULL ? path : info.dli_fname;
   }
   tb_status status = open_with_entry(entry, where, handle, error, error_size);

@@ -65,13 +65,26 @@ static int
     g_fail_enable; /* aclrtDeviceEnablePeerAccess fails with ACL_ERROR_RT_FEATURE_NOT_SUPPORT */
 static int g_init_calls;
 
+/* The next definition of `name` (the stand-in's), stored into the function pointer at
+ * `function` of `size` bytes: ISO C converts no void * to a function pointer, so the bytes are
+ * copied (POSIX gives both one representation). */
+static void next_symbol(const char *name, void *function, size_t size) {
+  void *symbol = dlsym(RTLD_NEXT, name);
+  if (symbol == NULL || size != sizeof symbol) {
+    fprintf(stderr, "runtime_test: no next definition of %s\n", name);
+    abort();
+  }
+  memcpy(function, &symbol, size);
+}
+
 aclError aclInit(const char *configPath) {
   g_init_calls++;
   if (g_fail_init) {
     standin_set_error("aclInit: injected failure");
     return ACL_ERROR_INVALID_FILE;
   }
-  aclError (*real)(const char *) = (aclError(*)(const char *))dlsym(RTLD_NEXT, "aclInit");
+  aclError (*real)(const char *) = NULL;
+  next_symbol("aclInit", &real, sizeof real);
   return real(configPath);
 }
 
@@ -80,8 +93,8 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
     standin_set_error("aclrtRecordEvent: injected AI Core exception");
     return ACL_ERROR_RT_AICORE_EXCEPTION;
   }
-  aclError (*real)(aclrtEvent, aclrtStream) =
-      (aclError(*)(aclrtEvent, aclrtStream))dlsym(RTLD_NEXT, "aclrtRecordEvent");
+  aclError (*real)(aclrtEvent, aclrtStream) = NULL;
+  next_symbol("aclrtRecordEvent", &real, sizeof real);
   return real(event, stream);
 }
 
@@ -90,8 +103,8 @@ aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags) {
     standin_set_error("aclrtDeviceEnablePeerAccess: injected: not supported");
     return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
   }
-  aclError (*real)(int32_t, uint32_t) =
-      (aclError(*)(int32_t, uint32_t))dlsym(RTLD_NEXT, "aclrtDeviceEnablePeerAccess");
+  aclError (*real)(int32_t, uint32_t) = NULL;
+  next_symbol("aclrtDeviceEnablePeerAccess", &real, sizeof real);
   return real(peerDeviceId, flags);
 }
 

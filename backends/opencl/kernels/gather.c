@@ -411,7 +411,7 @@ static tb_status nll_loss_forward(tb_context ctx, const tb_kernel_call *call) {
   ocl_kernel *kernel = NULL;
   status = kernel_for(ctx, device, self->dtype, target->dtype,
                       reduction == 0 ? "tb_nll_loss_none" : "tb_nll_loss_reduce", &kernel);
-  ocl_place po, pt, ps, pg, pw;
+  ocl_place po, pt, ps = {0}, pg, pw; /* ps: copied into pw before the status is known */
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "output", &po);
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, total, "total_weight", &pt);
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &ps);
@@ -487,7 +487,7 @@ static tb_status nll_loss_backward(tb_context ctx, const tb_kernel_call *call) {
   if (status != TB_OK || s.n == 0) return status;
   ocl_kernel *kernel = NULL;
   status = kernel_for(ctx, device, gi->dtype, target->dtype, "tb_nll_loss_backward", &kernel);
-  ocl_place pgi, pg, pt, pw, ptw;
+  ocl_place pgi = {0}, pg, pt, pw, ptw; /* pgi: copied into pw before the status is known */
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, gi, "grad_input", &pgi);
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, grad, "grad_output", &pg);
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, target, "target", &pt);

@@ -145,7 +145,7 @@ static tb_status layer_norm_backward(tb_context ctx, const tb_kernel_call *call)
     return ocl_decline(call, "float64 on a device without cl_khr_fp64");
   }
   if (rows == 0 || n == 0) return ocl_decline(call, "an empty input");
-  ocl_place pg, px, pm, pr, pw;
+  ocl_place pg, px = {0}, pm, pr, pw; /* px: copied into pw before the status is known */
   status = ocl_tensor_place(ctx, device, grad, "grad_out", &pg);
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, input, "input", &px);
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, mean, "mean", &pm);
