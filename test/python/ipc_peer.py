@@ -47,7 +47,7 @@ def handle(held: dict[str, Any], command: str, key: str, payload: Any) -> Any:
         return [describe(t) for t in tensors], module.memory_allocated()
     if command == "add":
         held[key].add_(payload)
-        module.synchronize()
+        module.synchronize(held[key].device)  # its device's work, not the current one's
         return None
     if command == "drop":
         del held[key]

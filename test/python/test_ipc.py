@@ -111,6 +111,18 @@ def test_memory_is_freed_when_both_are_done(peer):
 
 
 @needs_ipc
+@pytest.mark.skipif(MODULE.device_count() < 2, reason="needs two devices")
+def test_a_tensor_of_the_second_device_stays_there(peer):
+    x = torch.arange(6, dtype=torch.float32, device=f"{DEV}:1")
+    [seen], _ = peer.ask("hold", "d1", x)
+    assert seen["device"] == f"{DEV}:1"
+    assert torch.equal(seen["values"], torch.arange(6, dtype=torch.float32))
+    peer.ask("add", "d1", 1.0)
+    assert torch.equal(x.cpu(), torch.arange(1, 7, dtype=torch.float32))
+    peer.ask("drop", "d1")
+
+
+@needs_ipc
 def test_queued_work_is_complete_before_the_consumer_reads(peer):
     a = torch.randn(384, 384, device=DEV)
     y = a
