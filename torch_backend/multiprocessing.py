@@ -17,6 +17,10 @@ PyTorch's multiprocessing notes):
   it too;
 - work the producer queued on the tensor before sending is complete before ``get()`` returns;
 - a tensor received from another process cannot be sent on (send a ``clone()``);
+- a consumer killed while it holds a shared tensor never releases it: the producer keeps that
+  memory until it exits.  A ``Pool`` terminates its workers when its ``with`` block ends, and a
+  worker drops a task's arguments only after returning its result: ``close()`` and ``join()``
+  the pool first;
 - a process forked after using the device cannot use it: use the ``spawn`` or ``forkserver``
   start method.
 
