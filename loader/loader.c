@@ -612,121 +612,108 @@ static const tb_extension_base *find_extension(const tb_vendor_handle *handle,
   return found;
 }
 
+/* A function an extension must have, and whether it does. */
+typedef struct required_fn {
+  const char *name;
+  int present;
+} required_fn;
+
+/* Whether the extension `base` found is at least `size` bytes, the struct of ABI `abi`;
+ * otherwise the message says so.  Checked before any member past the base is read. */
+static int big_enough(const tb_vendor_handle *handle, const tb_extension_base *base,
+                      const char *struct_name, const char *abi, size_t size, char *error,
+                      size_t error_size) {
+  if (base->struct_size >= size) return 1;
+  (void)fail(error, error_size, TB_OK, "%s: its %s has struct_size %zu, smaller than ABI %s's %zu",
+             handle->device_type, struct_name, base->struct_size, abi, size);
+  return 0;
+}
+
+/* Whether every function of `required` is present; otherwise the message names the first
+ * missing one. */
+static int has_required(const tb_vendor_handle *handle, const char *struct_name,
+                        const required_fn *required, size_t count, char *error, size_t error_size) {
+  for (size_t i = 0; i < count; i++) {
+    if (!required[i].present) {
+      (void)fail(error, error_size, TB_OK, "%s: its %s lacks the required function %s",
+                 handle->device_type, struct_name, required[i].name);
+      return 0;
+    }
+  }
+  return 1;
+}
+
 const tb_collectives_extension *tb_loader_collectives(const tb_vendor_handle *handle, char *error,
                                                       size_t error_size) {
   const tb_collectives_extension *found = (const tb_collectives_extension *)find_extension(
       handle, TB_EXTENSION_COLLECTIVES, "TB_EXTENSION_COLLECTIVES", error, error_size);
-  if (found == NULL) return NULL;
-  if (found->base.struct_size < TB_STRUCT_SIZE(tb_collectives_extension, reduce_scatter)) {
-    (void)fail(error, error_size, TB_OK,
-               "%s: its tb_collectives_extension has struct_size %zu, smaller than ABI 2.2's %zu",
-               handle->device_type, found->base.struct_size,
-               TB_STRUCT_SIZE(tb_collectives_extension, reduce_scatter));
+  if (found == NULL ||
+      !big_enough(handle, &found->base, "tb_collectives_extension", "2.2",
+                  TB_STRUCT_SIZE(tb_collectives_extension, reduce_scatter), error, error_size)) {
     return NULL;
   }
-  const struct {
-    const char *name;
-    int present;
-  } required[] = {
+  const required_fn required[] = {
       {"get_unique_id", found->get_unique_id != NULL},  {"comm_init", found->comm_init != NULL},
       {"comm_destroy", found->comm_destroy != NULL},    {"all_reduce", found->all_reduce != NULL},
       {"broadcast", found->broadcast != NULL},          {"all_gather", found->all_gather != NULL},
       {"reduce_scatter", found->reduce_scatter != NULL}};
-  for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
-    if (!required[i].present) {
-      (void)fail(error, error_size, TB_OK,
-                 "%s: its tb_collectives_extension lacks the required function %s",
-                 handle->device_type, required[i].name);
-      return NULL;
-    }
-  }
-  return found;
+  return has_required(handle, "tb_collectives_extension", required,
+                      sizeof required / sizeof required[0], error, error_size)
+             ? found
+             : NULL;
 }
 
 const tb_graphs_extension *tb_loader_graphs(const tb_vendor_handle *handle, char *error,
                                             size_t error_size) {
   const tb_graphs_extension *found = (const tb_graphs_extension *)find_extension(
       handle, TB_EXTENSION_GRAPHS, "TB_EXTENSION_GRAPHS", error, error_size);
-  if (found == NULL) return NULL;
-  if (found->base.struct_size < TB_STRUCT_SIZE(tb_graphs_extension, graph_destroy)) {
-    (void)fail(error, error_size, TB_OK,
-               "%s: its tb_graphs_extension has struct_size %zu, smaller than ABI 2.3's %zu",
-               handle->device_type, found->base.struct_size,
-               TB_STRUCT_SIZE(tb_graphs_extension, graph_destroy));
+  if (found == NULL ||
+      !big_enough(handle, &found->base, "tb_graphs_extension", "2.3",
+                  TB_STRUCT_SIZE(tb_graphs_extension, graph_destroy), error, error_size)) {
     return NULL;
   }
-  const struct {
-    const char *name;
-    int present;
-  } required[] = {{"capture_begin", found->capture_begin != NULL},
-                  {"capture_end", found->capture_end != NULL},
-                  {"graph_launch", found->graph_launch != NULL},
-                  {"graph_destroy", found->graph_destroy != NULL}};
-  for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
-    if (!required[i].present) {
-      (void)fail(error, error_size, TB_OK,
-                 "%s: its tb_graphs_extension lacks the required function %s", handle->device_type,
-                 required[i].name);
-      return NULL;
-    }
-  }
-  return found;
+  const required_fn required[] = {{"capture_begin", found->capture_begin != NULL},
+                                  {"capture_end", found->capture_end != NULL},
+                                  {"graph_launch", found->graph_launch != NULL},
+                                  {"graph_destroy", found->graph_destroy != NULL}};
+  return has_required(handle, "tb_graphs_extension", required, sizeof required / sizeof required[0],
+                      error, error_size)
+             ? found
+             : NULL;
 }
 
 const tb_storage_meta_extension *tb_loader_storage_meta(const tb_vendor_handle *handle, char *error,
                                                         size_t error_size) {
   const tb_storage_meta_extension *found = (const tb_storage_meta_extension *)find_extension(
       handle, TB_EXTENSION_STORAGE_META, "TB_EXTENSION_STORAGE_META", error, error_size);
-  if (found == NULL) return NULL;
-  if (found->base.struct_size < TB_STRUCT_SIZE(tb_storage_meta_extension, release)) {
-    (void)fail(error, error_size, TB_OK,
-               "%s: its tb_storage_meta_extension has struct_size %zu, smaller than ABI 2.4's %zu",
-               handle->device_type, found->base.struct_size,
-               TB_STRUCT_SIZE(tb_storage_meta_extension, release));
+  if (found == NULL ||
+      !big_enough(handle, &found->base, "tb_storage_meta_extension", "2.4",
+                  TB_STRUCT_SIZE(tb_storage_meta_extension, release), error, error_size)) {
     return NULL;
   }
-  const struct {
-    const char *name;
-    int present;
-  } required[] = {{"set", found->set != NULL},
-                  {"get", found->get != NULL},
-                  {"release", found->release != NULL}};
-  for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
-    if (!required[i].present) {
-      (void)fail(error, error_size, TB_OK,
-                 "%s: its tb_storage_meta_extension lacks the required function %s",
-                 handle->device_type, required[i].name);
-      return NULL;
-    }
-  }
-  return found;
+  const required_fn required[] = {{"set", found->set != NULL},
+                                  {"get", found->get != NULL},
+                                  {"release", found->release != NULL}};
+  return has_required(handle, "tb_storage_meta_extension", required,
+                      sizeof required / sizeof required[0], error, error_size)
+             ? found
+             : NULL;
 }
 
 const tb_ipc_extension *tb_loader_ipc(const tb_vendor_handle *handle, char *error,
                                       size_t error_size) {
   const tb_ipc_extension *found = (const tb_ipc_extension *)find_extension(
       handle, TB_EXTENSION_IPC, "TB_EXTENSION_IPC", error, error_size);
-  if (found == NULL) return NULL;
-  if (found->base.struct_size < TB_STRUCT_SIZE(tb_ipc_extension, close_memory)) {
-    (void)fail(error, error_size, TB_OK,
-               "%s: its tb_ipc_extension has struct_size %zu, smaller than ABI 2.5's %zu",
-               handle->device_type, found->base.struct_size,
-               TB_STRUCT_SIZE(tb_ipc_extension, close_memory));
+  if (found == NULL ||
+      !big_enough(handle, &found->base, "tb_ipc_extension", "2.5",
+                  TB_STRUCT_SIZE(tb_ipc_extension, close_memory), error, error_size)) {
     return NULL;
   }
-  const struct {
-    const char *name;
-    int present;
-  } required[] = {{"export_memory", found->export_memory != NULL},
-                  {"import_memory", found->import_memory != NULL},
-                  {"close_memory", found->close_memory != NULL}};
-  for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
-    if (!required[i].present) {
-      (void)fail(error, error_size, TB_OK,
-                 "%s: its tb_ipc_extension lacks the required function %s", handle->device_type,
-                 required[i].name);
-      return NULL;
-    }
-  }
-  return found;
+  const required_fn required[] = {{"export_memory", found->export_memory != NULL},
+                                  {"import_memory", found->import_memory != NULL},
+                                  {"close_memory", found->close_memory != NULL}};
+  return has_required(handle, "tb_ipc_extension", required, sizeof required / sizeof required[0],
+                      error, error_size)
+             ? found
+             : NULL;
 }
