@@ -6,8 +6,10 @@ cannot be sent on; a vendor without TB_EXTENSION_IPC refuses with its name."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing.reduction
+import os
 import pickle
 
 import ipc_peer
@@ -167,28 +169,36 @@ def test_a_pool_takes_device_tensors():
     assert ipc_collect() == 0
 
 
+@contextlib.contextmanager
+def shared(t: torch.Tensor):
+    """What a producer sends for `t`'s storage (the runtime's own op), its descriptors closed
+    afterwards as the reducer closes them once pickled."""
+    message = list(torch.ops.torch_backend._ipc_share(t.view(torch.uint8)))
+    try:
+        yield message
+    finally:
+        if message[1] >= 0:
+            os.close(message[1])
+        os.close(message[6])
+
+
+def open_shared(message: list) -> torch.Tensor:
+    """What a consumer does with a message (producer pid 0: this process)."""
+    return torch.ops.torch_backend._ipc_open(*message, 0)
+
+
 @needs_ipc
 def test_an_import_in_the_same_process_aliases_the_memory():
     # The handle round trip without a second process: what a consumer does, done here.
-    ops = torch.ops.torch_backend
     x = torch.arange(8, dtype=torch.float32, device=DEV)
-    device, fd, handle, allocation, offset, nbytes, counter_fd, slot = ops._ipc_share(
-        x.view(torch.uint8)
-    )
-    try:
-        alias = ops._ipc_open(device, fd, handle, allocation, offset, nbytes, counter_fd, slot, 0)
+    with shared(x) as message:
+        alias = open_shared(message)
         alias.view(torch.float32).add_(1)
         assert torch.equal(x.cpu(), torch.arange(1, 9, dtype=torch.float32))
         with pytest.raises(RuntimeError, match="cannot be sent on again"):
             dumps(alias)
         del alias
         gc.collect()
-    finally:
-        import os
-
-        if fd >= 0:
-            os.close(fd)
-        os.close(counter_fd)
     del x
     assert ipc_collect() == 0
 
@@ -196,27 +206,17 @@ def test_an_import_in_the_same_process_aliases_the_memory():
 @needs_ipc
 def test_a_damaged_handle_is_refused_with_the_vendors_reason():
     # A consumer that cannot open what it was sent gives the producer's slot back: nothing
-    # stays held for it.
-    import os
-
-    ops = torch.ops.torch_backend
+    # stays held for it.  Message fields: device, fd, handle, allocation, offset, bytes, ...
     x = torch.ones(8, device=DEV)
     damaged = [
-        (lambda h, a, o: ("00" * 64, a, o), rf"{DEV}: ipc.import_memory\(.*\) failed with"),
-        (lambda h, a, o: (h, a, a), "does not fit"),
+        (2, "00" * 64, rf"{DEV}: ipc.import_memory\(.*\) failed with"),  # the handle
+        (4, None, "does not fit"),  # the offset: past the allocation
     ]
-    for damage, message in damaged:
-        device, fd, handle, allocation, offset, nbytes, counter_fd, slot = ops._ipc_share(
-            x.view(torch.uint8)
-        )
-        handle, allocation, offset = damage(handle, allocation, offset)
-        try:
-            with pytest.raises(RuntimeError, match=message):
-                ops._ipc_open(device, fd, handle, allocation, offset, nbytes, counter_fd, slot, 0)
-        finally:
-            if fd >= 0:
-                os.close(fd)
-            os.close(counter_fd)
+    for field, value, expected in damaged:
+        with shared(x) as message:
+            message[field] = value if value is not None else message[3]
+            with pytest.raises(RuntimeError, match=expected):
+                open_shared(message)
     del x
     assert ipc_collect() == 0
 
