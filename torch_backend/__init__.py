@@ -74,7 +74,15 @@ __all__ = [
 
 # The package's tools: modules run as ``python -m MODULE`` and console scripts, by name.  They
 # need only the paths above, and must work whatever TORCH_BACKEND_VENDOR says.
-_TOOLS = frozenset({"torch_backend.cmake_prefix", "torch_backend.vendor_new", "tb-vendor"})
+_TOOLS = frozenset(
+    {
+        "torch_backend.cmake_prefix",
+        "torch_backend.conformance_cli",
+        "torch_backend.vendor_new",
+        "tb-conformance",
+        "tb-vendor",
+    }
+)
 
 
 def _tool_process() -> bool:

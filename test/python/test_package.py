@@ -80,6 +80,32 @@ def test_conformance_tool_on_fake(tmp_path):
     assert all(slot["present"] and slot["calls"] > 0 for slot in slots.values()), slots
 
 
+def test_conformance_command_imports_no_torch():
+    # The command on PATH runs the C program; its Python side imports neither torch nor a vendor,
+    # so it works in an environment whose torch (or Python) is not the one the wheel was built with.
+    env = {**os.environ, "TORCH_BACKEND_VENDOR": "/nonexistent/libtb_vendor_x.so"}
+    command = [sys.executable, "-X", "importtime", "-m", "torch_backend.conformance_cli"]
+    result = run([*command, "--filter", "vendor_info", "fake"], env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "vendor 'fake'" in result.stdout
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()}
+    assert "torch_backend._paths" in imported
+    assert not {"torch", "torch_backend._C"} & imported
+    # Its arguments reach the program, errors included.
+    bad = run([sys.executable, "-m", "torch_backend.conformance_cli", "/no/such/libvendor.so"])
+    assert bad.returncode == 2
+    assert "cannot load vendor library '/no/such/libvendor.so'" in bad.stderr
+
+
+def test_conformance_program_finds_its_libraries_relative_to_itself():
+    # One wheel serves every Python: the program's RUNPATH must not name a Python version (the
+    # copy that used to sit in the environment's bin/ named python3.11 and failed under 3.12).
+    program = torch_backend.conformance_executable()
+    dynamic = run(["readelf", "-d", str(program)]).stdout
+    runpaths = [line for line in dynamic.splitlines() if "RUNPATH" in line or "RPATH" in line]
+    assert runpaths and all("[$ORIGIN/../lib]" in line for line in runpaths), runpaths
+
+
 def test_conformance_tool_two_devices():
     result = run(
         [str(torch_backend.conformance_executable()), "--filter", "stream.cross_device", "fake"],
