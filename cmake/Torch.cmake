@@ -11,7 +11,11 @@
 #
 # Records TORCH_BACKEND_TORCH_VERSION and TORCH_BACKEND_TORCH_CXX_STANDARD in the build's
 # CMakeCache.txt (internal entries); make test-compat's table reads the standard from there.
-if(NOT Torch_DIR)
+# A Torch_DIR left in the cache by an earlier configure whose torch is gone (pip's isolated
+# builds install torch in a temporary environment each time) is searched for again.
+if(NOT Torch_DIR OR NOT EXISTS "${Torch_DIR}/TorchConfig.cmake")
+  unset(Torch_DIR CACHE)
+  unset(Caffe2_DIR CACHE)
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
   # With autoload off: `import torch` would otherwise import an installed torch_backend (an
   # older or half-built one, say), and a broken one would keep this build from finding torch.
@@ -25,7 +29,9 @@ if(NOT Torch_DIR)
                         "${Python3_EXECUTABLE} (pip install torch==2.13.0), or -DTorch_DIR=...; "
                         "configure with -DTORCH_BACKEND_WITH_TORCH=OFF for the C part alone")
   endif()
-  list(APPEND CMAKE_PREFIX_PATH ${_tb_torch_prefix})
+  # First: scikit-build-core puts the interpreter's site-packages on CMAKE_PREFIX_PATH, which in
+  # pip's isolated build is not where the build environment's torch is.
+  list(PREPEND CMAKE_PREFIX_PATH ${_tb_torch_prefix})
 endif()
 
 # A CUDA build of torch makes find_package(Torch) look for a CUDA toolkit (Caffe2's
