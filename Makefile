@@ -208,9 +208,12 @@ test-full: $(STAMP)/build
 # From zero to a wheel, as a vendor does it (test/vendor_wheel/run.sh, docs/vendor_wheel.rst):
 # `tb-vendor new acme`, the porting guide's asynchronous example's kernels
 # (examples/vendor_kit/kernels.c), a build against the installed package, tb-conformance and
-# check_kernels, the vendor's wheel and torch_backend's own (from build/py), then a fresh venv
-# holding only torch, numpy and the two wheels, where `import torch` brings up acme through
-# its entry point, with no TORCH_BACKEND_VENDOR, and the MLP trains like the CPU.
+# check_kernels, the vendor's wheel; torch_backend's own as a user builds it (pip's isolated
+# build, in build/wheel-build), repaired by auditwheel into a manylinux wheel and checked with
+# `auditwheel show` (test/vendor_wheel/check_wheel.py); then a fresh venv holding only torch,
+# numpy and the two wheels, where `import torch` brings up acme through its entry point, with
+# no TORCH_BACKEND_VENDOR, and the MLP trains like the CPU; the demo and tb-conformance on emu
+# there, and tb-conformance from the same wheel under a second CPython.
 test-wheel: $(STAMP)/build
 	test/vendor_wheel/run.sh $(PYTHON_EXE) $(abspath $(BUILD))/vendor-wheel
 

@@ -6,9 +6,15 @@
 #   2. the porting guide's asynchronous example's kernels into src/kernels.c
 #   3. configure (with TORCH_BACKEND_VENDOR naming the library not built yet: configuring
 #      must load no vendor), build, CTest: tb-conformance and check_kernels
-#   4. the vendor's wheel and torch_backend's own
+#   4. the vendor's wheel; torch_backend's own built the way `pip install .` builds it (isolated:
+#      only build-system.requires in the build environment), repaired by auditwheel into a
+#      manylinux wheel that bundles what it needs outside torch (OpenBLAS, the OpenCL ICD
+#      loader), and checked with `auditwheel show`
 #   5. a fresh virtual environment with torch (and numpy), both wheels and nothing else; there, with no
-#      TORCH_BACKEND_VENDOR, `import torch` brings up acme and the MLP trains like the CPU.
+#      TORCH_BACKEND_VENDOR, `import torch` brings up acme and the MLP trains like the CPU; the
+#      demo trains on emu; tb-conformance passes on emu
+#   6. tb-conformance from the same wheel under a second CPython (no torch needed: the command
+#      is C), or the exact reason why this machine has none
 #
 # Usage: run.sh PYTHON WORK_DIR.  Prints the time of each step.
 set -euo pipefail
@@ -44,10 +50,20 @@ TORCH_BACKEND_VENDOR=$WORK/acme/build/libtb_vendor_acme.so \
 cmake --build acme/build
 ctest --test-dir acme/build --output-on-failure
 
-step "wheels: the vendor's, then torch_backend's (reusing the build tree of make build)"
+step "the vendor's wheel"
 "$PYTHON" -m pip wheel -q --no-build-isolation --no-deps -w dist ./acme
-(cd "$SOURCE" && "$PYTHON" -m pip wheel -q --no-build-isolation --no-deps -w "$WORK/dist" . \
-  -Ccmake.define.TORCH_BACKEND_BUILD_TESTS=ON)
+
+# pip's build isolation: a temporary environment holding build-system.requires and nothing else.
+# Its own build tree (tb-build) keeps the rebuilds of a second run incremental.
+step "torch_backend's wheel, built in isolation as pip install . does"
+(cd "$SOURCE" && "$PYTHON" -m pip wheel -q --no-deps -w "$WORK/raw" . \
+  -Cbuild-dir="$(dirname "$WORK")/wheel-build")
+
+step "auditwheel repair (bundles what the wheel needs outside torch) and show"
+# torch's own libraries stay outside: the wheel depends on torch, whose wheel provides them.
+"$PYTHON" -m auditwheel repair --wheel-dir dist --exclude 'libtorch*.so' --exclude 'libc10.so' \
+  raw/torch_backend-*.whl | tail -1
+"$PYTHON" "$SOURCE/test/vendor_wheel/check_wheel.py" dist/torch_backend-*.whl
 ls dist
 
 step "a fresh venv: $PINS, torch_backend's wheel, acme's wheel"
@@ -59,4 +75,27 @@ venv/bin/python -m pip install -q dist/torch_backend-*.whl dist/torch_backend_ac
 step "train the MLP there, with no TORCH_BACKEND_VENDOR"
 (cd / && env -u TORCH_BACKEND_VENDOR "$WORK/venv/bin/python" \
   "$SOURCE/test/vendor_wheel/train_mlp.py" acme)
-step "done: acme from tb-vendor new to a trained MLP in a fresh venv"
+
+step "the demo on emu there (the MLP and the encoder block, beside the CPU)"
+(cd / && TORCH_BACKEND_VENDOR=emu "$WORK/venv/bin/python" "$SOURCE/examples/demo.py" |
+  sed -n "/^vendor '/p;/^OK/p")
+
+step "tb-conformance emu there ($("$WORK/venv/bin/python" -V))"
+(cd / && "$WORK/venv/bin/tb-conformance" emu | sed -n '1p;/^group  *pass/,/^$/p;/^result:/p')
+
+# A second CPython: the wheel is abi3 (cp310 and later) and tb-conformance must work under each.
+# It needs no torch (the command is C), so the venv holds the wheel alone (--no-deps).
+OTHER=$("$SOURCE/test/vendor_wheel/other_python.sh" "$PYTHON")
+if [ -n "$OTHER" ]; then
+  step "tb-conformance emu under a second CPython ($("$OTHER" -V), no torch)"
+  "$OTHER" -m venv venv-other
+  venv-other/bin/python -m pip install -q --no-deps dist/torch_backend-*.whl
+  (cd / && "$WORK/venv-other/bin/tb-conformance" emu | sed -n '1p;/^group  *pass/,/^$/p;/^result:/p')
+  venv-other/bin/python -c 'import torch' 2>/dev/null && { echo "FAIL: torch in venv-other"; exit 1; }
+else
+  step "tb-conformance under a second CPython: not run"
+  echo "this machine has no CPython but $("$PYTHON" -V) (looked for python3.10, 3.12, 3.13 on"
+  echo "PATH and in pyenv's versions); the abi3 wheel's tb-conformance finds its libraries"
+  echo "through \$ORIGIN/../lib, which no Python version names (test_package checks its RUNPATH)"
+fi
+step "done: acme from tb-vendor new to a trained MLP in a fresh venv; torch_backend's wheel repaired"
