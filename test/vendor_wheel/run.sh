@@ -34,6 +34,19 @@ step() { # ends the previous step (its time), starts the next
   step_start=$now
 }
 
+# Runs a command from / into LOG; prints the lines that the sed script PICK selects, or the whole
+# log when the command fails.  Usage: brief LOG PICK COMMAND...
+brief() {
+  local log=$1 pick=$2
+  shift 2
+  if (cd / && "$@") > "$log" 2>&1; then
+    sed -n "$pick" "$log"
+  else
+    cat "$log"
+    return 1
+  fi
+}
+
 rm -rf "$WORK"
 mkdir -p "$WORK/dist"
 cd "$WORK"
@@ -54,7 +67,8 @@ step "the vendor's wheel"
 "$PYTHON" -m pip wheel -q --no-build-isolation --no-deps -w dist ./acme
 
 # pip's build isolation: a temporary environment holding build-system.requires and nothing else.
-# Its own build tree (tb-build) keeps the rebuilds of a second run incremental.
+# Its own build tree (build/wheel-build), so that build/py is left as make build made it; its
+# compiles cannot reuse ccache (torch's headers sit under a new temporary path each time).
 step "torch_backend's wheel, built in isolation as pip install . does"
 (cd "$SOURCE" && "$PYTHON" -m pip wheel -q --no-deps -w "$WORK/raw" . \
   -Cbuild-dir="$(dirname "$WORK")/wheel-build")
@@ -77,11 +91,12 @@ step "train the MLP there, with no TORCH_BACKEND_VENDOR"
   "$SOURCE/test/vendor_wheel/train_mlp.py" acme)
 
 step "the demo on emu there (the MLP and the encoder block, beside the CPU)"
-(cd / && TORCH_BACKEND_VENDOR=emu "$WORK/venv/bin/python" "$SOURCE/examples/demo.py" |
-  sed -n "/^vendor '/p;/^OK/p")
+brief "$WORK/demo.log" "/^vendor '/p;/^OK/p" \
+  env TORCH_BACKEND_VENDOR=emu "$WORK/venv/bin/python" "$SOURCE/examples/demo.py"
 
+CONFORMANCE_PICK='1p;/^group  *pass/,/^$/p;/^result:/p'
 step "tb-conformance emu there ($("$WORK/venv/bin/python" -V))"
-(cd / && "$WORK/venv/bin/tb-conformance" emu | sed -n '1p;/^group  *pass/,/^$/p;/^result:/p')
+brief "$WORK/conformance.log" "$CONFORMANCE_PICK" "$WORK/venv/bin/tb-conformance" emu
 
 # A second CPython: the wheel is abi3 (cp310 and later) and tb-conformance must work under each.
 # It needs no torch (the command is C), so the venv holds the wheel alone (--no-deps).
@@ -90,7 +105,7 @@ if [ -n "$OTHER" ]; then
   step "tb-conformance emu under a second CPython ($("$OTHER" -V), no torch)"
   "$OTHER" -m venv venv-other
   venv-other/bin/python -m pip install -q --no-deps dist/torch_backend-*.whl
-  (cd / && "$WORK/venv-other/bin/tb-conformance" emu | sed -n '1p;/^group  *pass/,/^$/p;/^result:/p')
+  brief "$WORK/conformance-other.log" "$CONFORMANCE_PICK" "$WORK/venv-other/bin/tb-conformance" emu
   venv-other/bin/python -c 'import torch' 2>/dev/null && { echo "FAIL: torch in venv-other"; exit 1; }
 else
   step "tb-conformance under a second CPython: not run"
