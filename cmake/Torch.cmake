@@ -14,6 +14,10 @@
 # A Torch_DIR left in the cache by an earlier configure whose torch is gone (pip's isolated
 # builds install torch in a temporary environment each time) is searched for again.
 if(NOT Torch_DIR OR NOT EXISTS "${Torch_DIR}/TorchConfig.cmake")
+  if(Torch_DIR)
+    message(WARNING "Torch_DIR=${Torch_DIR} holds no TorchConfig.cmake: using the torch that "
+                    "the Python interpreter imports instead")
+  endif()
   unset(Torch_DIR CACHE)
   unset(Caffe2_DIR CACHE)
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
