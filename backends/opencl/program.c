@@ -125,8 +125,9 @@ static void store_binary(tb_context ctx, cl_program program, const char *path) {
   if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof data, &data, NULL) == CL_SUCCESS) {
     make_dirs(ctx->cache_dir);
     char temporary[1100];
-    snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, (long)getpid());
-    FILE *file = fopen(temporary, "wb");
+    int length = snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, (long)getpid());
+    /* A name too long for the buffer is not cached (a truncated name could be another's). */
+    FILE *file = length > 0 && (size_t)length < sizeof temporary ? fopen(temporary, "wb") : NULL;
     if (file != NULL) {
       bool written = fwrite(data, 1, size, file) == size;
       written = fclose(file) == 0 && written;
