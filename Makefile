@@ -179,13 +179,23 @@ OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_de
   test_quantized.py test_attention.py test_autocast.py test_ipc.py test_storage_meta.py \
   test_errors.py::test_fork_before_use_is_fine)
 
-# $(call vendor_pytest,VENDOR): the Python suites against one vendor, in its own process.
-vendor_pytest = echo == pytest against vendor $(1) && TORCH_BACKEND_EMU_GUARD=1 \
-  TORCH_BACKEND_VENDOR=$(1) $(PYTHON) -m pytest -q test/python
+# Each vendor's suites run as two pytest jobs, each its own process: the longest suites
+# (SLOW_PYTEST) in one, the others in the other.  test/lanes.py runs the jobs of a stage on two
+# lanes, longest first, so that both cores stay busy to the end; its summary shows each job's
+# time and each lane's idle time.
+SLOW_PYTEST := $(addprefix test/python/,test_opinfo.py test_distributed.py test_errors.py \
+  test_custom_ops.py test_check_kernels.py)
+OTHER_PYTEST = $(filter-out $(SLOW_PYTEST),$(sort $(wildcard test/python/test_*.py)))
+# $(call vendor_pytest,VENDOR,WHICH,FILES): one job of a vendor's Python suites.
+vendor_pytest = echo == pytest, $(2), against vendor $(1) && TORCH_BACKEND_EMU_GUARD=1 \
+  TORCH_BACKEND_VENDOR=$(1) $(PYTHON) -m pytest -q $(3)
+slow_pytest = $(call vendor_pytest,$(1),the longest suites,$(SLOW_PYTEST))
+other_pytest = $(call vendor_pytest,$(1),the other suites,$(OTHER_PYTEST))
 OPENCL_PYTEST_RUN = echo == pytest, the suites that exercise a vendor, against vendor opencl && \
   POCL_DEVICES="pthread pthread" TORCH_BACKEND_VENDOR=opencl $(PYTHON) -m pytest -q $(OPENCL_PYTEST)
 COMPILE_PYTEST_RUN = echo == pytest, torch.compile, against vendor emu with host access && \
   TORCH_BACKEND_EMU_GUARD=0 TORCH_BACKEND_VENDOR=emu $(PYTHON) -m pytest -q $(COMPILE_PYTEST)
+OTHER_VENDORS = $(wordlist 2,99,$(PYTEST_VENDORS))
 
 test-full: $(STAMP)/build
 	TORCH_BACKEND_EMU_GUARD=1 ctest --test-dir $(BUILD)/py --output-on-failure -j$(JOBS)
@@ -199,11 +209,14 @@ test-full: $(STAMP)/build
 	@# emu guarded (its device memory unmapped for host code): the suites prove that every byte
 	@# moves through the vendor's copies, and torch.compile takes the path of a device without
 	@# host access; then the compile suites once more on emu as shipped, with host access.  The
-	@# passes run in two lanes (test/lanes.py): the first vendor, opencl's stage and the compile
-	@# pass in one, the other vendors in the other.
+	@# jobs, longest first, on two lanes (test/lanes.py).
 	$(PYTHON) test/lanes.py \
-	  '$(call vendor_pytest,$(firstword $(PYTEST_VENDORS)))$(if $(filter opencl,$(ALL_VENDORS)), && $(OPENCL_PYTEST_RUN)) && $(COMPILE_PYTEST_RUN)' \
-	  $(if $(wordlist 2,99,$(PYTEST_VENDORS)),'$(foreach v,$(wordlist 2,99,$(PYTEST_VENDORS)),$(call vendor_pytest,$(v)) &&) true')
+	  '$(call slow_pytest,$(firstword $(PYTEST_VENDORS)))' \
+	  '$(call other_pytest,$(firstword $(PYTEST_VENDORS)))' \
+	  $(foreach v,$(OTHER_VENDORS),'$(call other_pytest,$(v))') \
+	  $(if $(filter opencl,$(ALL_VENDORS)),'$(OPENCL_PYTEST_RUN)') \
+	  $(foreach v,$(OTHER_VENDORS),'$(call slow_pytest,$(v))') \
+	  '$(COMPILE_PYTEST_RUN)'
 
 # From zero to a wheel, as a vendor does it (test/vendor_wheel/run.sh, docs/vendor_wheel.rst):
 # `tb-vendor new acme`, the porting guide's asynchronous example's kernels
@@ -231,6 +244,9 @@ test-wheel: $(STAMP)/build
 # samples, training steps); fake has none, so its run stops at the runtime and the fallback;
 # opencl runs its kernels' suites (the host side of every kernel: arguments, layouts, places).
 ASAN_BUILD := $(BUILD)/asan
+# -O1, as AddressSanitizer's documentation advises, and line tables only (-g1): all a report's
+# stack needs.  RelWithDebInfo's -O2 -g made the ASan build of csrc twice as slow to compile.
+ASAN_OPT := -O1 -g1 -DNDEBUG
 TSAN_BUILD := $(BUILD)/tsan
 LIBASAN = $(realpath $(shell $(CC) -print-file-name=libasan.so))
 LIBUBSAN = $(realpath $(shell $(CC) -print-file-name=libubsan.so))
@@ -248,6 +264,8 @@ SANITIZE_PYTEST_FAKE := test_streams.py test_events.py test_memory.py test_guard
 SANITIZE_STRESS_PROGRAMS := 300
 SANITIZE_PYTEST_EMU := $(SANITIZE_PYTEST_FAKE) test_kernels.py test_training.py test_opinfo.py \
                        test_boxed_ops.py test_custom_ops.py
+# emu's longest suites under the sanitizers, a job of their own.
+SANITIZE_SLOW_EMU := test_opinfo.py test_custom_ops.py test_errors.py
 # Python under ASan: the runtime preloaded, build/asan/lib searched before the package's lib/.
 ASAN_PYTHON = env LD_PRELOAD="$(LIBASAN) $(LIBUBSAN)" LD_LIBRARY_PATH=$(abspath $(ASAN_BUILD))/lib \
   ASAN_OPTIONS=detect_leaks=0:$(ASAN_FLAGS) $(UBSAN_ENV) $(PYTHON)
@@ -261,17 +279,19 @@ asan_pytest = echo == pytest under ASan+UBSan against vendor $(1) && \
 test-sanitize: $(STAMP)/build
 	@mkdir -p $(ASAN_BUILD)
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  '-DCMAKE_C_FLAGS_RELWITHDEBINFO=$(ASAN_OPT)' '-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(ASAN_OPT)' \
 	  '-DTORCH_BACKEND_SANITIZE=address;undefined' \
 	  -DPython3_EXECUTABLE=$$($(PYTHON) -c 'import sys; print(sys.executable)') \
 	  > $(ASAN_BUILD)/configure.log || { cat $(ASAN_BUILD)/configure.log; exit 1; }
 	cmake --build $(ASAN_BUILD)
 	TORCH_BACKEND_EMU_GUARD=1 ASAN_OPTIONS=detect_leaks=1:$(ASAN_FLAGS) $(UBSAN_ENV) \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS)
-	@# emu in one lane, fake then opencl in the other (test/lanes.py)
-	$(PYTHON) test/lanes.py '$(call asan_pytest,emu,$(SANITIZE_PYTEST_EMU))' \
-	  '$(call asan_pytest,fake,$(SANITIZE_PYTEST_FAKE))$(if $(filter opencl,$(ALL_VENDORS)), && \
-	    export POCL_DEVICES="pthread pthread" && \
-	    $(call asan_pytest,opencl,test_kernels.py test_device_only_ops.py))'
+	@# the jobs, longest first, on two lanes (test/lanes.py): emu's suites in two
+	$(PYTHON) test/lanes.py '$(call asan_pytest,emu,$(SANITIZE_SLOW_EMU))' \
+	  '$(call asan_pytest,emu,$(filter-out $(SANITIZE_SLOW_EMU),$(SANITIZE_PYTEST_EMU)))' \
+	  '$(call asan_pytest,fake,$(SANITIZE_PYTEST_FAKE))' \
+	  $(if $(filter opencl,$(ALL_VENDORS)),'export POCL_DEVICES="pthread pthread" && \
+	    $(call asan_pytest,opencl,test_kernels.py test_device_only_ops.py)')
 
 # test-tsan: the C part built with ThreadSanitizer into build/tsan; the whole contract suite (its
 # thread checks, and every stream and event check, which run on emu's stream workers) against emu,
@@ -352,22 +372,24 @@ $(STAMP)/compat-$(COMPAT_TORCH): $(BUILD_INPUTS) $(COMPAT_ENV)/.complete
 	  -Cbuild-dir=$(COMPAT_DIR)/build
 	@touch $@
 
+COMPAT = $(PYTHON) test/compat/compat.py
+COMPAT_RUNTIME = --runtime $(COMPAT_PYTHON) $(COMPAT_DIR)/build --pytest $(COMPAT_PYTHON)
 test-compat: $(STAMP)/build $(STAMP)/compat-$(COMPAT_TORCH)
 	@mkdir -p $(BUILD)
 	$(C_CONFIGURE)
 	cmake --build $(BUILD)/c --target tb_vendor_emu $(if $(filter opencl,$(ALL_VENDORS)),tb_vendor_opencl)
-	@# emu's passes in one lane; in the other, the opencl vendor on PoCL: its kernels' suites, the
-	@# zoo and the fault paths under the other release (test-full runs its whole stage under this
-	@# one)
-	$(PYTHON) test/lanes.py '$(PYTHON) test/compat/compat.py --vendor $(BUILD)/c/lib/libtb_vendor_emu.so \
-	  --runtime $(PYTHON) $(BUILD)/py \
-	  --runtime $(COMPAT_PYTHON) $(COMPAT_DIR)/build --pytest $(COMPAT_PYTHON)' \
-	  $(if $(filter opencl,$(ALL_VENDORS)),'POCL_DEVICES="pthread pthread" $(PYTHON) \
-	  test/compat/compat.py --vendor $(BUILD)/c/lib/libtb_vendor_opencl.so \
-	  --runtime $(PYTHON) $(BUILD)/py \
-	  --runtime $(COMPAT_PYTHON) $(COMPAT_DIR)/build --pytest $(COMPAT_PYTHON) \
-	  --pytest-args $(addprefix test/python/,test_kernels.py test_model_zoo.py test_faults.py \
-	    test_fallback.py)')
+	@# The jobs, longest first, on two lanes (test/lanes.py): emu on both runtimes with its
+	@# longest suites under the other release, emu's other suites there, and the opencl vendor on
+	@# PoCL: its kernels' suites, the zoo and the fault paths under the other release (test-full
+	@# runs its whole set under the first).
+	$(PYTHON) test/lanes.py '$(COMPAT) --vendor $(BUILD)/c/lib/libtb_vendor_emu.so \
+	  --runtime $(PYTHON) $(BUILD)/py $(COMPAT_RUNTIME) --pytest-args $(SLOW_PYTEST)' \
+	  '$(COMPAT) --vendor $(BUILD)/c/lib/libtb_vendor_emu.so $(COMPAT_RUNTIME) \
+	  --pytest-args $(OTHER_PYTEST)' \
+	  $(if $(filter opencl,$(ALL_VENDORS)),'POCL_DEVICES="pthread pthread" $(COMPAT) \
+	  --vendor $(BUILD)/c/lib/libtb_vendor_opencl.so --runtime $(PYTHON) $(BUILD)/py \
+	  $(COMPAT_RUNTIME) --pytest-args $(addprefix test/python/,test_kernels.py \
+	    test_model_zoo.py test_faults.py test_fallback.py)')
 
 lint: $(STAMP)/pip
 	clang-format --dry-run -Werror $(C_SOURCES)
