@@ -92,7 +92,7 @@ class Generator:
                     self.group_of[str(f.func.name)] = g
         self.kernels: list[str] = []
         self.wrappers: list[Wrapper] = []
-        self.includes: set[str] = set()
+        self.includes: set[str] = set()  # headers the entry being generated needs
 
     # ------------------------------------------------------------------------------------------
     # helpers
@@ -556,8 +556,8 @@ struct {klass} final : {meta_class} {{
             raise SystemExit(f"gen_kernels: no ATen operator named '{entry.op}'")
         # The C++ types of a function's dispatcher signature depend on its group (tensor lists
         # are ITensorListRef in structured groups): generate under the same settings as ATen.
-        # Headers are noted per wrapper, so that each shard includes only what its code uses.
-        known, self.includes = self.includes, set()
+        # Headers are noted per entry, so that each shard includes only what its wrappers use.
+        self.includes = set()
         first = len(self.wrappers)
         with local.parametrize(
             use_const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
@@ -567,7 +567,6 @@ struct {klass} final : {meta_class} {{
         added = frozenset(self.includes)
         for i in range(first, len(self.wrappers)):
             self.wrappers[i] = dataclasses.replace(self.wrappers[i], includes=added)
-        self.includes = known | added
 
     def dispatch(self, entry: Entry, f: NativeFunction) -> None:
         if f is None:

@@ -53,7 +53,6 @@ def run(commands: list[str], lanes: int) -> int:
     running: list[Job] = []
     finished: list[Job] = []
     began = time.monotonic()
-    busy = dict.fromkeys(range(1, lanes + 1), 0.0)
     while queue or running:
         while queue and free:
             job = queue.pop(0)
@@ -67,7 +66,6 @@ def run(commands: list[str], lanes: int) -> int:
             running.remove(job)
             job.status = status
             job.seconds = time.monotonic() - job.start
-            busy[job.lane] += job.seconds
             free.append(job.lane)
             job.log.seek(0)
             print(
@@ -85,7 +83,8 @@ def run(commands: list[str], lanes: int) -> int:
         first = job.command.split(" && ")[0].removeprefix("echo == ")
         shown = first if len(first) <= 90 else first[:87] + "..."
         print(f"  job {job.index:2d}  lane {job.lane}  {job.seconds:5.0f} s  {shown}")
-    for lane, seconds in busy.items():
+    for lane in range(1, lanes + 1):
+        seconds = sum(job.seconds for job in finished if job.lane == lane)
         print(f"  lane {lane}: busy {seconds:.0f} s, idle {max(0.0, total - seconds):.0f} s")
     failed = [job.index for job in finished if job.status != 0]
     if failed:

@@ -106,7 +106,9 @@ def no_leaks():
     # What survived the collection is frozen out of the next ones (as at collection finish):
     # modules a test imports (Inductor's are hundreds of thousands of objects) would otherwise
     # be walked by every later test's gc.collect(), which made the suites after test_compile
-    # half again as slow.  Frozen objects are only skipped by the collector, not kept alive.
+    # half again as slow.  A test's own garbage was collected above; only a cycle still alive
+    # now and dropped in a later test is never collected (what it holds stays allocated, so that
+    # test's check sees no change).
     gc.freeze()
 
 
