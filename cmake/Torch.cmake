@@ -50,12 +50,31 @@ if(NOT TARGET torch::cudart)
 endif()
 find_package(Torch REQUIRED)
 
-# torch's package version (Caffe2Config leaves it to TorchConfigVersion.cmake).
+# torch's package version (Caffe2Config leaves it to TorchConfigVersion.cmake), and its release
+# (major.minor): the runtime built against it lives in lib/torch-<release>/.
 set(TORCH_BACKEND_TORCH_VERSION "${Torch_VERSION}" CACHE INTERNAL "torch version csrc builds against")
+string(REGEX MATCH "^[0-9]+\\.[0-9]+" TORCH_BACKEND_TORCH_RELEASE "${Torch_VERSION}")
+if(NOT TORCH_BACKEND_TORCH_RELEASE)
+  message(FATAL_ERROR "torch_backend: cannot tell the release of torch version '${Torch_VERSION}'")
+endif()
 
-# The standard torch was built with and asks of extensions.  A torch whose package does not say
-# (none we support) gets C++17, csrc's floor.
+# The standard torch was built with and asks of extensions.  Releases say it differently: up to
+# 2.14 TorchConfig sets the CXX_STANDARD property of its `torch` target; 2.15 declares a compile
+# feature instead (INTERFACE_COMPILE_FEATURES cxx_std_20), or, where the compiler reports no
+# such feature, appends -std=c++20 to the target's INTERFACE_COMPILE_OPTIONS.  All three are
+# read; a torch whose package says nothing (none we support) gets C++17, csrc's floor.
 get_target_property(_tb_torch_std torch CXX_STANDARD)
+if(NOT _tb_torch_std)
+  get_target_property(_tb_torch_declared torch INTERFACE_COMPILE_FEATURES)
+  get_target_property(_tb_torch_options torch INTERFACE_COMPILE_OPTIONS)
+  set(_tb_torch_std 0)
+  foreach(_tb_item IN LISTS _tb_torch_declared _tb_torch_options)
+    string(REGEX MATCH "(^cxx_std_|[-/]std:?=?c\\+\\+)([0-9]+)" _tb_match "${_tb_item}")
+    if(_tb_match AND CMAKE_MATCH_2 GREATER _tb_torch_std)
+      set(_tb_torch_std ${CMAKE_MATCH_2})
+    endif()
+  endforeach()
+endif()
 if(NOT _tb_torch_std OR _tb_torch_std LESS 17)
   set(_tb_torch_std 17)
 endif()
