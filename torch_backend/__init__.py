@@ -61,6 +61,7 @@ __all__ = [
     "installed_vendors",
     "kernel_counts",
     "library_dir",
+    "load_error",
     "op_coverage",
     "refused_kernels",
     "reset_fallback_counts",
@@ -112,7 +113,12 @@ _TOOL_PROCESS = _tool_process()
 if not _TOOL_PROCESS:  # a tool needs only the paths: no torch, no libtorch_backend, no vendor
     import torch
 
-    from torch_backend import _C  # noqa: F401  (loads libtorch_backend: kernels, guard, allocators)
+    from torch_backend import _runtime
+
+    # The runtime built against this torch's release (kernels, guard, allocators), or why none
+    # loaded: then the device is absent, and import torch goes on (_register).
+    _RUNTIME_ERROR = _runtime.load(torch.__version__, __version__)
+
     from torch_backend import custom_ops as _custom_ops  # before custom_ops() takes the name
     from torch_backend import device_module as _device_module
 
@@ -129,26 +135,83 @@ def _name_device(device_type: str, device_count: int) -> None:
                 f"PrivateUse1 is already registered as '{current}' in this process"
             )
         torch.utils.rename_privateuse1_backend(device_type)
-    _ops._register_graph_impl()  # torch.accelerator.Graph, keyed by the device's new name
+    if _RUNTIME_ERROR is None:
+        _ops._register_graph_impl()  # torch.accelerator.Graph, keyed by the device's new name
     if not hasattr(torch, device_type):
         _device_module._set_device_type(device_type, device_count)
         torch._register_device_module(device_type, _device_module)
+        # torch 2.14 caches torch.get_device_module(): an earlier call (autoload off) would
+        # keep answering without the device.
+        getattr(torch.get_device_module, "cache_clear", lambda: None)()
         torch.utils.generate_methods_for_privateuse1_backend(
             for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
         )
 
 
+_ABSENT_FALLBACK: list[Any] = []  # the library of _absent's fallback, when it registered one
+
+
+def _absent_device_type() -> str:
+    """The device type of the vendor this process would load, read without the runtime (which
+    did not load) and without starting the vendor; "" when no single vendor is named or it
+    cannot be opened."""
+    try:
+        _vendors.select_vendor()
+        from torch_backend import _C
+
+        return _C.vendor_device_type(os.environ.get(_vendors.VARIABLE, ""))
+    except (ImportError, RuntimeError):
+        return ""
+
+
+def _absent(message: str, device_type: str) -> dict[str, Any]:
+    """What a process gets when the device cannot be used: with ``TORCH_BACKEND_STRICT_LOAD=1``
+    an ImportError (so that CI fails loudly); otherwise one warning naming the cause, the
+    device (when its name is known) with 0 devices, and ``message`` from :func:`load_error`
+    and the device's first use."""
+    if _runtime.strict():
+        raise ImportError(f"{message} ({_runtime.STRICT_VARIABLE} is set)")
+    where = f"device type '{device_type}' has" if device_type else "there are"
+    warnings.warn(
+        f"{message.splitlines()[0]} ({where} no devices; its first use raises this error)",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+    if device_type:
+        _name_device(device_type, 0)
+        if _RUNTIME_ERROR is not None:
+            # No runtime registered anything for PrivateUse1: its first use raises the reason
+            # (from device_module._lazy_init, and from every operator through this fallback).
+            _device_module._absent_error = message
+
+            def first_use(op: Any, *args: Any, **kwargs: Any) -> None:
+                raise RuntimeError(f"{op}: {message}")
+
+            _ABSENT_FALLBACK.append(torch.library.Library("_", "IMPL"))  # kept: it unregisters
+            _ABSENT_FALLBACK[0].fallback(first_use, "PrivateUse1")  # when collected
+    return {
+        "device_type": device_type or None,
+        "vendor": None,
+        "version": None,
+        "abi_version": None,
+        "library": None,
+        "device_count": 0,
+        "error": message,
+    }
+
+
 def _register() -> dict[str, Any]:
     """Load the vendor and make it PyTorch's PrivateUse1 device under its own name.
 
-    A vendor that cannot start (a missing library or runtime, a failing ``init`` or device
-    count) does not fail the import, as a machine without a driver does not fail
-    ``import torch`` for CUDA: one warning names the cause, the device (when its name is known)
-    has 0 devices and ``is_available()`` is False, and its first use raises the same error.
-    Installed vendor packages that name no single vendor (several of them and no
-    ``TORCH_BACKEND_VENDOR``, or a failing entry point: :func:`_vendors.select_vendor`) are
-    such a failure, with no device named.
+    A device that cannot be used does not fail the import, as a machine without a driver does
+    not fail ``import torch`` for CUDA (:func:`_absent`): a torch release this package carries
+    no runtime for, a runtime that does not load, a vendor that cannot start (a missing library
+    or runtime, a failing ``init`` or device count), and installed vendor packages that name no
+    single vendor (several of them and no ``TORCH_BACKEND_VENDOR``, or a failing entry point:
+    :func:`_vendors.select_vendor`), the last with no device named.
     """
+    if _RUNTIME_ERROR is not None:
+        return _absent(_RUNTIME_ERROR, _absent_device_type())
     try:
         _vendors.select_vendor()
         (
@@ -168,23 +231,7 @@ def _register() -> dict[str, Any]:
             device_type, message = _ops._load_error()
         if not message:  # not a load failure (a bad TORCH_BACKEND_FALLBACK, say)
             raise
-        where = f"device type '{device_type}' has" if device_type else "there are"
-        warnings.warn(
-            f"{message.splitlines()[0]} ({where} no devices; its first use raises this error)",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        if device_type:
-            _name_device(device_type, 0)
-        return {
-            "device_type": device_type or None,
-            "vendor": None,
-            "version": None,
-            "abi_version": None,
-            "library": None,
-            "device_count": 0,
-            "error": message,
-        }
+        return _absent(message, device_type)
     _name_device(device_type, device_count)
     return {
         "device_type": device_type,
@@ -221,8 +268,15 @@ def _let_autograd_threads_finish() -> None:
     devices have the same race (pytorch/pytorch#190489); until PyTorch fixes it, releasing the
     GIL briefly while the interpreter is still whole lets the thread finish its release.
     """
-    if _ops._is_initialized():
+    if _RUNTIME_ERROR is None and _ops._is_initialized():
         time.sleep(0.02)
+
+
+def load_error() -> str | None:
+    """Why the device is absent from this process, or None when it loaded: this torch has no
+    runtime in the package (an unsupported release), the runtime did not load, or the vendor
+    could not start.  :func:`import torch` warned once with the same message."""
+    return _INFO["error"]
 
 
 def vendor_info() -> dict[str, Any]:

@@ -20,6 +20,9 @@ import torch
 _ops = torch.ops.torch_backend
 _device_type = "privateuseone"  # the vendor's device type, set at registration
 _device_count = 0  # fixed for the life of the process, set at registration
+# Why the device is absent when torch_backend's runtime did not load (torch_backend._absent):
+# then no C++ operator of torch_backend exists, and the first use raises this instead.
+_absent_error: str | None = None
 
 DeviceLike = torch.device | str | int | None
 
@@ -52,6 +55,8 @@ def _index(device: DeviceLike, optional: bool = True) -> int:
 def _lazy_init() -> None:
     """Initialise the vendor for use in this process (PyTorch calls this before the first
     device tensor).  Raises in a child process forked after the parent used the device."""
+    if _absent_error is not None:
+        raise RuntimeError(_absent_error)
     _ops._lazy_init()
 
 
@@ -62,12 +67,12 @@ def init() -> None:
 
 def is_initialized() -> bool:
     """True once the device has been used in this process."""
-    return _ops._is_initialized()
+    return _absent_error is None and _ops._is_initialized()
 
 
 def _is_in_bad_fork() -> bool:
     """True in a child forked after the parent used the device (it cannot be used there)."""
-    return _ops._is_in_bad_fork()
+    return _absent_error is None and _ops._is_in_bad_fork()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -605,6 +610,16 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 # What Inductor asks the PrivateUse1 device's module for (torch.utils.backend_registration's
 # _get_custom_mod_func), answered lazily so that import torch does not import Inductor.
 _INDUCTOR_HOOKS = ("Scheduling", "PythonWrapperCodegen", "CppWrapperCodegen")
+
+
+def _inductor_backend_init() -> None:
+    """Registers the device's Inductor backend: what Inductor's ``init_backend_registration``
+    calls from torch 2.15 on, instead of reading ``Scheduling``, ``PythonWrapperCodegen`` and
+    ``CppWrapperCodegen`` (what 2.13 and 2.14 read, answered by ``__getattr__`` below), whose
+    registration would drop the device's cache-key config (``_inductor_config``)."""
+    from torch_backend import compile as _compile
+
+    _compile._register_inductor()
 
 
 def __getattr__(name: str) -> Any:

@@ -26,8 +26,8 @@ namespace torch_backend {
 
 // Environment variable naming the vendor: a bundled name ("emu", "fake") or a library path.
 constexpr const char* kVendorEnv = "TORCH_BACKEND_VENDOR";
-// The vendor used when kVendorEnv is unset.
-constexpr const char* kDefaultVendor = "emu";
+// The vendor used when kVendorEnv is unset (the loader's default, which _C also reads).
+constexpr const char* kDefaultVendor = TB_LOADER_DEFAULT_VENDOR;
 
 class Vendor {
  public:

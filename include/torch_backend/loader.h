@@ -41,6 +41,9 @@ extern "C" {
 #define TB_LOADER_LIBRARY_PREFIX "libtb_vendor_"
 /** Suffix of a bundled vendor's file name. */
 #define TB_LOADER_LIBRARY_SUFFIX ".so"
+/** The vendor torch_backend loads when none is named (`TORCH_BACKEND_VENDOR` unset or empty,
+ *  and no vendor package installed): the bundled emulated accelerator. */
+#define TB_LOADER_DEFAULT_VENDOR "emu"
 /** Environment variable naming extra directories (colon-separated) searched for bundled
  *  names before the loader's own directory. */
 #define TB_LOADER_PATH_ENV "TORCH_BACKEND_VENDOR_PATH"
