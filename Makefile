@@ -38,18 +38,21 @@ APT_PACKAGES := cmake ninja-build gcc g++ clang make binutils libgtest-dev ccach
                 doxygen graphviz chromium linux-perf
 
 # Inputs of the full build: a change to any of them reinstalls the package.
-BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml cmake codegen include loader backends third_party \
-                  conformance csrc torch_backend test -type f -not -path '*/__pycache__/*' \
+BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml torch-releases.txt build_support cmake codegen \
+                  include loader backends third_party conformance csrc torch_backend test -type f -not -path '*/__pycache__/*' \
                   -not -path 'test/python/*' -not -path 'test/compat/*' 2>/dev/null)
+# Inputs of what the wheel carries (the runtimes, the wheel): the full build's but the tests.
+PACKAGE_INPUTS = $(filter-out test/%,$(BUILD_INPUTS))
 C_SOURCES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' '*.cpp' 2>/dev/null)
 
-.PHONY: help deps build demo bench profile models docs test test-c test-full test-wheel test-docs \
-        test-sanitize test-tsan test-compat lint format clean
+.PHONY: help deps build envs wheel demo bench profile models docs test test-c test-full test-wheel \
+        test-docs test-sanitize test-tsan test-compat lint format clean
 
 help:
 	@echo "make demo    run the main job (installs and builds what is missing)"
 	@echo "make test    run every test"
-	@echo "make test-compat  one vendor binary in runtimes built against both torch releases"
+	@echo "make test-compat  one vendor binary and the wheel under every supported torch release"
+	@echo "make wheel   the release wheel (a runtime per supported torch release) into $(BUILD)/wheel"
 	@echo "make bench   print the benchmark table, write $(BUILD)/bench.json and bench.png"
 	@echo "make profile where a small operator's host time goes (perf samples by category)"
 	@echo "make models  the model zoo on the device beside the CPU, as a table"
@@ -70,8 +73,25 @@ $(STAMP)/apt: Makefile
 	fi
 	@touch $@
 
-$(STAMP)/pip: requirements-dev.txt $(STAMP)/apt
-	$(PIP) install -q -r requirements-dev.txt
+# The torch releases torch_backend supports (torch-releases.txt, oldest first): the first is the
+# primary -- this environment's, the full suites' and pip's isolated build's; a runtime is built
+# against each of the others (build/runtime-<torch>) in a cached environment of its own, the
+# wheel carries them all, and test-compat runs a compatibility set under each.  Lines that
+# begin with a version are the list; the rest is comment.
+RELEASES_FILE := torch-releases.txt
+TORCH_RELEASES := $(shell awk '$$1 ~ /^[0-9]/ { print $$1 }' $(RELEASES_FILE))
+PRIMARY_TORCH := $(firstword $(TORCH_RELEASES))
+OTHER_TORCH := $(wordlist 2,99,$(TORCH_RELEASES))
+# $(call torch_pins,VERSION): torch and, where the list names one, its torchvision.
+torch_pins = torch==$(1) $(shell awk '$$1 == "$(1)" && $$2 ~ /^[0-9]/ { print "torchvision==" $$2 }' \
+  $(RELEASES_FILE))
+# $(call release_of,2.15.0) = 2.15: the runtime's directory is lib/torch-<release>.
+release_of = $(word 1,$(subst ., ,$(1))).$(word 2,$(subst ., ,$(1)))
+# A torch outside the window, for the wheel's unsupported-release check (test-compat).
+UNSUPPORTED_TORCH := 2.12.1
+
+$(STAMP)/pip: requirements-dev.txt $(RELEASES_FILE) $(STAMP)/apt
+	$(PIP) install -q -r requirements-dev.txt $(call torch_pins,$(PRIMARY_TORCH))
 	@touch $@
 
 deps: $(STAMP)/pip
@@ -223,14 +243,14 @@ test-full: $(STAMP)/build
 # From zero to a wheel, as a vendor does it (test/vendor_wheel/run.sh, docs/vendor_wheel.rst):
 # `tb-vendor new acme`, the porting guide's asynchronous example's kernels
 # (examples/vendor_kit/kernels.c), a build against the installed package, tb-conformance and
-# check_kernels, the vendor's wheel; torch_backend's own as a user builds it (pip's isolated
-# build, in build/wheel-build), repaired by auditwheel into a manylinux wheel and checked with
-# `auditwheel show` (test/vendor_wheel/check_wheel.py); then a fresh venv holding only torch,
-# numpy and the two wheels, where `import torch` brings up acme through its entry point, with
-# no TORCH_BACKEND_VENDOR, and the MLP trains like the CPU; the demo and tb-conformance on emu
-# there, and tb-conformance from the same wheel under a second CPython.
-test-wheel: $(STAMP)/build
-	test/vendor_wheel/run.sh $(PYTHON_EXE) $(abspath $(BUILD))/vendor-wheel
+# check_kernels, the vendor's wheel; then a fresh venv holding only the primary torch, numpy,
+# torch_backend's wheel (make wheel) and acme's, where `import torch` brings up acme through its
+# entry point, with no TORCH_BACKEND_VENDOR, and the MLP trains like the CPU; the demo and
+# tb-conformance on emu there, and tb-conformance from the same wheel under a second CPython.
+# test-compat installs the same wheel under the other releases.
+test-wheel: $(STAMP)/build $(STAMP)/wheel
+	test/vendor_wheel/run.sh $(PYTHON_EXE) $(abspath $(BUILD))/vendor-wheel \
+	  $(abspath $(WHEEL_DIR)) torch==$(PRIMARY_TORCH)
 
 # Sanitizers (cmake/Sanitize.cmake).  libtorch, CPython, OpenBLAS and googletest are prebuilt and
 # stay uninstrumented.
@@ -323,75 +343,120 @@ test-tsan: $(STAMP)/build
 	    $(PYTHON_EXE) test/stress/differential.py --programs $(SANITIZE_STRESS_PROGRAMS) || exit 1; \
 	done
 
-# test-compat: one vendor binary, runtimes built against two torch releases (docs/decisions.md,
-# "Two torch releases").  emu is built once, by the C-only build (build/c, no torch), and that
-# very file is loaded into the runtime of the full build (build/py, torch 2.13.0 from
-# requirements-dev.txt) and into one built against the release in requirements-compat.txt
-# (torch 2.14.1, a CUDA wheel: no GPU or CUDA toolkit needed).  test/compat/compat.py runs
-# tb-conformance and the demo on each, the Python suites on the second (build/py's run in
-# test-full), and prints the table.
-#
-# The second release's environment -- requirements-dev.txt with requirements-compat.txt's pins
-# in place of its torch and torchvision, about 6 GB -- is created once and cached outside the
-# clone, keyed by the torch version, the Python version and both files' contents; it is never
-# modified after creation.  Each run overlays a small venv of its own in the clone
-# (build/compat-<torch>/venv: a .pth file adds the cached site-packages) and installs
-# torch_backend there, built in build/compat-<torch>/build.  Entries unused for 14 days are
-# pruned when a new one is created.
-COMPAT_TORCH := $(shell sed -n 's/^torch==//p' requirements-compat.txt)
-COMPAT_PY := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
-COMPAT_HASH := $(shell cat requirements-dev.txt requirements-compat.txt | sha256sum | cut -c1-12)
-COMPAT_CACHE := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/torch_backend
-COMPAT_ENV := $(COMPAT_CACHE)/torch-$(COMPAT_TORCH)-py$(COMPAT_PY)-$(COMPAT_HASH)
-COMPAT_DIR := $(BUILD)/compat-$(COMPAT_TORCH)
-COMPAT_PYTHON := $(COMPAT_DIR)/venv/bin/python
+# The other releases' environments (and UNSUPPORTED_TORCH's), each created once and cached
+# outside the clone -- keyed by the torch version, the Python version and what it holds -- and
+# never modified afterwards; several clones may share the cache, so each is created under a
+# lock.  torch's CUDA wheels, about 6 GB each with their nvidia packages, need no GPU and no
+# CUDA toolkit.  This machine's pip caps torch (a constraints file): the cap is lifted for these
+# environments alone (PIP_CONSTRAINT naming an empty file).  An entry unused for 14 days is
+# pruned when another is created.
+ENV_CACHE := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/torch_backend
+PY_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+NO_CAP := $(abspath $(BUILD))/no-pip-constraints.txt
+empty :=
+space := $(empty) $(empty)
 
-# The cached environment, created under a lock (several clones may share the cache).
-$(COMPAT_ENV)/.complete: | $(STAMP)/apt
-	@mkdir -p $(COMPAT_CACHE)
-	flock $(COMPAT_ENV).lock bash -euo pipefail -c ' \
-	  test -f $@ && exit 0; \
-	  echo "make: creating the torch $(COMPAT_TORCH) environment in $(COMPAT_ENV)"; \
-	  find $(COMPAT_CACHE) -mindepth 1 -maxdepth 1 -name "torch-*" -type d -mtime +14 \
+# $(call torch_env,VARIABLE,TORCH,PIP ARGUMENTS): the environment's rule; VARIABLE names its
+# directory.
+define torch_env
+$(1) := $(ENV_CACHE)/torch-$(2)-py$(PY_VERSION)-$$(shell { echo '$(3)'; cat requirements-dev.txt; } \
+  | sha256sum | cut -c1-12)
+$$($(1))/.complete: | $(STAMP)/apt
+	@mkdir -p $(ENV_CACHE) $(BUILD) && : > $(NO_CAP)
+	flock $$($(1)).lock bash -euo pipefail -c ' \
+	  test -f $$@ && exit 0; \
+	  echo "make: creating the torch $(2) environment in $$($(1))"; \
+	  find $(ENV_CACHE) -mindepth 1 -maxdepth 1 -name "torch-*" -type d -mtime +14 \
 	    -exec rm -rf {} + ; \
-	  rm -rf $(COMPAT_ENV); \
-	  $(PYTHON) -m venv $(COMPAT_ENV); \
-	  { grep -v -E "^(torch|torchvision)==" requirements-dev.txt; cat requirements-compat.txt; } \
-	    > $(COMPAT_ENV)/requirements.txt; \
-	  $(COMPAT_ENV)/bin/python -m pip install -q -r $(COMPAT_ENV)/requirements.txt; \
-	  touch $@'
+	  rm -rf $$($(1)); \
+	  $(PYTHON) -m venv $$($(1)); \
+	  PIP_CONSTRAINT=$(NO_CAP) $$($(1))/bin/python -m pip install -q $(3); \
+	  touch $$@'
+endef
+$(foreach r,$(OTHER_TORCH),$(eval $(call torch_env,ENV_$(r),$(r),-r requirements-dev.txt $(call torch_pins,$(r)))))
+$(eval $(call torch_env,ENV_UNSUPPORTED,$(UNSUPPORTED_TORCH),torch==$(UNSUPPORTED_TORCH) \
+  $(shell grep '^numpy==' requirements-dev.txt)))
+envs: $(foreach r,$(OTHER_TORCH),$(ENV_$(r))/.complete) $(ENV_UNSUPPORTED)/.complete
 
-# The overlay venv and the build against the second release; rebuilt when an input changes.
-$(STAMP)/compat-$(COMPAT_TORCH): $(BUILD_INPUTS) $(COMPAT_ENV)/.complete
+# The runtime (csrc) built against another release, in that release's environment:
+# build/runtime-<torch>, installed alone (`cmake --install --component runtime`) into its
+# install/lib/torch-<release>/, where the wheel's build takes it (TORCH_BACKEND_EXTRA_RUNTIMES).
+# Only csrc and the loader it links are compiled; the rest of the package is the wheel's own.
+define torch_runtime
+$(STAMP)/runtime-$(1): $(PACKAGE_INPUTS) $$(ENV_$(1))/.complete
 	@mkdir -p $(STAMP)
-	touch $(COMPAT_ENV)
-	rm -rf $(COMPAT_DIR)/venv
-	$(PYTHON) -m venv --without-pip $(COMPAT_DIR)/venv
-	site=$$($(COMPAT_ENV)/bin/python -c "import sysconfig; print(sysconfig.get_path('purelib'))"); \
-	  own=$$($(COMPAT_PYTHON) -c "import sysconfig; print(sysconfig.get_path('purelib'))"); \
-	  echo "import site; site.addsitedir('$$site')" > $$own/torch_backend_compat_env.pth
-	$(COMPAT_PYTHON) -m pip install -q --no-build-isolation --no-deps -e . \
-	  -Cbuild-dir=$(COMPAT_DIR)/build
-	@touch $@
+	touch $$(ENV_$(1))
+	env -u TORCH_BACKEND_EXTRA_RUNTIMES cmake -S . -B $(BUILD)/runtime-$(1) -G Ninja \
+	  -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_LIBDIR=lib -DTORCH_BACKEND_BUILD_TESTS=OFF \
+	  -DPython3_EXECUTABLE=$$(ENV_$(1))/bin/python > $(BUILD)/runtime-$(1).log 2>&1 \
+	  || { cat $(BUILD)/runtime-$(1).log; exit 1; }
+	cmake --build $(BUILD)/runtime-$(1) --target torch_backend
+	rm -rf $(BUILD)/runtime-$(1)/install
+	cmake --install $(BUILD)/runtime-$(1) --component runtime \
+	  --prefix $(abspath $(BUILD))/runtime-$(1)/install > /dev/null
+	@touch $$@
+endef
+$(foreach r,$(OTHER_TORCH),$(eval $(call torch_runtime,$(r))))
+EXTRA_RUNTIMES := $(foreach r,$(OTHER_TORCH),\
+  $(abspath $(BUILD))/runtime-$(r)/install/lib/torch-$(call release_of,$(r)))
 
-COMPAT = $(PYTHON) test/compat/compat.py
-COMPAT_RUNTIME = --runtime $(COMPAT_PYTHON) $(COMPAT_DIR)/build --pytest $(COMPAT_PYTHON)
-test-compat: $(STAMP)/build $(STAMP)/compat-$(COMPAT_TORCH)
+# The wheel, as released: built the way `pip install .` builds (pip's isolated build: only what
+# the build requires, with the primary torch, in its own tree build/wheel-build), carrying the
+# other releases' runtimes, repaired by auditwheel into a manylinux wheel that bundles what it
+# needs outside torch (OpenBLAS, the OpenCL ICD loader; torch's own libraries stay with torch's
+# wheel) and checked with `auditwheel show` (test/vendor_wheel/check_wheel.py).  Into
+# build/wheel/.  Its compiles cannot reuse ccache: torch's headers sit under a new temporary
+# path each time.
+WHEEL_DIR := $(BUILD)/wheel
+$(STAMP)/wheel: $(PACKAGE_INPUTS) $(STAMP)/pip $(addprefix $(STAMP)/runtime-,$(OTHER_TORCH))
+	rm -rf $(WHEEL_DIR)
+	TORCH_BACKEND_EXTRA_RUNTIMES=$(subst $(space),:,$(strip $(EXTRA_RUNTIMES))) \
+	  $(PIP) wheel -q --no-deps -w $(WHEEL_DIR)/raw . -Cbuild-dir=$(abspath $(BUILD))/wheel-build
+	$(PYTHON) -m auditwheel repair --wheel-dir $(WHEEL_DIR) --exclude 'libtorch*.so' \
+	  --exclude 'libc10.so' $(WHEEL_DIR)/raw/torch_backend-*.whl 2>&1 | tail -1
+	$(PYTHON) test/vendor_wheel/check_wheel.py $(WHEEL_DIR)/torch_backend-*.whl $(TORCH_RELEASES)
+	@touch $@
+wheel: $(STAMP)/wheel
+
+# test-compat: one vendor binary under every supported release, and the wheel under each, as a
+# user installs it (docs/decisions.md, "Three torch releases").  emu is built once, by the
+# C-only build (build/c, no torch), and that very file is loaded into the runtime of the full
+# build (build/py, the primary release) and into the wheel's runtimes for the other releases,
+# each installed with pip's dependency resolution into a new venv over that release's cached
+# environment (build/compat-<torch>/venv: a .pth file adds the cached site-packages), where pip
+# must leave torch as it is (test/compat/user_venv.sh).  test/compat/compat.py runs
+# tb-conformance and the demo under each, the compatibility set (COMPAT_PYTEST) under the
+# others (test-full runs every suite under the primary), and the wheel under a torch outside
+# the window (UNSUPPORTED_TORCH, installed with --no-deps): `import torch` works, with one
+# warning naming the releases and no device.  It prints one table.
+define compat_venv
+$(STAMP)/compat-$(1): $(STAMP)/wheel $$($(2))/.complete
+	touch $$($(2))
+	test/compat/user_venv.sh $$($(2)) $(BUILD)/compat-$(1)/venv $(NO_CAP) $(3) \
+	  $(WHEEL_DIR)/torch_backend-*.whl
+	@touch $$@
+endef
+$(foreach r,$(OTHER_TORCH),$(eval $(call compat_venv,$(r),ENV_$(r))))
+$(eval $(call compat_venv,$(UNSUPPORTED_TORCH),ENV_UNSUPPORTED,--no-deps))
+
+# The compatibility set: the suites a release difference would break first -- the kernels'
+# schemas and edge cases, training, torch.compile, graphs, IPC, the profiler, streams, events,
+# memory, serialization, autoload and the runtime's loading -- about a fifth of test-full's
+# time per release.
+COMPAT_PYTEST := $(addprefix test/python/,test_schemas.py test_kernels.py test_training.py \
+  test_compile.py test_graphs.py test_ipc.py test_profiler.py test_streams.py test_events.py \
+  test_memory.py test_serialization.py test_autoload.py test_runtime_load.py test_accelerator.py \
+  test_device_only_ops.py test_rng.py)
+test-compat: $(STAMP)/build $(addprefix $(STAMP)/compat-,$(OTHER_TORCH) $(UNSUPPORTED_TORCH))
 	@mkdir -p $(BUILD)
 	$(C_CONFIGURE)
-	cmake --build $(BUILD)/c --target tb_vendor_emu $(if $(filter opencl,$(ALL_VENDORS)),tb_vendor_opencl)
-	@# The jobs, longest first, on two lanes (test/lanes.py): emu on both runtimes with its
-	@# longest suites under the other release, emu's other suites there, and the opencl vendor on
-	@# PoCL: its kernels' suites, the zoo and the fault paths under the other release (test-full
-	@# runs its whole set under the first).
-	$(PYTHON) test/lanes.py '$(COMPAT) --vendor $(BUILD)/c/lib/libtb_vendor_emu.so \
-	  --runtime $(PYTHON) $(BUILD)/py $(COMPAT_RUNTIME) --pytest-args $(SLOW_PYTEST)' \
-	  '$(COMPAT) --vendor $(BUILD)/c/lib/libtb_vendor_emu.so $(COMPAT_RUNTIME) \
-	  --pytest-args $(OTHER_PYTEST)' \
-	  $(if $(filter opencl,$(ALL_VENDORS)),'POCL_DEVICES="pthread pthread" $(COMPAT) \
-	  --vendor $(BUILD)/c/lib/libtb_vendor_opencl.so --runtime $(PYTHON) $(BUILD)/py \
-	  $(COMPAT_RUNTIME) --pytest-args $(addprefix test/python/,test_kernels.py \
-	    test_model_zoo.py test_faults.py test_fallback.py)')
+	cmake --build $(BUILD)/c --target tb_vendor_emu
+	$(PYTHON) test/compat/compat.py --vendor $(BUILD)/c/lib/libtb_vendor_emu.so \
+	  --runtime $(PYTHON) $(BUILD)/py \
+	  $(foreach r,$(OTHER_TORCH),--runtime $(BUILD)/compat-$(r)/venv/bin/python \
+	    $(BUILD)/runtime-$(r) --pytest $(BUILD)/compat-$(r)/venv/bin/python) \
+	  --unsupported $(BUILD)/compat-$(UNSUPPORTED_TORCH)/venv/bin/python \
+	  --pytest-args $(COMPAT_PYTEST)
 
 lint: $(STAMP)/pip
 	clang-format --dry-run -Werror $(C_SOURCES)
@@ -399,20 +464,34 @@ lint: $(STAMP)/pip
 	$(PYTHON) -m ruff format --check .
 
 # Every stage in turn, stopping at the first that fails; the time of each is printed at the end
-# (and kept in build/test-times.txt), whether the run passed or not.
+# (and kept in build/test-times.txt), whether the run passed or not.  The other releases'
+# environments (make envs: downloads and unpacking, little CPU) are created in the background
+# from the start, beside the stages that compile and test, and waited for before the first
+# stage that needs them (test-wheel); their own time is printed too.
 TEST_STAGES := lint test-c test-full test-wheel test-sanitize test-tsan test-docs test-compat
 test:
 	@mkdir -p $(BUILD); : > $(BUILD)/test-times.txt; status=0; \
+	$(MAKE) --no-print-directory $(STAMP)/apt > /dev/null; \
+	{ start=$$(date +%s); \
+	  if $(MAKE) --no-print-directory envs > $(BUILD)/envs.log 2>&1; then echo 0; else echo 1; fi \
+	    > $(BUILD)/envs.status; \
+	  echo "(envs) $$(( $$(date +%s) - start ))" >> $(BUILD)/test-times.txt; } & envs=$$!; \
 	for stage in $(TEST_STAGES); do \
+	  if [ $$stage = test-wheel ]; then \
+	    wait $$envs; cat $(BUILD)/envs.log; \
+	    [ "$$(cat $(BUILD)/envs.status)" = 0 ] || { status=1; echo "make test: make envs failed"; break; }; \
+	  fi; \
 	  start=$$(date +%s); \
 	  $(MAKE) --no-print-directory $$stage || status=$$?; \
 	  echo "$$stage $$(( $$(date +%s) - start ))" >> $(BUILD)/test-times.txt; \
 	  [ $$status -eq 0 ] || { echo "make test: $$stage failed"; break; }; \
 	done; \
+	wait; \
 	echo "== make test: stage times"; \
-	awk '{ printf "  %-14s %5d s  (%dm%02ds)\n", $$1, $$2, $$2 / 60, $$2 % 60; total += $$2 } \
-	  END { printf "  %-14s %5d s  (%dm%02ds)\n", "total", total, total / 60, total % 60 }' \
-	  $(BUILD)/test-times.txt; \
+	awk '{ printf "  %-14s %5d s  (%dm%02ds)\n", $$1, $$2, $$2 / 60, $$2 % 60 } \
+	  $$1 !~ /^\(/ { total += $$2 } \
+	  END { printf "  %-14s %5d s  (%dm%02ds)  (envs: in the background)\n", "total", total, \
+	    total / 60, total % 60 }' $(BUILD)/test-times.txt; \
 	exit $$status
 
 format: $(STAMP)/pip

@@ -29,12 +29,13 @@ DEV: str = torch_backend.vendor_info()["device_type"]
 MODULE = getattr(torch, DEV)
 
 # For tests that do not use the suite's vendor (they run tools or child processes with an
-# environment of their own): run them once per `make test` -- in emu's pass under the first
-# torch release (requirements-dev.txt), not once per vendor and again under test-compat's.
+# environment of their own): run them once per `make test` -- in emu's pass under the primary
+# torch release (the first of torch-releases.txt), not once per vendor and again under
+# test-compat's.
 _FIRST_RELEASE = next(
-    line.split("==")[1].strip()
-    for line in (REPO / "requirements-dev.txt").read_text().splitlines()
-    if line.startswith("torch==")
+    line.split()[0]
+    for line in (REPO / "torch-releases.txt").read_text().splitlines()
+    if line.split("#", 1)[0].strip()
 )
 ONCE = pytest.mark.skipif(
     DEV != "emu" or torch.__version__.split("+")[0] != _FIRST_RELEASE,

@@ -7,25 +7,75 @@ libraries come from torch's wheel, which auditwheel cannot see (``auditwheel rep
 leaves them out, as torchvision's wheels do).  So the check is that torch's libraries are the only
 thing between the wheel and the manylinux tag of its symbol versions.
 
-Usage: check_wheel.py WHEEL.  Prints the findings; exits 1 with the reason when the wheel falls
-short.
+It also checks what makes the wheel install into the torch a user has (docs/decisions.md, "Three
+torch releases"): a runtime for each release given (``torch_backend/lib/torch-2.15/
+libtorch_backend.so``, no other), and a ``torch`` requirement that admits exactly those
+releases' minors.
+
+Usage: check_wheel.py WHEEL [TORCH_VERSION...].  Prints the findings; exits 1 with the reason when
+the wheel falls short.
 """
 
 from __future__ import annotations
 
+import email
 import fnmatch
 import json
+import re
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+from packaging.requirements import Requirement  # auditwheel's dependency
+
+# A runtime in the wheel: csrc built against one torch release.
+RUNTIME = re.compile(r"torch_backend/lib/torch-(\d+)\.(\d+)/libtorch_backend\.so")
 # What the wheel may leave to torch's wheel, which it depends on.
 TORCH_LIBRARIES = ("libtorch*.so", "libc10.so")
 
 
 def outside_torch(names: list[str]) -> list[str]:
     return [n for n in names if not any(fnmatch.fnmatch(n, p) for p in TORCH_LIBRARIES)]
+
+
+def release_findings(archive: zipfile.ZipFile, versions: list[str]) -> list[str]:
+    """The runtimes and the torch requirement, against the releases ``versions`` name."""
+    wanted = sorted({tuple(int(p) for p in v.split(".")[:2]) for v in versions})
+    carried = sorted(
+        tuple(int(p) for p in match.groups())
+        for name in archive.namelist()
+        if (
+            match := re.fullmatch(
+                r"torch_backend/lib/torch-(\d+)\.(\d+)/libtorch_backend\.so", name
+            )
+        )
+    )
+    meta_name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+    meta = email.message_from_bytes(archive.read(meta_name))
+    torch = [r for r in meta.get_all("Requires-Dist", []) if re.match(r"torch\b", r)]
+    print(f"  runtimes: {', '.join(f'torch {a}.{b}' for a, b in carried) or 'none'}")
+    print(f"  requires: {', '.join(torch) or 'no torch'}")
+    failures = []
+    if versions and carried != wanted:
+        failures.append(f"runtimes for {carried}, not for the releases {wanted}")
+    if len(torch) != 1:
+        failures.append(f"not one torch requirement: {torch}")
+    elif wanted:
+        (major, first), (_, last) = wanted[0], wanted[-1]
+        admitted = {
+            (major, minor)
+            for minor in range(first - 1, last + 2)
+            if _admits(torch[0], f"{major}.{minor}.0")
+        }
+        if admitted != set(wanted):
+            failures.append(f"{torch[0]} admits the releases {sorted(admitted)}, not {wanted}")
+    return failures
+
+
+def _admits(requirement: str, version: str) -> bool:
+    """Whether ``requirement`` (a torch requirement) admits ``version``, as pip judges it."""
+    return Requirement(requirement).specifier.contains(version)
 
 
 def main() -> int:
@@ -57,7 +107,8 @@ def main() -> int:
         )
     print(f"  bundled by auditwheel repair: {', '.join(bundled) or 'nothing'}")
 
-    failures = []
+    with zipfile.ZipFile(wheel) as archive:
+        failures = release_findings(archive, sys.argv[2:])
     if not tag.startswith("manylinux_"):
         failures.append(f"its symbol versions fit no manylinux policy ({tag})")
     elif not wheel.name.endswith(f"-{tag}.whl"):

@@ -6,22 +6,24 @@
 #   2. the porting guide's asynchronous example's kernels into src/kernels.c
 #   3. configure (with TORCH_BACKEND_VENDOR naming the library not built yet: configuring
 #      must load no vendor), build, CTest: tb-conformance and check_kernels
-#   4. the vendor's wheel; torch_backend's own built the way `pip install .` builds it (isolated:
-#      only build-system.requires in the build environment), repaired by auditwheel into a
-#      manylinux wheel that bundles what it needs outside torch (OpenBLAS, the OpenCL ICD
-#      loader), and checked with `auditwheel show`
-#   5. a fresh virtual environment with torch (and numpy), both wheels and nothing else; there, with no
-#      TORCH_BACKEND_VENDOR, `import torch` brings up acme and the MLP trains like the CPU; the
-#      demo trains on emu; tb-conformance passes on emu
+#   4. the vendor's wheel
+#   5. a fresh virtual environment with torch (and numpy), the vendor's wheel and torch_backend's
+#      (make wheel: the released wheel, built as `pip install .` builds it and repaired by
+#      auditwheel) and nothing else; there, with no TORCH_BACKEND_VENDOR, `import torch` brings
+#      up acme and the MLP trains like the CPU; the demo trains on emu; tb-conformance passes
+#      on emu
 #   6. tb-conformance from the same wheel under a second CPython (no torch needed: the command
 #      is C), or the exact reason why this machine has none
 #
-# Usage: run.sh PYTHON WORK_DIR.  Prints the time of each step.
+# Usage: run.sh PYTHON WORK_DIR WHEEL_DIR TORCH_PIN...  (WHEEL_DIR holds torch_backend's wheel;
+# the pins are the primary torch release's, as pip requirements).  Prints the time of each step.
 set -euo pipefail
 PYTHON=$1
 WORK=$2
+WHEEL_DIR=$3
+shift 3
 SOURCE=$(cd "$(dirname "$0")/../.." && pwd)
-PINS=$(grep -E '^(torch|numpy)==' "$SOURCE/requirements-dev.txt" | tr '\n' ' ')
+PINS="$* $(grep -E '^numpy==' "$SOURCE/requirements-dev.txt")"
 SCRIPTS=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
 unset TORCH_BACKEND_VENDOR
 
@@ -66,18 +68,7 @@ ctest --test-dir acme/build --output-on-failure
 step "the vendor's wheel"
 "$PYTHON" -m pip wheel -q --no-build-isolation --no-deps -w dist ./acme
 
-# pip's build isolation: a temporary environment holding build-system.requires and nothing else.
-# Its own build tree (build/wheel-build), so that build/py is left as make build made it; its
-# compiles cannot reuse ccache (torch's headers sit under a new temporary path each time).
-step "torch_backend's wheel, built in isolation as pip install . does"
-(cd "$SOURCE" && "$PYTHON" -m pip wheel -q --no-deps -w "$WORK/raw" . \
-  -Cbuild-dir="$(dirname "$WORK")/wheel-build")
-
-step "auditwheel repair (bundles what the wheel needs outside torch) and show"
-# torch's own libraries stay outside: the wheel depends on torch, whose wheel provides them.
-"$PYTHON" -m auditwheel repair --wheel-dir dist --exclude 'libtorch*.so' --exclude 'libc10.so' \
-  raw/torch_backend-*.whl | tail -1
-"$PYTHON" "$SOURCE/test/vendor_wheel/check_wheel.py" dist/torch_backend-*.whl
+cp "$WHEEL_DIR"/torch_backend-*.whl dist/
 ls dist
 
 step "a fresh venv: $PINS, torch_backend's wheel, acme's wheel"
