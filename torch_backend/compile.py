@@ -232,6 +232,18 @@ def _make_wrapper() -> type:
             if enqueued:  # it reads CPU tensors: wait for it before the caller reuses them
                 self.writeline(f"tb_host_barrier({device.index or 0})")  # type: ignore[attr-defined]
 
+        def make_allocation(self, name: str, device: Any, *args: Any, **kwargs: Any) -> str:
+            # Inductor allocates by device type and lets a GPU's device guard pick the index;
+            # the device is no GPU and gets no guard in the wrapper, so its buffers name their
+            # index -- else a graph on device 1 would return tensors of the current device.
+            # Under compile_on_one_rank (torch 2.14) the wrapper follows the current device on
+            # purpose, so that one compiled wrapper serves every rank.
+            line = super().make_allocation(name, device, *args, **kwargs)  # type: ignore[misc]
+            one_rank = getattr(torch.compiler.config, "compile_on_one_rank", False)
+            if device.type == device_type and device.index is not None and not one_rank:
+                line = line.replace(f"device='{device_type}'", f"device='{device}'")
+            return line
+
         def codegen_cuda_stream_enter(self, stream_idx: int) -> Any:
             from torch._inductor.stream_utils import get_stream_name
 
@@ -435,12 +447,8 @@ def _register_inductor() -> None:
     if common.get_scheduling_for_device(device_type) is not None:
         return
     scheduling = CppScheduling if host_access() else _make_no_kernel_scheduling()
-    _inductor_config.kernels = (
-        ("queued" if host_funcs() else "barrier") if host_access() else "none"
-    )
-    # the release and this file's code generation: a change to either never reuses a cached graph
-    source = hashlib.sha256(open(__file__, "rb").read()).hexdigest()[:16]
-    _inductor_config.version = f"{sys.modules['torch_backend'].__version__}+{source}"
+    for key, value in _config_record().items():
+        setattr(_inductor_config, key, value)
     common.register_backend_for_device(
         device_type,
         scheduling,
@@ -449,6 +457,32 @@ def _register_inductor() -> None:
         device_custom_config=_inductor_config,  # type: ignore[arg-type]
     )
     common.register_device_op_overrides(device_type, _make_op_overrides())
+
+
+@functools.cache
+def _config_record() -> dict[str, str]:
+    """What ``_inductor_config`` records: how generated kernels run, and the release and this
+    file's code generation (a change to either never reuses a cached graph)."""
+    source = hashlib.sha256(open(__file__, "rb").read()).hexdigest()[:16]
+    return {
+        "kernels": ("queued" if host_funcs() else "barrier") if host_access() else "none",
+        "version": f"{sys.modules['torch_backend'].__version__}+{source}",
+    }
+
+
+def _check_config_record() -> None:
+    """torch 2.15 lets ``torch.compile(options={"<device>.<key>": value})`` patch a device's
+    ``device_custom_config``; ours records how kernels run, for Inductor's cache key, and is no
+    switch: a patched value would file a graph under another mode's key."""
+    from torch_backend import _inductor_config
+
+    for key, value in _config_record().items():
+        if getattr(_inductor_config, key) != value:
+            raise ValueError(
+                f"torch_backend: the compile option '{_dm._device_type}.{key}' is torch_backend's "
+                f"record of how generated kernels run (here {value!r}), not a setting: remove it "
+                "from torch.compile's options"
+            )
 
 
 def _inductor_hook(name: str) -> Any:
@@ -542,6 +576,7 @@ def _patch_compile_fx() -> None:
     @functools.wraps(original)
     def compile_fx(model_: Any, example_inputs_: Any, *args: Any, **kwargs: Any) -> Any:
         _register_inductor()
+        _check_config_record()
         if _graph_on_device(model_, example_inputs_):
             patches = _device_patches()
             if patches:

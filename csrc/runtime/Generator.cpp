@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/Device.h"
+#include "runtime/Graph.h"
 
 namespace torch_backend {
 
@@ -66,6 +67,34 @@ std::pair<uint64_t, uint64_t> PhiloxGenerator::philox_inputs(uint64_t increment)
   offset_ += (increment + 3) / 4 * 4;
   return {seed_, offset};
 }
+
+#if TB_TORCH_AT_LEAST(2, 14)
+namespace {
+// A 1-element CPU int64 tensor holding `value`'s bits.
+at::Tensor cpu_int64(uint64_t value) {
+  at::Tensor tensor = at::detail::empty_cpu({1}, at::ScalarType::Long, std::nullopt, std::nullopt,
+                                            std::nullopt, std::nullopt);
+  std::memcpy(tensor.data_ptr(), &value, sizeof value);
+  return tensor;
+}
+}  // namespace
+
+void PhiloxGenerator::philox_state(uint64_t increment, at::Tensor& seed, at::Tensor& offset,
+                                   at::Tensor& intragraph_offset) {
+  uint64_t key = 0, position = 0;
+  at::Tensor state;
+  if (graph::capture_philox(device_.index(), this, increment, key, position, &state) != nullptr) {
+    seed = state.narrow(0, 0, 1);
+    offset = state.narrow(0, 1, 1);
+    intragraph_offset = cpu_int64(position);
+    return;
+  }
+  std::tie(key, position) = philox_inputs(increment);
+  seed = cpu_int64(key);
+  offset = cpu_int64(position);
+  intragraph_offset = cpu_int64(0);
+}
+#endif
 
 PhiloxGenerator* PhiloxGenerator::clone_impl() const {
   auto* copy = new PhiloxGenerator(device_.index(), seed_);

@@ -11,6 +11,8 @@
 
 #include <utility>
 
+#include "runtime/TorchRelease.h"
+
 namespace torch_backend {
 
 class PhiloxGenerator final : public c10::GeneratorImpl {
@@ -29,6 +31,16 @@ class PhiloxGenerator final : public c10::GeneratorImpl {
   // Reserves `increment` counter values: returns (seed, offset before the reservation).
   // The caller holds mutex_.
   std::pair<uint64_t, uint64_t> philox_inputs(uint64_t increment);
+
+#if TB_TORCH_AT_LEAST(2, 14)
+  // torch.Generator.philox_state (torch 2.14): the same reservation for kernels written outside
+  // torch_backend, as three 1-element int64 tensors (seed, offset, intragraph_offset): CPU
+  // values outside a graph capture; during one, the device state each replay rewrites (seed,
+  // offset) and the reservation's place in the graph, as CUDA's PhiloxCudaState.  The caller
+  // holds mutex_ (PyTorch's binding takes it).
+  void philox_state(uint64_t increment, at::Tensor& seed, at::Tensor& offset,
+                    at::Tensor& intragraph_offset) override;
+#endif
 
   static c10::DeviceType device_type() { return c10::DeviceType::PrivateUse1; }
 

@@ -352,7 +352,8 @@ void check_device_not_capturing(c10::DeviceIndex device, const std::string& what
 }
 
 const uint64_t* capture_philox(c10::DeviceIndex device, PhiloxGenerator* generator,
-                               uint64_t increment, uint64_t& seed, uint64_t& offset) {
+                               uint64_t increment, uint64_t& seed, uint64_t& offset,
+                               at::Tensor* state) {
   if (!capturing_any()) return nullptr;
   const c10::StreamId stream = current_stream_id(device);
   auto registered = [&](Capture& capture) -> CapturedGenerator* {
@@ -371,12 +372,12 @@ const uint64_t* capture_philox(c10::DeviceIndex device, PhiloxGenerator* generat
     // graph's own work wrote and freed earlier in the capture (stream-ordered reuse within the
     // pool would let that work overwrite it).  The graph holds it, so nothing else reuses it.
     lock.unlock();
-    at::Tensor state;
+    at::Tensor fresh;
     {
       c10::DeviceGuard guard(make_device(device));
       t_outside_pool = true;
       auto restore = c10::make_scope_exit([] { t_outside_pool = false; });
-      state = at::detail::empty_generic({2}, device_allocator(),
+      fresh = at::detail::empty_generic({2}, device_allocator(),
                                         c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
                                         at::kLong, std::nullopt);
     }
@@ -386,13 +387,14 @@ const uint64_t* capture_philox(c10::DeviceIndex device, PhiloxGenerator* generat
     if (registered(*capture) == nullptr) {
       capture->generators.push_back(CapturedGenerator{
           c10::intrusive_ptr<PhiloxGenerator>::unsafe_reclaim_from_nonowning(generator),
-          std::move(state), 0});
+          std::move(fresh), 0});
     }
   }
   CapturedGenerator* captured = registered(*capture);
   seed = generator->current_seed();
   offset = captured->increment;
   captured->increment += (increment + 3) / 4 * 4;
+  if (state != nullptr) *state = captured->state;
   return static_cast<const uint64_t*>(captured->state.const_data_ptr());
 }
 

@@ -51,10 +51,12 @@ void check_device_not_capturing(c10::DeviceIndex device, const std::string& what
 // `increment` counter values of `generator` (whose mutex the caller holds): while that stream
 // captures, registers the generator with the graph, sets `seed` and `offset` to the key and
 // the counter relative to the graph's start, and returns the device address of the generator
-// state the kernel reads at each replay (tb_rng_key::device_state).  nullptr otherwise: the
-// caller draws from the generator as usual.
+// state the kernel reads at each replay (tb_rng_key::device_state), and in `state` (when given)
+// the int64 tensor {seed, offset} that holds it.  nullptr otherwise: the caller draws from the
+// generator as usual.
 const uint64_t* capture_philox(c10::DeviceIndex device, PhiloxGenerator* generator,
-                               uint64_t increment, uint64_t& seed, uint64_t& offset);
+                               uint64_t increment, uint64_t& seed, uint64_t& offset,
+                               at::Tensor* state = nullptr);
 
 // Records that the capturing current stream of `device` enqueued operator `name` (for
 // debug_dump); does nothing while that stream does not capture.

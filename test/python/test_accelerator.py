@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from conftest import DEV, MODULE
 from torch.testing._internal.common_dtype import get_all_dtypes
@@ -82,3 +83,14 @@ def test_device_capability_properties_and_memory_info():
     free, total = torch.accelerator.get_memory_info(0)
     assert total == props.total_memory and 0 <= free <= total
     assert MODULE.mem_get_info(0)[1] == total
+
+
+@pytest.mark.skipif(
+    not hasattr(torch.accelerator, "random"), reason="torch.accelerator.random: torch 2.14"
+)
+def test_accelerator_random_is_the_devices_generator():
+    MODULE.manual_seed(31)
+    torch.rand(5, device=DEV)
+    assert torch.accelerator.random.initial_seed() == MODULE.initial_seed() == 31
+    assert torch.equal(torch.accelerator.random.get_rng_state(), MODULE.get_rng_state())
+    assert len(torch.accelerator.random.get_rng_state_all()) == MODULE.device_count()

@@ -11,6 +11,7 @@ import pytest
 import torch
 from conftest import DEV, MODULE
 from torch._dynamo.testing import CompileCounterWithBackend
+from torch._inductor.codegen import common as inductor_common
 from torch._inductor.utils import run_and_get_code
 
 import torch_backend
@@ -204,6 +205,56 @@ def test_cpu_graphs_in_the_same_process_are_unchanged():
     """The device's policy is per graph: a CPU graph still gets Inductor's C++ kernels."""
     _, code = run_and_get_code(torch.compile(lambda t: torch.relu(t) + 1), torch.randn(8))
     assert "cpp_fused" in code[0] and "tb_host_barrier" not in code[0]
+
+
+def test_inductor_keeps_the_devices_cache_key_config():
+    # However Inductor registers the device (its attributes up to torch 2.14, the
+    # _inductor_backend_init hook from 2.15, where the attributes would drop the config), the
+    # device's backend carries torch_backend's record of how its kernels run.
+    from torch_backend import _inductor_config
+
+    x = torch.randn(8, device=DEV)
+    torch.testing.assert_close(torch.compile(lambda t: t * 2 + 1)(x).cpu(), x.cpu() * 2 + 1)
+    inductor_common.init_backend_registration()
+    assert inductor_common.custom_backend_codegen_configs[DEV] is _inductor_config
+    assert _inductor_config.kernels == tb_compile._config_record()["kernels"]
+
+
+@pytest.mark.skipif(
+    not hasattr(inductor_common, "get_compile_option_owner"),
+    reason="device-namespaced compile options: torch 2.15",
+)
+def test_the_config_record_is_no_compile_option():
+    recorded = tb_compile._config_record()["kernels"]
+    other = "none" if recorded != "none" else "queued"
+    compiled = torch.compile(lambda t: t - 1, options={f"{DEV}.kernels": other})
+    with pytest.raises(Exception, match=rf"'{DEV}.kernels' is torch_backend's record"):
+        compiled(torch.randn(4, device=DEV))
+
+
+@pytest.mark.skipif(
+    not hasattr(torch.compiler.config, "compile_on_one_rank"),
+    reason="compile_on_one_rank: torch 2.14",
+)
+def test_compile_on_one_rank_follows_the_current_device(two_devices):
+    # One wrapper for every rank (each with its own current device): its buffers go to the
+    # current device, not to the one the graph was compiled on (a GPU's wrapper resolves its
+    # device guard at run time).
+    x = torch.randn(16, device=f"{DEV}:1")
+    with torch.compiler.config.patch(compile_on_one_rank=True), MODULE.device(1):
+        compiled = torch.compile(lambda t: (t * 3).relu() + 1)
+        result, code = run_and_get_code(compiled, x)
+    assert f"device='{DEV}:1'" not in code[0] and f"device='{DEV}'" in code[0]
+    assert result.device == x.device
+    torch.testing.assert_close(result.cpu(), (x.cpu() * 3).relu() + 1)
+
+
+def test_a_graph_on_the_second_device_returns_tensors_there(two_devices):
+    x = torch.randn(16, device=f"{DEV}:1")
+    result, code = run_and_get_code(torch.compile(lambda t: (t * 3).relu() + 1), x)
+    assert result.device == x.device, "the compiled graph allocated on the current device"
+    assert f"device='{DEV}:1'" in code[0]
+    torch.testing.assert_close(result.cpu(), (x.cpu() * 3).relu() + 1)
 
 
 def test_cpp_wrapper_is_refused_by_name():

@@ -42,9 +42,11 @@ _NOT_REACHABLE = [
         "cuSPARSELt / 2:4 semi-structured sparsity: CUDA-only packed layouts",
     ),
     (
-        r"_mixed_dtypes_linear|_convert_weight_to_int4pack|_weight_int4pack_mm|_scaled_grouped_mm",
-        "CUTLASS kernels on CUDA-specific packed weights (the CPU has *_for_cpu variants with "
-        "their own layout)",
+        r"_mixed_dtypes_linear|_convert_weight_to_int4pack|_weight_int4pack_mm|_scaled_grouped_mm"
+        r"|_scaled_addmm",
+        "CUTLASS kernels on CUDA-specific packed weights or scale layouts (the CPU has *_for_cpu "
+        "variants with their own layout; torch 2.15's _scaled_addmm takes cuBLASLt's scaling "
+        "recipes and swizzles, and has no CPU kernel)",
     ),
     (
         r"_flash_attention_|_efficient_attention_|_cudnn_attention_|_triton_"

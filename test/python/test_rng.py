@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 from conftest import DEV, MODULE
+from test_graphs import needs_graphs
 
 
 def test_manual_seed_is_deterministic():
@@ -136,3 +137,46 @@ def test_emu_bernoulli_is_the_same_in_every_dtype_and_layout():
         masks.append(t.bernoulli_(0.5).cpu().bool())
     for mask in masks[1:]:
         assert torch.equal(mask, masks[0])
+
+
+needs_philox_state = pytest.mark.skipif(
+    not hasattr(torch.Generator, "philox_state"), reason="torch.Generator.philox_state: torch 2.14"
+)
+
+
+@needs_philox_state
+def test_philox_state_reserves_from_the_generators_stream():
+    g = torch.Generator(device=DEV)
+    g.manual_seed(7)
+    seed, offset, intragraph = g.philox_state(6)
+    for tensor in (seed, offset, intragraph):
+        assert (tensor.device.type, tensor.dtype, tensor.shape) == ("cpu", torch.int64, (1,))
+    assert (seed.item(), offset.item(), intragraph.item()) == (7, 0, 0)
+    assert g.philox_state(1)[1].item() == 8  # 6 values rounded up to a multiple of 4
+    assert g.get_offset() == 12
+    # Built-in random operators draw from the same stream, after the reservations.
+    torch.rand(3, device=DEV, generator=g)
+    after = g.get_offset()
+    assert after > 12 and g.philox_state(4)[1].item() == after
+    g.manual_seed(2**63 + 5)  # a uint64 seed, returned bit for bit
+    assert g.philox_state(4)[0].item() & (2**64 - 1) == 2**63 + 5
+
+
+@needs_philox_state
+@needs_graphs
+def test_philox_state_in_a_capture_is_the_state_each_replay_writes():
+    g = MODULE.default_generators[0]
+    MODULE.manual_seed(11)
+    side = torch.Stream(device=DEV)
+    graph = torch.accelerator.Graph()
+    with side, graph:
+        torch.rand(8, device=DEV)
+        seed, offset, intragraph = g.philox_state(4)
+        kept = (seed + offset) * 1  # device work reading them at replay
+    assert seed.device.type == DEV and offset.device.type == DEV
+    assert intragraph.device.type == "cpu" and intragraph.item() == 32  # after rand's 4 * 8
+    MODULE.manual_seed(21)
+    before = g.get_offset()
+    graph.replay()
+    assert seed.item() == 21 and offset.item() == before
+    assert kept.item() == 21 + before
