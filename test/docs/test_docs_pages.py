@@ -51,3 +51,31 @@ def test_the_landing_page_has_the_architecture_diagram():
     page = (HTML / "index.html").read_text()
     assert 'class="graphviz' in page
     assert "Quick start" in page
+
+
+# What docs/releases.rst's table says torch_backend uses on the newer releases, and where the
+# code that does it lives: the page and the code must not drift apart.
+RELEASE_FACILITIES = {
+    "_inductor_backend_init": "torch_backend/device_module.py",
+    "compile_on_one_rank": "torch_backend/compile.py",
+    "philox_state": "csrc/runtime/Generator.h",
+    "cache_clear": "torch_backend/__init__.py",
+    "TB_TORCH_AT_LEAST": "csrc/runtime/TorchRelease.h",
+    "cxx_std_": "cmake/Torch.cmake",
+}
+
+
+def test_the_releases_page_covers_the_window_and_the_code():
+    page = (HTML / "releases.html").read_text()
+    releases = [
+        line.split()[0]
+        for line in (REPO / "torch-releases.txt").read_text().splitlines()
+        if line[:1].isdigit()
+    ]
+    for version in releases:
+        release = ".".join(version.split(".")[:2])
+        assert f"<p>{release}</p>" in page, f"releases.html has no column for torch {release}"
+        assert version in page, f"releases.html does not show torch-releases.txt ({version})"
+    for name, source in RELEASE_FACILITIES.items():
+        assert name in page, f"releases.html does not mention {name}"
+        assert name in (REPO / source).read_text(), f"{source} no longer has {name}"
