@@ -87,8 +87,13 @@ torch_pins = torch==$(1) $(shell awk '$$1 == "$(1)" && $$2 ~ /^[0-9]/ { print "t
   $(RELEASES_FILE))
 # $(call release_of,2.15.0) = 2.15: the runtime's directory is lib/torch-<release>.
 release_of = $(word 1,$(subst ., ,$(1))).$(word 2,$(subst ., ,$(1)))
-# A torch outside the window, for the wheel's unsupported-release check (test-compat).
+# A torch outside the window, for the wheel's unsupported-release check (test-compat), and the
+# other release whose environment has the CUDA packages it was built for (2.12.1 and 2.14.1 both
+# want CUDA 13.0's): its venv holds that torch alone and borrows the rest -- nvidia's libraries,
+# torch's pure-Python dependencies -- instead of a 5 GB environment of its own.  When the window
+# moves past 2.13, 2.13.0's CPU wheel, which needs no CUDA libraries, can take its place.
 UNSUPPORTED_TORCH := 2.12.1
+UNSUPPORTED_BASE := 2.14.1
 
 $(STAMP)/pip: requirements-dev.txt $(RELEASES_FILE) $(STAMP)/apt
 	$(PIP) install -q -r requirements-dev.txt $(call torch_pins,$(PRIMARY_TORCH))
@@ -248,7 +253,7 @@ test-full: $(STAMP)/build
 # entry point, with no TORCH_BACKEND_VENDOR, and the MLP trains like the CPU; the demo and
 # tb-conformance on emu there, and tb-conformance from the same wheel under a second CPython.
 # test-compat installs the same wheel under the other releases.
-test-wheel: $(STAMP)/build $(STAMP)/wheel
+test-wheel: $(STAMP)/build $(STAMP)/wheel $(STAMP)/wheel-isolated
 	test/vendor_wheel/run.sh $(PYTHON_EXE) $(abspath $(BUILD))/vendor-wheel \
 	  $(abspath $(WHEEL_DIR)) torch==$(PRIMARY_TORCH)
 
@@ -374,9 +379,16 @@ $$($(1))/.complete: | $(STAMP)/apt
 	  touch $$@'
 endef
 $(foreach r,$(OTHER_TORCH),$(eval $(call torch_env,ENV_$(r),$(r),-r requirements-dev.txt $(call torch_pins,$(r)))))
-$(eval $(call torch_env,ENV_UNSUPPORTED,$(UNSUPPORTED_TORCH),torch==$(UNSUPPORTED_TORCH) \
-  $(shell grep '^numpy==' requirements-dev.txt)))
-envs: $(foreach r,$(OTHER_TORCH),$(ENV_$(r))/.complete) $(ENV_UNSUPPORTED)/.complete
+# The unsupported torch's wheel, downloaded once into the cache.
+UNSUPPORTED_WHEELS := $(ENV_CACHE)/wheels/torch-$(UNSUPPORTED_TORCH)
+$(UNSUPPORTED_WHEELS)/.complete: | $(STAMP)/apt
+	@mkdir -p $(UNSUPPORTED_WHEELS) $(BUILD) && : > $(NO_CAP)
+	flock $(UNSUPPORTED_WHEELS).lock bash -euo pipefail -c ' \
+	  test -f $@ && exit 0; \
+	  PIP_CONSTRAINT=$(NO_CAP) $(PIP) download -q --no-deps -d $(UNSUPPORTED_WHEELS) \
+	    torch==$(UNSUPPORTED_TORCH); \
+	  touch $@'
+envs: $(foreach r,$(OTHER_TORCH),$(ENV_$(r))/.complete) $(UNSUPPORTED_WHEELS)/.complete
 
 # The runtime (csrc) built against another release, in that release's environment:
 # build/runtime-<torch>, installed alone (`cmake --install --component runtime`) into its
@@ -400,23 +412,39 @@ $(foreach r,$(OTHER_TORCH),$(eval $(call torch_runtime,$(r))))
 EXTRA_RUNTIMES := $(foreach r,$(OTHER_TORCH),\
   $(abspath $(BUILD))/runtime-$(r)/install/lib/torch-$(call release_of,$(r)))
 
-# The wheel, as released: built the way `pip install .` builds (pip's isolated build: only what
-# the build requires, with the primary torch, in its own tree build/wheel-build), carrying the
-# other releases' runtimes, repaired by auditwheel into a manylinux wheel that bundles what it
-# needs outside torch (OpenBLAS, the OpenCL ICD loader; torch's own libraries stay with torch's
-# wheel) and checked with `auditwheel show` (test/vendor_wheel/check_wheel.py).  Into
-# build/wheel/.  Its compiles cannot reuse ccache: torch's headers sit under a new temporary
-# path each time.
+# The wheel, as released: the full build's tree (build/py, the primary release) packaged without
+# build isolation (no second compile of what make build compiled), carrying the other releases'
+# runtimes, repaired by auditwheel into a manylinux wheel that bundles what it needs outside
+# torch (OpenBLAS, the OpenCL ICD loader; torch's own libraries stay with torch's wheel) and
+# checked with `auditwheel show` (test/vendor_wheel/check_wheel.py).  Into build/wheel/.
 WHEEL_DIR := $(BUILD)/wheel
-$(STAMP)/wheel: $(PACKAGE_INPUTS) $(STAMP)/pip $(addprefix $(STAMP)/runtime-,$(OTHER_TORCH))
+$(STAMP)/wheel: $(STAMP)/build $(addprefix $(STAMP)/runtime-,$(OTHER_TORCH))
 	rm -rf $(WHEEL_DIR)
 	TORCH_BACKEND_EXTRA_RUNTIMES=$(subst $(space),:,$(strip $(EXTRA_RUNTIMES))) \
-	  $(PIP) wheel -q --no-deps -w $(WHEEL_DIR)/raw . -Cbuild-dir=$(abspath $(BUILD))/wheel-build
+	  $(PIP) wheel -q --no-build-isolation --no-deps -w $(WHEEL_DIR)/raw . \
+	  -Cbuild-dir=$(BUILD)/py -Ccmake.define.TORCH_BACKEND_BUILD_TESTS=ON
 	$(PYTHON) -m auditwheel repair --wheel-dir $(WHEEL_DIR) --exclude 'libtorch*.so' \
 	  --exclude 'libc10.so' $(WHEEL_DIR)/raw/torch_backend-*.whl 2>&1 | tail -1
 	$(PYTHON) test/vendor_wheel/check_wheel.py $(WHEEL_DIR)/torch_backend-*.whl $(TORCH_RELEASES)
 	@touch $@
 wheel: $(STAMP)/wheel
+
+# pip's isolated build (`pip wheel .`, what `pip install .` runs): a temporary environment
+# holding only what the build requires -- build-system.requires and the primary torch that
+# build_support/torch_releases.py adds -- in its own tree (build/wheel-isolated).  It is taken as
+# far as the codegen (target tb_codegen, against the environment's torch) and the headers, and
+# checked to have configured against that environment's torch, not this machine's: what only
+# isolation breaks (a missing build requirement, the wrong torch found).  Compiling csrc there
+# again would repeat make build's compile of the same sources against the same torch release,
+# without ccache (the environment's path is new each time).
+ISOLATED := $(BUILD)/wheel-isolated
+$(STAMP)/wheel-isolated: $(PACKAGE_INPUTS) $(STAMP)/pip
+	rm -rf $(ISOLATED)/dist
+	$(PIP) wheel -q --no-deps -w $(ISOLATED)/dist . -Cbuild-dir=$(abspath $(ISOLATED))/build \
+	  -Cbuild.targets=tb_codegen -Cinstall.components=headers
+	$(PYTHON) test/vendor_wheel/check_isolated.py $(ISOLATED)/build $(ISOLATED)/dist/torch_backend-*.whl \
+	  $(PRIMARY_TORCH)
+	@touch $@
 
 # test-compat: one vendor binary under every supported release, and the wheel under each, as a
 # user installs it (docs/decisions.md, "Three torch releases").  emu is built once, by the
@@ -430,14 +458,15 @@ wheel: $(STAMP)/wheel
 # the window (UNSUPPORTED_TORCH, installed with --no-deps): `import torch` works, with one
 # warning naming the releases and no device.  It prints one table.
 define compat_venv
-$(STAMP)/compat-$(1): $(STAMP)/wheel $$($(2))/.complete
+$(STAMP)/compat-$(1): $(STAMP)/wheel $$($(2))/.complete $(4)
 	touch $$($(2))
 	test/compat/user_venv.sh $$($(2)) $(BUILD)/compat-$(1)/venv $(NO_CAP) $(3) \
 	  $(WHEEL_DIR)/torch_backend-*.whl
 	@touch $$@
 endef
 $(foreach r,$(OTHER_TORCH),$(eval $(call compat_venv,$(r),ENV_$(r))))
-$(eval $(call compat_venv,$(UNSUPPORTED_TORCH),ENV_UNSUPPORTED,--no-deps))
+$(eval $(call compat_venv,$(UNSUPPORTED_TORCH),ENV_$(UNSUPPORTED_BASE),--torch \
+  $(UNSUPPORTED_WHEELS)/torch-$(UNSUPPORTED_TORCH)-*.whl --no-deps,$(UNSUPPORTED_WHEELS)/.complete))
 
 # The compatibility set: the suites a release difference would break first -- the kernels'
 # schemas and edge cases, training, torch.compile, graphs, IPC, the profiler, streams, events,

@@ -148,7 +148,7 @@ def _name_device(device_type: str, device_count: int) -> None:
         )
 
 
-_ABSENT_FALLBACK: list[Any] = []  # the library of _absent's fallback, when it registered one
+_ABSENT_FALLBACK: list[Any] = []  # _absent's fallback library, kept alive
 
 
 def _absent_device_type() -> str:
@@ -187,8 +187,9 @@ def _absent(message: str, device_type: str) -> dict[str, Any]:
             def first_use(op: Any, *args: Any, **kwargs: Any) -> None:
                 raise RuntimeError(f"{op}: {message}")
 
-            _ABSENT_FALLBACK.append(torch.library.Library("_", "IMPL"))  # kept: it unregisters
-            _ABSENT_FALLBACK[0].fallback(first_use, "PrivateUse1")  # when collected
+            library = torch.library.Library("_", "IMPL")
+            library.fallback(first_use, "PrivateUse1")
+            _ABSENT_FALLBACK.append(library)  # a collected Library unregisters its kernels
     return {
         "device_type": device_type or None,
         "vendor": None,
