@@ -494,23 +494,24 @@ lint: $(STAMP)/pip
 
 # Every stage in turn, stopping at the first that fails; the time of each is printed at the end
 # (and kept in build/test-times.txt), whether the run passed or not.  The other releases'
-# environments (make envs: downloads and unpacking, little CPU) are created in the background
-# from the start, beside the stages that compile and test, and waited for before the first
-# stage that needs them (test-wheel); their own time is printed too.
+# environments (make envs: mostly downloads and unpacking) are created in the background from
+# the start, at the lowest CPU priority so that the stages that compile and test meanwhile keep
+# the cores, and waited for at the start of the first stage that needs them (test-wheel, whose
+# time includes the wait); their own time is printed too.
 TEST_STAGES := lint test-c test-full test-wheel test-sanitize test-tsan test-docs test-compat
 test:
 	@mkdir -p $(BUILD); : > $(BUILD)/test-times.txt; status=0; \
 	$(MAKE) --no-print-directory $(STAMP)/apt > /dev/null; \
 	{ start=$$(date +%s); \
-	  if $(MAKE) --no-print-directory envs > $(BUILD)/envs.log 2>&1; then echo 0; else echo 1; fi \
-	    > $(BUILD)/envs.status; \
+	  if nice -n 19 $(MAKE) --no-print-directory envs > $(BUILD)/envs.log 2>&1; then echo 0; \
+	    else echo 1; fi > $(BUILD)/envs.status; \
 	  echo "(envs) $$(( $$(date +%s) - start ))" >> $(BUILD)/test-times.txt; } & envs=$$!; \
 	for stage in $(TEST_STAGES); do \
+	  start=$$(date +%s); \
 	  if [ $$stage = test-wheel ]; then \
 	    wait $$envs; cat $(BUILD)/envs.log; \
 	    [ "$$(cat $(BUILD)/envs.status)" = 0 ] || { status=1; echo "make test: make envs failed"; break; }; \
 	  fi; \
-	  start=$$(date +%s); \
 	  $(MAKE) --no-print-directory $$stage || status=$$?; \
 	  echo "$$stage $$(( $$(date +%s) - start ))" >> $(BUILD)/test-times.txt; \
 	  [ $$status -eq 0 ] || { echo "make test: $$stage failed"; break; }; \
