@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import DEV, MODULE, run_python
+from conftest import DEV, MODULE, ONCE, run_python
 
 import torch_backend
 
@@ -137,6 +137,7 @@ def test_empty_and_factory_functions():
     assert torch.full((3,), 4, device=DEV, dtype=torch.int32).cpu().tolist() == [4, 4, 4]
 
 
+@ONCE  # autograd's device thread and the interpreter's exit: the same for every vendor
 def test_process_exits_cleanly_right_after_backward():
     """A script whose last statement is a backward pass on the device exits with status 0
     (PyTorch's autograd device thread releases the graph after waking the caller; at exit it

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 import torch
-from conftest import DEV, MODULE, run, run_python
+from conftest import DEV, MODULE, ONCE, run, run_python
 
 import torch_backend
 
@@ -41,6 +41,7 @@ def test_bad_device_index():
         assert isinstance(error.value, RuntimeError)
 
 
+@ONCE  # emu's profile, whatever the suite's vendor
 def test_finalize_runs_once_at_exit_and_never_in_a_forked_child():
     # emu prints its profile when its context is finalized: once, by the parent.
     result = run_python(
@@ -114,6 +115,7 @@ def test_vendor_failure_in_a_call(call, code):
         ("TB_ERROR_DEVICE_FAULT", "AcceleratorError"),
     ],
 )
+@ONCE  # the runtime maps the faulty shim's status, whatever the vendor it wraps
 def test_every_status_is_a_runtime_error(status, exception):
     result = faulty(
         "stream.synchronize",

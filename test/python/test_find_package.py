@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import re
 
-from conftest import REPO, run, run_python
+from conftest import ONCE, REPO, run, run_python
 
 import torch_backend
+
+# The installed package and a vendor of its own: the suite's vendor plays no part.
+pytestmark = ONCE
 
 
 def test_the_cmake_package_reports_the_version_and_the_abi(tmp_path):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import DEV, run_python
+from conftest import DEV, ONCE, run_python
 
 import torch_backend
 
@@ -72,6 +72,7 @@ def test_a_vendor_that_starts_has_no_error():
     assert seen["available"] and seen["first_use"] is None
 
 
+@ONCE  # no vendor starts: the suite's vendor plays no part
 def test_unknown_vendor_name():
     seen = probe(TORCH_BACKEND_VENDOR="nosuchvendor")
     assert_unavailable(
@@ -82,6 +83,7 @@ def test_unknown_vendor_name():
     )
 
 
+@ONCE
 def test_vendor_library_path_that_does_not_exist():
     # The device type is taken from the file name a vendor library has (libtb_vendor_NAME.so).
     seen = probe(TORCH_BACKEND_VENDOR="/nonexistent/libtb_vendor_x.so")
@@ -121,6 +123,7 @@ def test_a_bad_environment_fails_the_vendors_own_init():
     )
 
 
+@ONCE  # the runtime checks the count the faulty shim reports, whatever the vendor it wraps
 @pytest.mark.parametrize("count", [128, 300, -5])
 def test_device_counts_device_index_cannot_hold_are_refused(count):
     # c10::DeviceIndex is int8_t: 127 devices of one type at most.
