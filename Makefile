@@ -358,6 +358,8 @@ test-tsan: $(STAMP)/build
 ENV_CACHE := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/torch_backend
 PY_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 NO_CAP := $(abspath $(BUILD))/no-pip-constraints.txt
+$(NO_CAP):
+	@mkdir -p $(@D) && : > $@
 empty :=
 space := $(empty) $(empty)
 
@@ -366,8 +368,8 @@ space := $(empty) $(empty)
 define torch_env
 $(1) := $(ENV_CACHE)/torch-$(2)-py$(PY_VERSION)-$$(shell { echo '$(3)'; cat requirements-dev.txt; } \
   | sha256sum | cut -c1-12)
-$$($(1))/.complete: | $(STAMP)/apt
-	@mkdir -p $(ENV_CACHE) $(BUILD) && : > $(NO_CAP)
+$$($(1))/.complete: | $(STAMP)/apt $(NO_CAP)
+	@mkdir -p $(ENV_CACHE)
 	flock $$($(1)).lock bash -euo pipefail -c ' \
 	  test -f $$@ && exit 0; \
 	  echo "make: creating the torch $(2) environment in $$($(1))"; \
@@ -381,8 +383,8 @@ endef
 $(foreach r,$(OTHER_TORCH),$(eval $(call torch_env,ENV_$(r),$(r),-r requirements-dev.txt $(call torch_pins,$(r)))))
 # The unsupported torch's wheel, downloaded once into the cache.
 UNSUPPORTED_WHEELS := $(ENV_CACHE)/wheels/torch-$(UNSUPPORTED_TORCH)
-$(UNSUPPORTED_WHEELS)/.complete: | $(STAMP)/apt
-	@mkdir -p $(UNSUPPORTED_WHEELS) $(BUILD) && : > $(NO_CAP)
+$(UNSUPPORTED_WHEELS)/.complete: | $(STAMP)/apt $(NO_CAP)
+	@mkdir -p $(UNSUPPORTED_WHEELS)
 	flock $(UNSUPPORTED_WHEELS).lock bash -euo pipefail -c ' \
 	  test -f $@ && exit 0; \
 	  PIP_CONSTRAINT=$(NO_CAP) $(PIP) download -q --no-deps -d $(UNSUPPORTED_WHEELS) \
@@ -458,7 +460,7 @@ $(STAMP)/wheel-isolated: $(PACKAGE_INPUTS) $(STAMP)/pip
 # the window (UNSUPPORTED_TORCH, installed with --no-deps): `import torch` works, with one
 # warning naming the releases and no device.  It prints one table.
 define compat_venv
-$(STAMP)/compat-$(1): $(STAMP)/wheel $$($(2))/.complete $(4)
+$(STAMP)/compat-$(1): $(STAMP)/wheel $$($(2))/.complete $(4) | $(NO_CAP)
 	touch $$($(2))
 	test/compat/user_venv.sh $$($(2)) $(BUILD)/compat-$(1)/venv $(NO_CAP) $(3) \
 	  $(WHEEL_DIR)/torch_backend-*.whl
