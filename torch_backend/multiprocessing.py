@@ -1,7 +1,8 @@
 """Device tensors through :mod:`torch.multiprocessing`, shared rather than copied.
 
 Importing :mod:`torch_backend` registers reducers with multiprocessing's ``ForkingPickler``
-(what ``torch.multiprocessing`` Queues, Pipes and Pools pickle with), so that::
+(what ``torch.multiprocessing`` Queues, Pipes and Pools pickle with, and the arguments of a
+``Process`` started with spawn or forkserver), so that::
 
     queue.put(torch.ones(4, device="emu"))   # producer
     t = queue.get()                          # consumer: the same device memory
@@ -30,7 +31,10 @@ devices keep PyTorch's reducers.
 
 from __future__ import annotations
 
+import gc
+import multiprocessing.context
 import multiprocessing.reduction
+import multiprocessing.util
 import os
 import threading
 from collections.abc import Callable
@@ -60,17 +64,82 @@ def _share(storage: torch.UntypedStorage) -> tuple[Any, ...]:
         as_bytes
     )
     try:
-        handle_dup = multiprocessing.reduction.DupFd(handle_fd) if handle_fd >= 0 else None
-        counter_dup = multiprocessing.reduction.DupFd(counter_fd)
-    finally:
-        if handle_fd >= 0:
-            os.close(handle_fd)
+        handle_dup = _for_child(handle_fd) if handle_fd >= 0 else None
+    except BaseException:
         os.close(counter_fd)
+        raise
+    counter_dup = _for_child(counter_fd)
     return (os.getpid(), device, handle_dup, handle, allocation, offset, nbytes, counter_dup, slot)
+
+
+def _for_child(fd: int) -> Any:
+    """multiprocessing's picklable wrapper of `fd`, which this takes ownership of.
+
+    Pickled for a Queue, a Pipe or a Pool's task, ``DupFd`` hands a duplicate to
+    multiprocessing's resource sharer, and `fd` closes at once.  Pickled as the arguments of a
+    ``Process`` being started with spawn or forkserver, ``DupFd`` only records the number, for
+    the child to inherit when it starts, after pickling ends: `fd` then stays open as long as
+    that process's ``Popen`` object (as the files of CPU tensors shared by descriptor stay open
+    with their storage)."""
+    popen = multiprocessing.context.get_spawning_popen()
+    try:
+        wrapped = multiprocessing.reduction.DupFd(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    if popen is None:
+        os.close(fd)
+    else:
+        multiprocessing.util.Finalize(popen, os.close, (fd,))
+    return wrapped
+
+
+def _drop_process_arguments() -> None:
+    """Run by multiprocessing's exit function in a process that received device tensors, after
+    its target returned: drops the ``Process``'s target and arguments (as ``threading.Thread``
+    does after ``run``), so that the device storages among them are freed -- and given back to
+    their producer -- while the runtime is still up.  Otherwise the process object, which
+    multiprocessing keeps as the current process, holds them until the interpreter's teardown,
+    which need not free them, and the producer keeps their memory until it exits."""
+    process = multiprocessing.current_process()
+    if hasattr(process, "_args"):
+        process._target, process._args, process._kwargs = None, (), {}
+        gc.collect()
+
+
+class _ExitHook:
+    """Registers :func:`_drop_process_arguments` with multiprocessing's exit function once per
+    process, at the first device tensor it receives -- and again in a child being started, whose
+    bootstrap clears the finalizers registered while its arguments were unpickled (and, under
+    forkserver, those its parent registered), then runs the after-fork hooks."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pid: int | None = None
+        self.forks_hooked = False
+
+    def ensure(self) -> None:
+        with self.lock:
+            if not self.forks_hooked:
+                multiprocessing.util.register_after_fork(self, _ExitHook.after_fork)
+                self.forks_hooked = True
+            if self.pid != os.getpid():
+                # Priority 100: before the finalizers of lower priority (a Pool's, a Queue's).
+                multiprocessing.util.Finalize(None, _drop_process_arguments, exitpriority=100)
+                self.pid = os.getpid()
+
+    def after_fork(self) -> None:
+        self.lock = threading.Lock()  # a child has only the thread that forked
+        self.pid = None
+        self.ensure()
+
+
+_exit_hook = _ExitHook()
 
 
 def _open(shared: tuple[Any, ...]) -> torch.UntypedStorage:
     pid, device, handle_dup, handle, allocation, offset, nbytes, counter_dup, slot = shared
+    _exit_hook.ensure()
     handle_fd = handle_dup.detach() if handle_dup is not None else -1
     counter_fd = counter_dup.detach()
     try:

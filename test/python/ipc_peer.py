@@ -62,3 +62,24 @@ def handle(held: dict[str, Any], command: str, key: str, payload: Any) -> Any:
 def total(t: torch.Tensor) -> float:
     """A Pool's task."""
     return float(t.sum().cpu())
+
+
+def add_in_place(model: torch.nn.Module, row: int, value: float, steps: int) -> None:
+    """A hogwild worker (``mp.Process`` target): updates the producer's model in place."""
+    with torch.no_grad():
+        for _ in range(steps):
+            model.weight[row].add_(value)
+    torch.accelerator.synchronize()
+
+
+def add_what_arrives(incoming: Any, outgoing: Any) -> None:
+    """A ``Process`` target: adds 1 in place to the tensor that arrives on `incoming` (a
+    SimpleQueue, or a Pipe's end), then answers on `outgoing` (the same end, for a Pipe)."""
+    receive = incoming.recv if hasattr(incoming, "recv") else incoming.get
+    send = outgoing.send if hasattr(outgoing, "send") else outgoing.put
+    t = receive()
+    t.add_(1)
+    torch.accelerator.synchronize()
+    del t
+    gc.collect()
+    send("done")

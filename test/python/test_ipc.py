@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import multiprocessing.forkserver
 import multiprocessing.reduction
+import multiprocessing.resource_tracker
 import os
 import pickle
 
@@ -166,6 +168,65 @@ def test_a_pool_takes_device_tensors():
         # holding shared memory leaks it in the producer, as on CUDA.  Let it finish.
         pool.close()
         pool.join()
+    assert ipc_collect() == 0
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@needs_ipc
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_process_arguments_share_the_tensor(method):
+    # pytorch/examples' mnist_hogwild: a model whose parameters are passed to mp.Process workers
+    # that update them in place (share_memory() is a no-op for device tensors, as for CUDA's).
+    # Pickled as a starting process's arguments, a descriptor is only numbered for the child to
+    # inherit: it must stay open until the child starts, then close with its Popen object.
+    model = torch.nn.Linear(4, 2).to(DEV)
+    model.share_memory()
+    before = model.weight.detach().cpu()
+    context = mp.get_context(method)
+    if method == "forkserver":  # its server, and the resource tracker, hold descriptors for good
+        multiprocessing.forkserver.ensure_running()
+    multiprocessing.resource_tracker.ensure_running()
+    descriptors = open_descriptors()
+    workers = [
+        context.Process(target=ipc_peer.add_in_place, args=(model, row, row + 1.0, 3))
+        for row in range(2)  # a row each: hogwild's unsynchronized updates, without a race here
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(120)
+    assert [worker.exitcode for worker in workers] == [0, 0]
+    for row in range(2):
+        for _ in range(3):
+            before[row] += row + 1.0
+    assert torch.equal(model.weight.detach().cpu(), before)
+    del workers, worker
+    gc.collect()
+    assert ipc_collect() == 0
+    assert open_descriptors() == descriptors
+
+
+@needs_ipc
+@pytest.mark.parametrize("route", ["SimpleQueue", "Pipe"])
+def test_a_simple_queue_and_a_pipe_share_the_tensor(route):
+    x = torch.zeros(4, device=DEV)
+    if route == "Pipe":
+        ours, theirs = CTX.Pipe()
+        worker = CTX.Process(target=ipc_peer.add_what_arrives, args=(theirs, theirs))
+        send, receive = ours.send, ours.recv
+    else:
+        to_worker, from_worker = CTX.SimpleQueue(), CTX.SimpleQueue()
+        worker = CTX.Process(target=ipc_peer.add_what_arrives, args=(to_worker, from_worker))
+        send, receive = to_worker.put, from_worker.get
+    worker.start()
+    send(x)
+    assert receive() == "done"
+    worker.join(60)
+    assert worker.exitcode == 0
+    assert torch.equal(x.cpu(), torch.ones(4))
     assert ipc_collect() == 0
 
 
