@@ -119,6 +119,8 @@ class _ExitHook:
         self.forks_hooked = False
 
     def ensure(self) -> None:
+        if self.pid == os.getpid():  # registered: what every later receive finds
+            return
         with self.lock:
             if not self.forks_hooked:
                 multiprocessing.util.register_after_fork(self, _ExitHook.after_fork)

@@ -10,11 +10,12 @@ reasons when the build falls short.
 
 from __future__ import annotations
 
-import email
 import re
 import sys
 import zipfile
 from pathlib import Path
+
+from check_wheel import torch_requirements  # this script's directory is on sys.path
 
 
 def cache_entry(cache: str, name: str) -> str:
@@ -28,9 +29,7 @@ def main() -> int:
     torch_dir = cache_entry(cache, "Torch_DIR")
     version = cache_entry(cache, "TORCH_BACKEND_TORCH_VERSION")
     with zipfile.ZipFile(wheel) as archive:
-        meta_name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
-        meta = email.message_from_bytes(archive.read(meta_name))
-    requires = [r for r in meta.get_all("Requires-Dist", []) if re.match(r"torch\b", r)]
+        requires = torch_requirements(archive)
     print(f"isolated build: torch {version} from {torch_dir}")
     print(f"  requires: {', '.join(requires) or 'no torch'}")
 

@@ -39,6 +39,13 @@ def outside_torch(names: list[str]) -> list[str]:
     return [n for n in names if not any(fnmatch.fnmatch(n, p) for p in TORCH_LIBRARIES)]
 
 
+def torch_requirements(archive: zipfile.ZipFile) -> list[str]:
+    """The wheel's ``Requires-Dist`` entries for torch."""
+    meta_name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+    meta = email.message_from_bytes(archive.read(meta_name))
+    return [r for r in meta.get_all("Requires-Dist", []) if re.match(r"torch\b", r)]
+
+
 def release_findings(archive: zipfile.ZipFile, versions: list[str]) -> list[str]:
     """The runtimes and the torch requirement, against the releases ``versions`` name."""
     wanted = sorted({tuple(int(p) for p in v.split(".")[:2]) for v in versions})
@@ -51,9 +58,7 @@ def release_findings(archive: zipfile.ZipFile, versions: list[str]) -> list[str]
             )
         )
     )
-    meta_name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
-    meta = email.message_from_bytes(archive.read(meta_name))
-    torch = [r for r in meta.get_all("Requires-Dist", []) if re.match(r"torch\b", r)]
+    torch = torch_requirements(archive)
     print(f"  runtimes: {', '.join(f'torch {a}.{b}' for a, b in carried) or 'none'}")
     print(f"  requires: {', '.join(torch) or 'no torch'}")
     failures = []
