@@ -655,6 +655,101 @@ done:
   return outcome;
 }
 
+/* Multi-stream capture (vendor.h, @ref tb_graphs), for a vendor that accepts event records on
+ * a capturing stream: a side stream that waits for an event recorded in the capture joins it,
+ * its work is captured (not run) and replayed after the work the event marks, the beginning
+ * stream waits for an event recorded on the side stream to join it back; capture_end without
+ * that join fails with TB_ERROR_NOT_SUPPORTED. */
+static tb_check_outcome check_fork_join(tb_check_context *ctx) {
+  tb_check_outcome outcome = TB_CHECK_FAIL;
+  const tb_vendor_handle *v = ctx->vendor;
+  const tb_graphs_extension *gx = NULL;
+  const size_t n = 4096;
+  void *a = NULL, *b = NULL;
+  unsigned char *out = NULL;
+  tb_stream stream = NULL, side = NULL;
+  tb_event fork = NULL, join = NULL;
+  tb_graph graph = NULL;
+  bool capturing = false;
+  FIND_GRAPHS();
+  out = malloc(n);
+  EXPECT_TRUE(out != NULL, "host allocation failed");
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, n, &a));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, n, &b));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &side));
+  EXPECT_OK(v->event.create(v->context, 0, 0, &fork));
+  EXPECT_OK(v->event.create(v->context, 0, 0, &join));
+  EXPECT_OK(v->memory.memset_async(v->context, stream, a, 0x00, n));
+  EXPECT_OK(v->memory.memset_async(v->context, stream, b, 0x00, n));
+  EXPECT_OK(v->stream.synchronize(v->context, stream));
+
+  EXPECT_OK(gx->capture_begin(v->context, stream, TB_CAPTURE_GLOBAL));
+  capturing = true;
+  EXPECT_OK(v->memory.memset_async(v->context, stream, a, 0x5a, n));
+  tb_status status = v->event.record(v->context, fork, stream);
+  if (status == TB_ERROR_NOT_SUPPORTED) {
+    capturing = false;
+    abandon_capture(v, gx, stream);
+    outcome = tbc_skip(ctx,
+                       "the vendor refuses event records in a capture (no multi-stream "
+                       "capture)");
+    goto done;
+  }
+  EXPECT_TRUE(status == TB_OK, "event.record on the capturing stream returned %s: %s",
+              tb_status_name(status), v->last_error(v->context));
+  EXPECT_OK(v->stream.wait_event(v->context, side, fork)); /* side joins the capture */
+  /* Captured on the side stream: runs after the memset the fork marks, at every replay. */
+  EXPECT_OK(v->memory.copy_d2d_async(v->context, side, 0, b, 0, a, n));
+  EXPECT_OK(v->event.record(v->context, join, side));
+  EXPECT_OK(v->stream.wait_event(v->context, stream, join)); /* joined back */
+  capturing = false;
+  if (!end_capture(ctx, gx, stream, &graph)) goto done;
+  EXPECT_OK(v->stream.synchronize(v->context, side));
+  EXPECT_OK(v->memory.copy_d2h(v->context, 0, out, b, n));
+  EXPECT_TRUE(out[0] == 0x00 && out[n - 1] == 0x00,
+              "the side stream's captured copy_d2d_async ran during the capture (0x%02x): "
+              "captured work must be recorded, not run",
+              out[0]);
+  EXPECT_OK(gx->graph_launch(v->context, graph, stream));
+  EXPECT_OK(v->stream.synchronize(v->context, stream));
+  EXPECT_OK(v->memory.copy_d2h(v->context, 0, out, b, n));
+  for (size_t i = 0; i < n; i++) {
+    EXPECT_TRUE(out[i] == 0x5a,
+                "after a launch, byte %zu of the output is 0x%02x, expected 0x5a: the side "
+                "stream's copy did not run after the memset its fork event marks",
+                i, out[i]);
+  }
+  EXPECT_OK(gx->graph_destroy(v->context, graph));
+  graph = NULL;
+
+  /* A side stream that joined and was never joined back. */
+  EXPECT_OK(gx->capture_begin(v->context, stream, TB_CAPTURE_GLOBAL));
+  capturing = true;
+  EXPECT_OK(v->event.record(v->context, fork, stream));
+  EXPECT_OK(v->stream.wait_event(v->context, side, fork));
+  EXPECT_OK(v->memory.memset_async(v->context, side, b, 0x11, n));
+  capturing = false;
+  if (!end_refused(ctx, gx, stream, "a side stream not joined back before capture_end")) {
+    goto done;
+  }
+  EXPECT_OK(v->stream.synchronize(v->context, side)); /* the capture ended for it as well */
+  outcome = TB_CHECK_PASS;
+done:
+  if (capturing) abandon_capture(v, gx, stream);
+  if (side != NULL) (void)v->stream.synchronize(v->context, side);
+  if (stream != NULL) (void)v->stream.synchronize(v->context, stream);
+  if (graph != NULL) gx->graph_destroy(v->context, graph);
+  if (fork != NULL) v->event.destroy(v->context, fork);
+  if (join != NULL) v->event.destroy(v->context, join);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
+  if (side != NULL) v->stream.destroy(v->context, side);
+  if (a != NULL) v->memory.device_free(v->context, 0, a);
+  if (b != NULL) v->memory.device_free(v->context, 0, b);
+  free(out);
+  return outcome;
+}
+
 /* A blocking copy_h2d made on another thread. */
 typedef struct copy_job {
   const tb_vendor_handle *v;
@@ -1128,6 +1223,11 @@ const tb_check tbc_graph_checks[] = {
      "event record on the capturing stream and a wait there for an incomplete event are either "
      "captured or refused with TB_ERROR_NOT_SUPPORTED, which invalidates the capture",
      check_capture_events},
+    {"graphs", "fork_join",
+     "where event records are captured: a stream waiting for an event recorded in a capture "
+     "joins it (its work captured, replayed after the marked work), and capture_end fails "
+     "with TB_ERROR_NOT_SUPPORTED unless it was joined back",
+     check_fork_join},
     {"graphs", "capture_modes",
      "a blocking copy_h2d during a capture is refused and invalidates it in TB_CAPTURE_GLOBAL "
      "(any thread) and TB_CAPTURE_THREAD_LOCAL (the capturing thread); it works in "

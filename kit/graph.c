@@ -8,8 +8,14 @@
  * copies and memsets are captured as they are.
  *
  * A captured task must run again at every replay, so it must not consume its payload (release
- * references, free buffers it was given) when it runs; the kit's own tasks that do -- event
- * records and waits -- are refused during capture instead of captured.
+ * references, free buffers it was given) when it runs.  The kit's own tasks that do -- event
+ * records and waits -- are not captured as tasks: inside a capture they are dependencies,
+ * as in CUDA.  An event recorded on a capturing stream marks how far each stream of the capture
+ * had got (a vector clock, tbk_capture_mark); a stream that waits for it joins the capture (a
+ * fork) or learns that clock (a join).  Every joined stream's work goes into the one task list
+ * in the order the host enqueued it, which respects every captured dependency, so a replay
+ * runs it serially on the launching stream.  capture_end refuses a capture whose joined
+ * streams were not joined back into the stream that began it (cudaErrorStreamCaptureUnjoined).
  *
  * State: a capture is reachable from its stream (stream.c reads it on every enqueue) and from
  * the runtime's list (for device-wide checks); its task list has a mutex of its own, since
@@ -31,14 +37,27 @@
 
 #define GRAPH_MAGIC 0x74626b67u /* "tbkg" */
 
+/* A stream of a capture: the one that began it (members[0]) or one that joined it. */
+typedef struct capture_member {
+  tb_stream stream;
+  uint64_t ops; /* its captured tasks and waits so far */
+  /* How many of each member's ops this one has waited for (its own entry unused). */
+  uint64_t clock[TBK_CAPTURE_MAX_STREAMS];
+} capture_member;
+
 struct tbk_capture {
   tbk_runtime *rt;
-  tb_stream stream;
+  uint64_t id;
+  tb_stream stream; /* the stream that began it */
   int32_t device;
   tb_capture_mode mode;
   pthread_t thread; /* the thread that began it (TB_CAPTURE_THREAD_LOCAL) */
   struct tbk_capture *next;
-  pthread_mutex_t mutex; /* guards everything below */
+  /* The streams of the capture; changed (a join) and read under streams_mutex, `ops` and
+   * `clock` also under `mutex`. */
+  size_t member_count;
+  capture_member members[TBK_CAPTURE_MAX_STREAMS];
+  pthread_mutex_t mutex; /* guards everything below, and the members' ops and clocks */
   tbk_task **tasks;
   size_t count, capacity;
   bool invalid;
@@ -86,6 +105,14 @@ static void free_tasks(tbk_task **tasks, size_t count) {
 
 /* ---- capture ---- */
 
+/* The member of `c` that is `stream`, or NULL.  Under streams_mutex or c->mutex. */
+static capture_member *member_of(tbk_capture *c, tb_stream stream) {
+  for (size_t i = 0; i < c->member_count; i++) {
+    if (c->members[i].stream == stream) return &c->members[i];
+  }
+  return NULL;
+}
+
 /* Out of host memory recording `task`: discards it and invalidates the capture. */
 static tb_status add_failed(tbk_capture *c, tbk_task *task) {
   const char *name = task->name != NULL ? task->name : "task"; /* static: outlives the task */
@@ -123,7 +150,79 @@ tb_status tbk_capture_add(tbk_capture *c, tbk_task *task) {
     c->capacity = capacity;
   }
   c->tasks[c->count++] = task;
+  capture_member *m = member_of(c, task->stream);
+  if (m != NULL) m->ops++;
   pthread_mutex_unlock(&c->mutex);
+  return TB_OK;
+}
+
+void tbk_capture_mark_record(tbk_capture *c, tb_stream stream, tbk_capture_mark *mark) {
+  pthread_mutex_lock(&c->mutex);
+  capture_member *m = member_of(c, stream);
+  memset(mark, 0, sizeof *mark);
+  mark->capture_id = c->id;
+  if (m != NULL) {
+    memcpy(mark->clock, m->clock, sizeof mark->clock);
+    mark->clock[m - c->members] = m->ops;
+  }
+  pthread_mutex_unlock(&c->mutex);
+}
+
+tbk_capture *tbk_capture_find(tbk_runtime *rt, uint64_t id) {
+  for (tbk_capture *c = rt->captures; c != NULL; c = c->next) {
+    if (c->id == id) return c;
+  }
+  return NULL;
+}
+
+/* Learns `mark`'s clock: everything it covers now happens before what `m` captures next. */
+static void merge_clock(capture_member *m, const tbk_capture_mark *mark) {
+  for (size_t i = 0; i < TBK_CAPTURE_MAX_STREAMS; i++) {
+    if (mark->clock[i] > m->clock[i]) m->clock[i] = mark->clock[i];
+  }
+}
+
+tb_status tbk_capture_wait(tbk_capture *c, tb_stream stream, const tbk_capture_mark *mark) {
+  tbk_runtime *rt = c->rt;
+  _Atomic(tbk_capture *) *slot = tbk_stream_capture_slot(stream);
+  tbk_capture *own = atomic_load_explicit(slot, memory_order_acquire);
+  if (own == c) { /* a join, or a wait within one stream */
+    pthread_mutex_lock(&c->mutex);
+    capture_member *m = member_of(c, stream);
+    merge_clock(m, mark);
+    m->ops++; /* the wait itself: a stream that joined has work to join back */
+    pthread_mutex_unlock(&c->mutex);
+    return TB_OK;
+  }
+  if (own != NULL) { /* cudaErrorStreamCaptureIsolation */
+    char why[160];
+    snprintf(why, sizeof why,
+             "the event was recorded in another capture (that of stream %p): a dependency "
+             "between two captures (CUDA's cudaErrorStreamCaptureIsolation)",
+             (void *)c->stream);
+    (void)tbk_capture_refuse(rt, c, "stream wait_event", why);
+    return tbk_capture_refuse(rt, own, "stream wait_event", why);
+  }
+  if (tbk_stream_device(stream) != c->device) {
+    return tbk_capture_refuse(rt, c, "stream wait_event",
+                              "a stream of another device cannot join the capture");
+  }
+  if (c->member_count == TBK_CAPTURE_MAX_STREAMS) {
+    return tbk_capture_refuse(rt, c, "stream wait_event",
+                              "the stream would join a capture that has "
+                              "TBK_CAPTURE_MAX_STREAMS (32) streams already");
+  }
+  /* The fork: `stream` joins the capture; its work is recorded from now on. */
+  pthread_mutex_lock(&c->mutex);
+  capture_member *m = &c->members[c->member_count];
+  memset(m, 0, sizeof *m);
+  m->stream = stream;
+  merge_clock(m, mark);
+  m->ops = 1; /* the wait: it must be joined back even if it enqueues nothing more */
+  c->member_count++;
+  pthread_mutex_unlock(&c->mutex);
+  tbk_stream_retain(stream); /* until the capture ends */
+  atomic_store_explicit(slot, c, memory_order_release);
   return TB_OK;
 }
 
@@ -194,9 +293,12 @@ tb_status tbk_graph_capture_begin(tb_context ctx, tb_stream stream, tb_capture_m
   c->device = device;
   c->mode = mode;
   c->thread = pthread_self();
+  c->member_count = 1;
+  c->members[0].stream = stream;
   pthread_mutex_init(&c->mutex, NULL);
   _Atomic(tbk_capture *) *slot = tbk_stream_capture_slot(stream);
   pthread_mutex_lock(&rt->streams_mutex);
+  c->id = ++rt->next_capture_id;
   tbk_capture *expected = NULL;
   if (!atomic_compare_exchange_strong(slot, &expected, c)) {
     pthread_mutex_unlock(&rt->streams_mutex);
@@ -230,9 +332,25 @@ tb_status tbk_graph_capture_end(tb_context ctx, tb_stream stream, tb_graph *grap
   tbk_capture **link = &rt->captures;
   while (*link != NULL && (*link)->stream != stream) link = &(*link)->next;
   tbk_capture *c = *link;
-  if (c != NULL) {
+  if (c == NULL) {
+    /* A stream that joined a capture does not end it (cudaErrorStreamCaptureUnmatched). */
+    tbk_capture *joined =
+        atomic_load_explicit(tbk_stream_capture_slot(stream), memory_order_acquire);
+    if (joined != NULL) {
+      char why[160];
+      snprintf(why, sizeof why,
+               "the stream joined the capture begun on stream %p and cannot end it (CUDA's "
+               "cudaErrorStreamCaptureUnmatched)",
+               (void *)joined->stream);
+      status = tbk_capture_refuse(rt, joined, "graph capture_end", why);
+      pthread_mutex_unlock(&rt->streams_mutex);
+      return status;
+    }
+  } else {
     *link = c->next;
-    atomic_store(tbk_stream_capture_slot(stream), NULL);
+    for (size_t i = 0; i < c->member_count; i++) {
+      atomic_store(tbk_stream_capture_slot(c->members[i].stream), NULL);
+    }
     atomic_fetch_sub_explicit(&rt->active_captures, 1, memory_order_release);
   }
   pthread_mutex_unlock(&rt->streams_mutex);
@@ -243,7 +361,21 @@ tb_status tbk_graph_capture_end(tb_context ctx, tb_stream stream, tb_graph *grap
   /* As with CUDA, ending a capture while another thread still enqueues on the stream is the
    * caller's race: the ends of both calls are not ordered.  (Nothing else uses `c` from now on:
    * stream.c uses a capture under streams_mutex only, after finding it in its slot again.) */
-  tbk_stream_release(stream);
+  /* Every joined stream must have been joined back: the stream that began the capture waited
+   * for an event recorded on it after its last captured work. */
+  for (size_t i = 1; i < c->member_count && !c->invalid; i++) {
+    const capture_member *m = &c->members[i];
+    if (c->members[0].clock[i] < m->ops) {
+      c->invalid = true;
+      snprintf(c->message, sizeof c->message,
+               "stream %p joined the capture (it waited for an event recorded in it) and was "
+               "not joined back into stream %p before capture_end: record an event on it after "
+               "its last work and make stream %p wait for it (CUDA's "
+               "cudaErrorStreamCaptureUnjoined)",
+               (void *)m->stream, (void *)stream, (void *)stream);
+    }
+  }
+  for (size_t i = 0; i < c->member_count; i++) tbk_stream_release(c->members[i].stream);
   status = TB_OK;
   tb_graph g = NULL;
   if (c->invalid) {

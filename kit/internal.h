@@ -48,6 +48,7 @@ struct tbk_runtime {
    * streams_mutex; `active_captures` counts them, so that calls check nothing when it is 0. */
   struct tbk_capture *captures;
   _Atomic int active_captures;
+  uint64_t next_capture_id; /* guarded by streams_mutex; ids start at 1 */
 };
 
 /* ---- graphs (graph.c) ---- */
@@ -63,6 +64,33 @@ void tbk_stream_release(tb_stream stream);
 /* Records `task` into the capture instead of running it; ::TB_ERROR_OUT_OF_MEMORY (the task is
  * discarded and the capture invalidated) when out of host memory. */
 tb_status tbk_capture_add(tbk_capture *capture, tbk_task *task);
+
+/* Multi-stream capture (graph.c): a stream that waits for an event recorded in a capture joins
+ * it; the capture then records the work of every stream that joined, in the order the host
+ * enqueued it (a valid order of the captured dependencies: a wait is always enqueued after the
+ * record it waits for).  Each stream of a capture keeps a vector clock -- how much of each
+ * stream's captured work it has waited for -- so that capture_end can check that every joined
+ * stream was joined back into the one that began the capture, as CUDA does. */
+#define TBK_CAPTURE_MAX_STREAMS 32
+
+/* What an event recorded in a capture carries: the capture and the recording stream's clock. */
+typedef struct tbk_capture_mark {
+  uint64_t capture_id; /* 0: the event's latest record was not made in a capture */
+  uint64_t clock[TBK_CAPTURE_MAX_STREAMS];
+} tbk_capture_mark;
+
+/* With streams_mutex held and `stream` capturing `capture`: fills `mark` for an event recorded
+ * on `stream` now. */
+void tbk_capture_mark_record(tbk_capture *capture, tb_stream stream, tbk_capture_mark *mark);
+
+/* With streams_mutex held: the capture under way with id `id`, or NULL once it has ended. */
+tbk_capture *tbk_capture_find(tbk_runtime *runtime, uint64_t id);
+
+/* With streams_mutex held: `stream` waits for `mark`, recorded in `capture`.  A stream of the
+ * capture learns the recording stream's clock; a stream that captures nothing joins the
+ * capture; a stream of another capture is refused (CUDA's cudaErrorStreamCaptureIsolation),
+ * invalidating both. */
+tb_status tbk_capture_wait(tbk_capture *capture, tb_stream stream, const tbk_capture_mark *mark);
 
 /* Invalidates `capture` with a message naming `call`, and fails with ::TB_ERROR_NOT_SUPPORTED:
  * `call` cannot run while the stream captures. */

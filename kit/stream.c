@@ -85,6 +85,9 @@ struct tb_event_impl {
   pthread_mutex_t mutex;
   pthread_cond_t done; /* broadcast when any record of this event completes */
   tbk_record *latest;  /* NULL: never recorded (complete) */
+  /* Where its latest record was made in a capture (graph.c): allocated on the first such
+   * record; capture_id 0 when the latest record was not captured. */
+  tbk_capture_mark *mark;
 };
 
 /* ---- the live streams of each device ---- */
@@ -149,6 +152,7 @@ static void record_release(tbk_record *r) {
 static void event_release(tb_event e) {
   if (atomic_fetch_sub(&e->refs, 1) != 1) return;
   record_release(e->latest);
+  free(e->mark);
   pthread_mutex_destroy(&e->mutex);
   pthread_cond_destroy(&e->done);
   e->magic = 0;
@@ -658,6 +662,65 @@ static void finish_marker(tbk_task *task) {
   marker_release(m);
 }
 
+/* An event recorded on a capturing stream is not a task: it marks where the capture's streams
+ * stand (graph.c), for the waits that join streams into the capture.  Its earlier record is
+ * forgotten: a captured record never completes outside a replay, so later waits outside the
+ * capture have nothing to wait for.  TB_ERROR_NOT_READY when `s` stopped capturing
+ * meanwhile (the caller records it as usual). */
+static tb_status record_in_capture(tb_event e, tbk_stream *s) {
+  tbk_capture_mark *fresh = NULL;
+  pthread_mutex_lock(&e->mutex);
+  bool has_mark = e->mark != NULL;
+  pthread_mutex_unlock(&e->mutex);
+  if (!has_mark && (fresh = malloc(sizeof *fresh)) == NULL) {
+    return tbk_fail_as(s->rt->name, TB_ERROR_OUT_OF_MEMORY, "event record: out of memory");
+  }
+  tbk_capture_mark mark;
+  pthread_mutex_lock(&s->rt->streams_mutex);
+  tbk_capture *capture = atomic_load_explicit(&s->capture, memory_order_acquire);
+  if (capture != NULL) {
+    tbk_capture_mark_record(capture, s, &mark);
+    pthread_mutex_lock(&e->mutex);
+    if (e->mark == NULL) {
+      e->mark = fresh;
+      fresh = NULL;
+    }
+    *e->mark = mark;
+    tbk_record *previous = e->latest;
+    e->latest = NULL;
+    pthread_mutex_unlock(&e->mutex);
+    record_release(previous);
+  }
+  pthread_mutex_unlock(&s->rt->streams_mutex);
+  free(fresh);
+  return capture != NULL ? TB_OK : TB_ERROR_NOT_READY;
+}
+
+/* With streams_mutex held: the capture under way in which `e` was last recorded, or NULL. */
+static tbk_capture *capture_of_event(tb_event e, tbk_capture_mark *mark) {
+  pthread_mutex_lock(&e->mutex);
+  uint64_t id = e->mark != NULL ? e->mark->capture_id : 0;
+  if (id != 0 && mark != NULL) *mark = *e->mark;
+  pthread_mutex_unlock(&e->mutex);
+  return id != 0 ? tbk_capture_find(e->rt, id) : NULL;
+}
+
+/* Refuses `call` (query, synchronize, elapsed_time) of an event recorded in a capture under
+ * way: it would wait for captured work, which runs only in the graph's replays. */
+static tb_status refuse_if_captured(tb_event e, const char *call) {
+  if (atomic_load_explicit(&e->rt->active_captures, memory_order_acquire) == 0) return TB_OK;
+  tb_status status = TB_OK;
+  pthread_mutex_lock(&e->rt->streams_mutex);
+  tbk_capture *capture = capture_of_event(e, NULL);
+  if (capture != NULL) {
+    status = tbk_capture_refuse(e->rt, capture, call,
+                                "the event was recorded in the capture, and waiting for it "
+                                "would wait for captured work, which runs only in replays");
+  }
+  pthread_mutex_unlock(&e->rt->streams_mutex);
+  return status;
+}
+
 tb_status tbk_event_record(tb_context ctx, tb_event e, tb_stream s) {
   tb_status status = check_event(ctx, e, "event record");
   if (status == TB_OK) status = tbk_check_stream(ctx, s, "event record");
@@ -667,8 +730,10 @@ tb_status tbk_event_record(tb_context ctx, tb_event e, tb_stream s) {
                        "event record: the event belongs to device %d, the stream to device %d",
                        (int)e->device, (int)s->device);
   }
-  status = refuse_if_capturing(s, "event record", "the kit's graphs do not capture events");
-  if (status != TB_OK) return status;
+  if (atomic_load_explicit(&s->capture, memory_order_acquire) != NULL) {
+    status = record_in_capture(e, s);
+    if (status != TB_ERROR_NOT_READY) return status; /* not NOT_READY: the capture ended */
+  }
   tbk_task *task = tbk_task_new(s, NULL, sizeof(marker));
   tbk_record *r = calloc(1, sizeof *r);
   if (task == NULL || r == NULL) {
@@ -682,6 +747,7 @@ tb_status tbk_event_record(tb_context ctx, tb_event e, tb_stream s) {
   pthread_mutex_lock(&e->mutex);
   tbk_record *previous = e->latest;
   e->latest = r;
+  if (e->mark != NULL) e->mark->capture_id = 0;
   pthread_mutex_unlock(&e->mutex);
   record_release(previous);
   atomic_fetch_add(&e->refs, 1);
@@ -709,6 +775,7 @@ static bool record_done(tb_event e, const tbk_record *r) {
 
 tb_status tbk_event_query(tb_context ctx, tb_event e) {
   tb_status status = check_event(ctx, e, "event query");
+  if (status == TB_OK) status = refuse_if_captured(e, "event query");
   if (status == TB_OK) status = tbk_check_fault(ctx, e->device, "event query");
   if (status != TB_OK) return status;
   tbk_record *r = pending_record(e);
@@ -729,6 +796,7 @@ static void wait_record(tb_event e, const tbk_record *r) {
 
 tb_status tbk_event_synchronize(tb_context ctx, tb_event e) {
   tb_status status = check_event(ctx, e, "event synchronize");
+  if (status == TB_OK) status = refuse_if_captured(e, "event synchronize");
   if (status != TB_OK) return status;
   tbk_record *r = pending_record(e);
   if (r != NULL) wait_record(e, r);
@@ -747,11 +815,21 @@ tb_status tbk_stream_wait_event(tb_context ctx, tb_stream s, tb_event e) {
   if (status == TB_OK) status = check_event(ctx, e, "stream wait_event");
   if (status == TB_OK) status = tbk_check_fault(ctx, s->device, "stream wait_event");
   if (status != TB_OK) return status;
+  if (atomic_load_explicit(&s->rt->active_captures, memory_order_acquire) != 0) {
+    /* An event recorded in a capture: the stream joins it, or learns how far it got. */
+    tbk_capture_mark mark;
+    pthread_mutex_lock(&s->rt->streams_mutex);
+    tbk_capture *capture = capture_of_event(e, &mark);
+    if (capture != NULL) status = tbk_capture_wait(capture, s, &mark);
+    pthread_mutex_unlock(&s->rt->streams_mutex);
+    if (capture != NULL) return status;
+  }
   tbk_record *r = pending_record(e);
   if (r == NULL) return TB_OK; /* never recorded, or already complete: nothing to wait for */
   status = refuse_if_capturing(s, "stream wait_event",
-                               "the event is not complete and the kit's graphs do not capture "
-                               "waits on events");
+                               "the event was recorded outside the capture and is not complete: "
+                               "a dependency on work outside the capture (CUDA's "
+                               "cudaErrorStreamCaptureIsolation)");
   if (status != TB_OK) {
     record_release(r);
     return status;
@@ -782,6 +860,8 @@ static bool latest_record(tb_event e, bool *done, uint64_t *timestamp_ns) {
 tb_status tbk_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, float *ms) {
   tb_status status = check_event(ctx, start, "elapsed_time (start)");
   if (status == TB_OK) status = check_event(ctx, end, "elapsed_time (end)");
+  if (status == TB_OK) status = refuse_if_captured(start, "elapsed_time");
+  if (status == TB_OK) status = refuse_if_captured(end, "elapsed_time");
   if (status != TB_OK) return status;
   if (ms == NULL)
     return tbk_fail_as(CTX_NAME(ctx), TB_ERROR_INVALID_ARGUMENT, "elapsed_time: ms is NULL");

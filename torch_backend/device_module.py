@@ -350,6 +350,26 @@ class graph:
             self._stream_context.__exit__(None, None, None)
 
 
+# The graph class under torch.cuda's name too, so that a program ported by renaming
+# ``torch.cuda.X`` to ``torch.<device>.X`` keeps working (torch_npu has ``NPUGraph``).
+Graph = torch.accelerator.Graph
+CUDAGraph = torch.accelerator.Graph
+
+
+def make_graphed_callables(
+    callables: Any,
+    sample_args: tuple[Any, ...],
+    num_warmup_iters: int = 3,
+    allow_unused_input: bool = False,
+    pool: tuple[int, int] | None = None,
+) -> Any:
+    """Graphed versions of modules or functions, as ``torch.cuda.make_graphed_callables``
+    (see :mod:`torch_backend.graphed_callables`)."""
+    from torch_backend.graphed_callables import make_graphed_callables as make
+
+    return make(callables, sample_args, num_warmup_iters, allow_unused_input, pool)
+
+
 # ----------------------------------------------------------------------------------------------
 # Random numbers
 

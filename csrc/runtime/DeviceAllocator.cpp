@@ -179,6 +179,11 @@ struct alignas(64) DeviceCache {
   // order, so each queue is checked from the front and only up to the first incomplete one.
   std::unordered_map<c10::Stream, std::deque<PendingFree>> pending;
   size_t pending_count = 0;
+  // Blocks freed during a capture that other streams used: an event recorded on such a stream
+  // then would be captured, never completing outside a replay, so the events are recorded
+  // once no capture is under way (CUDA's needs_events_deferred_until_no_capture).
+  std::vector<Block*> deferred;
+  std::atomic<bool> has_deferred{false};
   std::map<uintptr_t, Segment> segments;  // every segment held, by base address
   std::map<c10::MempoolId_t, std::unique_ptr<PrivatePool>> private_pools;
   // Recycled Block objects and set nodes: the steady state allocates no host memory.
@@ -427,6 +432,9 @@ class CachingAllocator final : public c10::DeviceAllocator {
 
   Block* Allocate(c10::DeviceIndex device, size_t requested) {
     const size_t size = round_size(requested);
+    if (C10_UNLIKELY(Cache(device).has_deferred.load(std::memory_order_relaxed))) {
+      FlushDeferred(Cache(device));
+    }
     // Current stream ids are validated when set (check_stream): small.
     const auto stream = static_cast<int32_t>(current_stream_id(device));
     // During a capture, the capturing stream allocates from the graph's pool (and another
@@ -862,6 +870,7 @@ class CachingAllocator final : public c10::DeviceAllocator {
 
   void Free(Block* block) {
     DeviceCache& cache = *block->pool->cache;
+    if (C10_UNLIKELY(cache.has_deferred.load(std::memory_order_relaxed))) FlushDeferred(cache);
     // No one else holds the storage any more, so no one can give it values now.
     if (C10_UNLIKELY(block->has_meta)) {
       block->has_meta = false;
@@ -886,9 +895,35 @@ class CachingAllocator final : public c10::DeviceAllocator {
         return;
       }
       block->state = Block::State::kPending;
+      if (C10_UNLIKELY(graph::capturing_any())) {
+        cache.deferred.push_back(block);  // keeps its uses
+        cache.has_deferred.store(true, std::memory_order_relaxed);
+        return;
+      }
       uses = std::move(block->uses);
       block->uses.clear();
     }
+    InsertEvents(cache, block, uses);
+  }
+
+  // Records the events of the deferred frees, once no capture is under way.
+  void FlushDeferred(DeviceCache& cache) {
+    if (graph::capturing_any()) return;
+    std::vector<Block*> blocks;
+    {
+      std::lock_guard<std::mutex> lock(cache.mutex);
+      blocks.swap(cache.deferred);
+      cache.has_deferred.store(false, std::memory_order_relaxed);
+    }
+    for (Block* block : blocks) {
+      std::vector<c10::Stream> uses = std::move(block->uses);
+      block->uses.clear();
+      InsertEvents(cache, block, uses);
+    }
+  }
+
+  // Frees pending `block` once every stream of `uses` has reached this point.
+  void InsertEvents(DeviceCache& cache, Block* block, const std::vector<c10::Stream>& uses) {
     // Used on other streams: free once each of them has reached this point, known by an event
     // recorded on it now.  Outside the lock, since a stream may have to be waited for: where
     // the event cannot be created or recorded, the free waits for that stream instead; where

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/Device.h"
+#include "runtime/Graph.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
 
@@ -61,10 +62,12 @@ void record_event(Event* event, c10::Stream stream) {
   TORCH_CHECK(stream.device_index() == event->device, "torch_backend: cannot record an event of ",
               make_device(event->device), " on a stream of ", stream.device());
   TB_VENDOR_CALL(event, record, event->handle, vendor_stream(stream));
+  if (C10_UNLIKELY(graph::capturing_any())) graph::note_event_record(event, stream);
 }
 
 void stream_wait_event(c10::Stream stream, const Event* event) {
   TB_VENDOR_CALL(stream, wait_event, vendor_stream(stream), event->handle);
+  if (C10_UNLIKELY(graph::capturing_any())) graph::note_stream_wait(stream, event);
 }
 
 bool query_event(const Event* event) { return TB_VENDOR_QUERY(event, query, event->handle); }

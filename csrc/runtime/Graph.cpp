@@ -8,16 +8,19 @@
 #include <c10/util/Logging.h>
 #include <c10/util/ScopeExit.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "profiler/Profiler.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceAllocator.h"
+#include "runtime/Event.h"
 #include "runtime/Generator.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
@@ -47,10 +50,19 @@ struct Capture {
   std::string invalid;  // the first refused operation's message
   std::vector<CapturedGenerator> generators;
   std::vector<std::string> ops;  // operators enqueued, in order (debug_dump)
+  // The streams that joined it (multi-stream capture): each waited for an event recorded in it.
+  std::vector<c10::StreamId> joined;
+
+  bool has(c10::StreamId id) const {
+    return id == stream || std::find(joined.begin(), joined.end(), id) != joined.end();
+  }
 };
 
-std::mutex g_mutex;                   // guards g_captures and every Capture in it
-std::vector<Capture*> g_captures;     // the captures under way
+std::mutex g_mutex;                // guards g_captures, every Capture in it, g_event_capture
+std::vector<Capture*> g_captures;  // the captures under way
+// The capture in which each event was last recorded, while that capture is under way (events
+// live as long as the process, Event.h).
+std::unordered_map<const Event*, Capture*> g_event_capture;
 std::atomic<uint64_t> g_pool_ids{1};  // graph pool ids this process made: {id, 0}
 // Set while this thread allocates a generator's graph state: from the general pools, never
 // from the graph's (see capture_philox).
@@ -83,7 +95,7 @@ const char* mode_name(at::GraphCaptureMode mode) {
 
 Capture* find_capture(c10::DeviceIndex device, c10::StreamId stream) {
   for (Capture* capture : g_captures) {
-    if (capture->device == device && capture->stream == stream) return capture;
+    if (capture->device == device && capture->has(stream)) return capture;
   }
   return nullptr;
 }
@@ -287,6 +299,9 @@ class DeviceGraph final : public at::GraphImplInterface {
       if (*it == capture_.get()) {
         g_captures.erase(it);
         g_active_captures--;
+        for (auto e = g_event_capture.begin(); e != g_event_capture.end();) {
+          e = e->second == capture_.get() ? g_event_capture.erase(e) : std::next(e);
+        }
         return;
       }
     }
@@ -327,7 +342,7 @@ void check_capturable(c10::DeviceIndex device, const std::string& what) {
   std::lock_guard<std::mutex> lock(g_mutex);
   for (Capture* capture : g_captures) {
     if (capture->device != device) continue;
-    if (capture->stream == current || forbids(*capture)) {
+    if (capture->has(current) || forbids(*capture)) {
       refuse(*capture, what, "it cannot be captured into a graph");
     }
   }
@@ -417,6 +432,26 @@ bool is_current_stream_capturing() {
   const c10::StreamId stream = current_stream_id(device);
   std::lock_guard<std::mutex> lock(g_mutex);
   return find_capture(device, stream) != nullptr;
+}
+
+void note_event_record(const Event* event, c10::Stream stream) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (Capture* capture = find_capture(stream.device_index(), stream.id())) {
+    g_event_capture[event] = capture;
+  } else {
+    g_event_capture.erase(event);
+  }
+}
+
+void note_stream_wait(c10::Stream stream, const Event* event) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto found = g_event_capture.find(event);
+  if (found == g_event_capture.end()) return;
+  Capture* capture = found->second;
+  if (capture->device == stream.device_index() &&
+      find_capture(capture->device, stream.id()) == nullptr) {
+    capture->joined.push_back(stream.id());
+  }
 }
 
 c10::MempoolId_t new_pool_handle() { return {0, g_pool_ids++}; }

@@ -20,6 +20,7 @@
 namespace torch_backend {
 
 class PhiloxGenerator;
+struct Event;
 
 namespace graph {
 
@@ -61,6 +62,14 @@ const uint64_t* capture_philox(c10::DeviceIndex device, PhiloxGenerator* generat
 // Records that the capturing current stream of `device` enqueued operator `name` (for
 // debug_dump); does nothing while that stream does not capture.
 void note_captured_op(c10::DeviceIndex device, const char* name);
+
+// Multi-stream capture, as CUDA's (the vendor keeps the same rule, vendor.h ABI 2.6): an event
+// recorded on a capturing stream belongs to its capture, and a stream that waits for it joins
+// the capture -- its allocations come from the graph's pool and the checks above treat it as
+// capturing -- until the capture ends.  Called after the vendor accepted the record or wait,
+// only while a capture is under way (capturing_any()).
+void note_event_record(const Event* event, c10::Stream stream);
+void note_stream_wait(c10::Stream stream, const Event* event);
 
 // Whether `stream` captures a graph.
 bool is_capturing(c10::Stream stream);

@@ -1433,10 +1433,24 @@ typedef struct tb_collectives_extension {
  *   capture: tb_stream_api::query and synchronize of the capturing stream,
  *   tb_device_api::synchronize of its device, tb_event_api::record on it and
  *   tb_stream_api::wait_event on it (for an event not yet complete; a vendor may support
- *   either, see its documentation), and -- depending on the capture mode -- the blocking
+ *   either, as below), and -- depending on the capture mode -- the blocking
  *   copies (copy_h2d, copy_d2h, copy_d2d) of the device.  capture_end of an invalidated
  *   capture fails (::TB_ERROR_NOT_SUPPORTED, the first error's message) and ends it without a
  *   graph.
+ * - A vendor that accepts tb_event_api::record on a capturing stream captures several streams,
+ *   with CUDA's rules (what PyTorch's autograd engine, whole-network capture and
+ *   `make_graphed_callables` rely on): the record is a point in the graph, not work; a stream
+ *   of the device that is not capturing and waits for that event joins the capture (a fork):
+ *   its work from then on is captured into the same graph, after the work the event marks;
+ *   a wait of a capturing stream for it orders what follows after the marked work (a join).
+ *   capture_end, called on the stream that began the capture, ends it for every stream that
+ *   joined, and fails (::TB_ERROR_NOT_SUPPORTED, invalidated) unless each joined stream was
+ *   joined back: the beginning stream waited for an event recorded on it after its last
+ *   captured work (cudaErrorStreamCaptureUnjoined).  capture_end on a stream that only joined
+ *   fails and invalidates the capture (cudaErrorStreamCaptureUnmatched); a wait that would link
+ *   two captures fails and invalidates both (cudaErrorStreamCaptureIsolation).  An event
+ *   recorded in a capture cannot be queried or synchronized while the capture lasts (both
+ *   fail and invalidate it); once it ended, the event has nothing to wait for.
  * - torch_backend itself never sends a capturing stream what cannot be captured: it raises,
  *   naming the operation, before calling the vendor (a CPU fallback, a blocking copy, a
  *   synchronize), and it serves allocations on the capturing stream from the graph's private

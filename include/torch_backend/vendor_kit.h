@@ -284,9 +284,12 @@ tb_status tbk_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, f
  * enqueued on it (tbk_stream_enqueue() records them) and a graph replays them in order as one
  * task of the launching stream.  A kit vendor's kernels, copies and memsets are captured as
  * they are, provided a task does not consume its payload when it runs (it runs once per
- * replay); the kit's event records and waits, which do, are refused during capture.  The kit's
- * stream and device synchronisation refuse to wait for a capturing stream (and invalidate the
- * capture), as vendor.h's @ref tb_graphs says.
+ * replay).  Event records and waits are captured as dependencies, not tasks: the kit captures
+ * several streams with CUDA's rules (vendor.h's @ref tb_graphs), recording the work of every
+ * stream that joined the capture into its one task list in the order the host enqueued it,
+ * which a replay runs serially; at most 32 streams join one capture.  The kit's stream and
+ * device synchronisation refuse to wait for a capturing stream (and invalidate the capture),
+ * as vendor.h's @ref tb_graphs says.
  *
  * @code
  * static const tb_graphs_extension graphs = {

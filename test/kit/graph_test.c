@@ -519,16 +519,24 @@ static void test_refusals(void) {
   CHECK_STATUS(tbk_device_synchronize(CTX, 0), TB_ERROR_NOT_SUPPORTED);
   END_REFUSED(stream, "device synchronize");
 
-  context = "refusals: event record";
+  context = "refusals: query and synchronize of an event recorded in the capture";
   CHECK_OK(tbk_graph_capture_begin(CTX, stream, TB_CAPTURE_GLOBAL));
-  CHECK_STATUS(tbk_event_record(CTX, event, stream), TB_ERROR_NOT_SUPPORTED);
-  END_REFUSED(stream, "event record");
+  CHECK_OK(tbk_event_record(CTX, event, stream)); /* a dependency, not work */
+  CHECK_STATUS(tbk_event_query(CTX, event), TB_ERROR_NOT_SUPPORTED);
+  END_REFUSED(stream, "event query");
+  CHECK_OK(tbk_event_query(CTX, event)); /* its capture ended: nothing to wait for */
+  CHECK_OK(tbk_event_synchronize(CTX, event));
+  CHECK_OK(tbk_graph_capture_begin(CTX, stream, TB_CAPTURE_GLOBAL));
+  CHECK_OK(tbk_event_record(CTX, event, stream));
+  CHECK_STATUS(tbk_event_synchronize(CTX, event), TB_ERROR_NOT_SUPPORTED);
+  END_REFUSED(stream, "event synchronize");
 
-  context = "refusals: a wait for an event not yet complete";
+  context = "refusals: a wait for an event recorded outside the capture, not yet complete";
   CHECK_OK(launch_sleep(other, 50, 100));
   CHECK_OK(tbk_event_record(CTX, event, other));
   CHECK_OK(tbk_graph_capture_begin(CTX, stream, TB_CAPTURE_GLOBAL));
   CHECK_STATUS(tbk_stream_wait_event(CTX, stream, event), TB_ERROR_NOT_SUPPORTED);
+  CHECK_MESSAGE("cudaErrorStreamCaptureIsolation");
   END_REFUSED(stream, "wait_event");
   CHECK_OK(tbk_stream_synchronize(CTX, other));
 
@@ -604,6 +612,140 @@ static void test_refusals(void) {
   CHECK_OK(tbk_stream_destroy(CTX, stream));
   CHECK_OK(tbk_stream_destroy(CTX, other));
   CHECK_OK(tbk_stream_destroy(CTX, remote));
+}
+
+/* Multi-stream capture, as CUDA's: a stream that waits for an event recorded in a capture
+ * joins it (a fork), its work is captured, and it must be joined back (the capturing stream
+ * waits for an event recorded on it) before capture_end. */
+static void test_fork_join(void) {
+  tb_stream main_stream = new_stream(0), side = new_stream(0), side2 = new_stream(0);
+  tb_stream remote = new_stream(1), lone = new_stream(0);
+  tb_event fork = NULL, join = NULL, join2 = NULL;
+  CHECK_OK(tbk_event_create(CTX, 0, 0, &fork));
+  CHECK_OK(tbk_event_create(CTX, 0, 0, &join));
+  CHECK_OK(tbk_event_create(CTX, 0, 0, &join2));
+
+  context = "fork/join: two side streams, replayed in a dependency order";
+  CHECK_OK(tbk_graph_capture_begin(CTX, main_stream, TB_CAPTURE_GLOBAL));
+  CHECK_OK(launch_log(main_stream, 1));
+  CHECK_OK(tbk_event_record(CTX, fork, main_stream));
+  CHECK_OK(tbk_stream_wait_event(CTX, side, fork)); /* side joins */
+  CHECK_OK(tbk_stream_wait_event(CTX, side2, fork));
+  CHECK_OK(launch_sleep(side, 5, 2)); /* captured, not run */
+  CHECK_OK(launch_log(side2, 3));
+  CHECK_OK(launch_log(main_stream, 4));
+  CHECK_STATUS(tbk_stream_query(CTX, side), TB_ERROR_NOT_SUPPORTED); /* side captures */
+  END_REFUSED(main_stream, "stream query");
+  CHECK_OK(tbk_stream_synchronize(CTX, side)); /* the capture ended for side too */
+  CHECK_OK(tbk_stream_synchronize(CTX, side2));
+
+  log_reset();
+  CHECK_OK(tbk_graph_capture_begin(CTX, main_stream, TB_CAPTURE_GLOBAL));
+  CHECK_OK(launch_log(main_stream, 1));
+  CHECK_OK(tbk_event_record(CTX, fork, main_stream));
+  CHECK_OK(tbk_stream_wait_event(CTX, side, fork));
+  CHECK_OK(tbk_stream_wait_event(CTX, side2, fork));
+  CHECK_OK(launch_sleep(side, 5, 2));
+  CHECK_OK(launch_log(side2, 3));
+  CHECK_OK(launch_log(main_stream, 4));
+  CHECK_OK(tbk_event_record(CTX, join, side));
+  CHECK_OK(tbk_stream_wait_event(CTX, main_stream, join));
+  CHECK_OK(tbk_event_record(CTX, join2, side2));
+  CHECK_OK(tbk_stream_wait_event(CTX, main_stream, join2));
+  CHECK_OK(launch_log(main_stream, 5));
+  tb_graph graph = END_OK(main_stream);
+  sleep_ms(10);
+  CHECK(log_read(NULL, 0) == 0); /* nothing ran during the capture */
+  if (graph != NULL) {
+    for (int replay = 0; replay < 2; replay++) {
+      CHECK_OK(tbk_graph_launch(CTX, graph, lone));
+    }
+    CHECK_OK(tbk_stream_synchronize(CTX, lone));
+    CHECK_LOG(1, 2, 3, 4, 5, 1, 2, 3, 4, 5);
+    CHECK_OK(tbk_graph_destroy(CTX, graph));
+  }
+  /* Outside a capture the side streams run their own work again. */
+  log_reset();
+  CHECK_OK(launch_log(side, 6));
+  CHECK_OK(tbk_stream_synchronize(CTX, side));
+  CHECK_LOG(6);
+
+  context = "fork/join: a joined stream not joined back";
+  CHECK_OK(tbk_graph_capture_begin(CTX, main_stream, TB_CAPTURE_GLOBAL));
+  CHECK_OK(tbk_event_record(CTX, fork, main_stream));
+  CHECK_OK(tbk_stream_wait_event(CTX, side, fork));
+  CHECK_OK(launch_log(side, 7));
+  CHECK_OK(tbk_event_record(CTX, join, side));
+  CHECK_OK(tbk_stream_wait_event(CTX, main_stream, join));
+  CHECK_OK(launch_log(side, 8)); /* after the join: unjoined again */
+  END_REFUSED(main_stream, "cudaErrorStreamCaptureUnjoined");
+  /* A stream that joined and did nothing more must be joined back too. */
+  CHECK_OK(tbk_graph_capture_begin(CTX, main_stream, TB_CAPTURE_GLOBAL));
+  CHECK_OK(tbk_event_record(CTX, fork, main_stream));
+  CHECK_OK(tbk_stream_wait_event(CTX, side, fork));
+  END_REFUSED(main_stream, "not joined back");
+
+  context = "fork/join: a join through another joined stream (transitive)";
+  log_reset();
+  CHECK_OK(tbk_graph_capture_begin(CTX, main_stream, TB_CAPTURE_GLOBAL));
+  CHECK_OK(tbk_event_record(CTX, fork, main_stream));
+  CHECK_OK(tbk_stream_wait_event(CTX, side, fork));
+  CHECK_OK(launch_log(side, 1));
+  CHECK_OK(tbk_event_record(CTX, join, side));
+  CHECK_OK(tbk_stream_wait_event(CTX, side2, join)); /* side2 joins through side */
+  CHECK_OK(launch_log(side2, 2));
+  CHECK_OK(tbk_event_record(CTX, join2, side2));
+  CHECK_OK(tbk_stream_wait_event(CTX, main_stream, join2)); /* covers side and side2 */
+  graph = END_OK(main_stream);
+  if (graph != NULL) {
+    CHECK_OK(tbk_graph_launch(CTX, graph, lone));
+    CHECK_OK(tbk_stream_synchronize(CTX, lone));
+    CHECK_LOG(1, 2);
+    CHECK_OK(tbk_graph_destroy(CTX, graph));
+  }
+
+  context = "fork/join: misuse";
+  /* capture_end from a joined stream: refused and the capture invalidated, not ended. */
+  CHECK_OK(tbk_graph_capture_begin(CTX, main_stream, TB_CAPTURE_GLOBAL));
+  CHECK_OK(tbk_event_record(CTX, fork, main_stream));
+  CHECK_OK(tbk_stream_wait_event(CTX, side, fork));
+  tb_graph refused = NULL;
+  CHECK_STATUS(tbk_graph_capture_end(CTX, side, &refused), TB_ERROR_NOT_SUPPORTED);
+  CHECK_MESSAGE("cudaErrorStreamCaptureUnmatched");
+  CHECK(refused == NULL);
+  /* A joined stream cannot begin a capture of its own, nor launch a graph. */
+  CHECK_STATUS(tbk_graph_capture_begin(CTX, side, TB_CAPTURE_GLOBAL), TB_ERROR_INVALID_ARGUMENT);
+  END_REFUSED(main_stream, "cudaErrorStreamCaptureUnmatched");
+  /* A stream of another device cannot join. */
+  CHECK_OK(tbk_graph_capture_begin(CTX, main_stream, TB_CAPTURE_RELAXED));
+  CHECK_OK(tbk_event_record(CTX, fork, main_stream));
+  CHECK_STATUS(tbk_stream_wait_event(CTX, remote, fork), TB_ERROR_NOT_SUPPORTED);
+  END_REFUSED(main_stream, "another device");
+  /* A wait that links two captures invalidates both. */
+  CHECK_OK(tbk_graph_capture_begin(CTX, main_stream, TB_CAPTURE_RELAXED));
+  CHECK_OK(tbk_graph_capture_begin(CTX, side, TB_CAPTURE_RELAXED));
+  CHECK_OK(tbk_event_record(CTX, fork, main_stream));
+  CHECK_STATUS(tbk_stream_wait_event(CTX, side, fork), TB_ERROR_NOT_SUPPORTED);
+  CHECK_MESSAGE("cudaErrorStreamCaptureIsolation");
+  END_REFUSED(side, "cudaErrorStreamCaptureIsolation");
+  END_REFUSED(main_stream, "cudaErrorStreamCaptureIsolation");
+  /* An event recorded in an ended capture: waits for it wait for nothing. */
+  CHECK_OK(tbk_stream_wait_event(CTX, lone, fork));
+  CHECK_OK(tbk_stream_synchronize(CTX, lone));
+  /* A record outside a capture makes the event an ordinary one again. */
+  CHECK_OK(launch_sleep(side, 30, 9));
+  CHECK_OK(tbk_event_record(CTX, fork, side));
+  CHECK_STATUS(tbk_event_query(CTX, fork), TB_ERROR_NOT_READY);
+  CHECK_OK(tbk_event_synchronize(CTX, fork));
+
+  CHECK_OK(tbk_event_destroy(CTX, fork));
+  CHECK_OK(tbk_event_destroy(CTX, join));
+  CHECK_OK(tbk_event_destroy(CTX, join2));
+  tb_stream all[] = {main_stream, side, side2, remote, lone};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    CHECK_OK(tbk_stream_synchronize(CTX, all[i]));
+    CHECK_OK(tbk_stream_destroy(CTX, all[i]));
+  }
 }
 
 static void test_fault(void) {
@@ -783,6 +925,7 @@ int main(void) {
   test_two_streams();
   test_check_capture();
   test_refusals();
+  test_fork_join();
   test_fault();
   test_destroy_queued();
   test_concurrent_end();

@@ -420,6 +420,17 @@ static inline float pow_f16(float x, double e) {
    : (e) == -2.0                  ? (T)1 / ((x) * (x))         \
                                   : (T)pow(x, (T)(e)))
 FLOAT_OP(UNARY_LOOP, pow_scalar, POW_SCALAR(x, P->f[0], LOOP_DTYPE))
+/* pow with a scalar base (slot 0) and a tensor exponent, as ATen's CPU computes it: the base
+ * converted to the result's dtype, then std::pow in float for float32 and the half types
+ * (ATen's opmath), in double for float64.  Capturable Adam's bias corrections are made of it. */
+#define POW_BASE(b, x, dtype)                                                                      \
+  ((dtype) == TB_DTYPE_FLOAT64                                                                     \
+       ? (T)pow((double)(b), (double)(x))                                                          \
+       : (T)powf((dtype) == TB_DTYPE_FLOAT16    ? emu_half_to_float(emu_float_to_half((float)(b))) \
+                 : (dtype) == TB_DTYPE_BFLOAT16 ? round_bf16((float)(b))                           \
+                                                : (float)(b),                                      \
+                 (float)(x)))
+FLOAT_OP(UNARY_LOOP, pow_base, POW_BASE(P->f[0], x, LOOP_DTYPE))
 FLOAT_OP(UNARY_LOOP, gelu, GELU(x, (int)P->i[0]))
 /* hardswish and hardsigmoid as ATen's CPU kernels write them: NaN propagates */
 FLOAT_OP(UNARY_LOOP, hardswish, MINIMUM(MAXIMUM(x + (T)3, (T)0), (T)6) * x / (T)6)
@@ -702,6 +713,10 @@ EW_KERNEL(relu_, "relu_", "T", INPUTS(0), 0, NO_SCALARS, relu_loops, false, -1,
 EW_KERNEL(pow_scalar, "pow.Tensor_Scalar_out", "xnT", INPUTS(0), 2, SCALARS(1), pow_scalar_loops,
           false, -1, EMU_FLOATS,
           "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)")
+/* pow.Scalar_out: (self, exponent, out), self the scalar base */
+EW_KERNEL(pow_base, "pow.Scalar_out", "nxT", INPUTS(1), 2, SCALARS(0), pow_base_loops, false, -1,
+          EMU_FLOATS,
+          "pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)")
 UNARY(hardswish, "hardswish.out", hardswish_loops, EMU_FLOATS,
       "hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 /* hardswish_: (self); self is operand and output */
@@ -1213,6 +1228,7 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_relu,
                                                     &k_relu_,
                                                     &k_pow_scalar,
+                                                    &k_pow_base,
                                                     &k_gelu,
                                                     &k_hardswish,
                                                     &k_hardswish_,

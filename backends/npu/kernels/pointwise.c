@@ -56,6 +56,7 @@
 #include <aclnnop/aclnn_reciprocal.h>
 #include <aclnnop/aclnn_relu.h>
 #include <aclnnop/aclnn_rsqrt.h>
+#include <aclnnop/aclnn_rsub.h>
 #include <aclnnop/aclnn_s_where.h>
 #include <aclnnop/aclnn_sigmoid.h>
 #include <aclnnop/aclnn_sigmoid_backward.h>
@@ -270,6 +271,11 @@ NPU_KERNEL(k_add, "add.out", add_out, NPU_ALL,
 /* sdk guide: end */
 
 static tb_status sub_out(npu_call *c) {
+  if (npu_is_number(&c->args[0]) && npu_is_tensor(&c->args[1])) {
+    /* number - alpha * tensor: 1 - beta ** step, capturable Adam's bias correction */
+    return NPU_ACLNN(c, Rsubs, npu_tensor(c, 1), npu_scalar(c, 0), npu_scalar(c, 2),
+                     npu_tensor(c, 3));
+  }
   if (!npu_is_tensor(&c->args[0])) return npu_decline(c, "self is a number");
   aclTensor *self = npu_tensor(c, 0), *out = npu_tensor(c, 3);
   aclScalar *alpha = npu_scalar(c, 2);
@@ -354,6 +360,17 @@ static tb_status pow_out(npu_call *c) {
 }
 NPU_KERNEL(k_pow, "pow.Tensor_Scalar_out", pow_out, NPU_NUMBERS,
            "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)");
+
+/* pow.Scalar_out: [self (the base, a number), exponent, out]: capturable Adam's bias
+ * corrections */
+static tb_status pow_base_out(npu_call *c) {
+  if (!npu_is_number(&c->args[0]) || !npu_is_tensor(&c->args[1])) {
+    return npu_decline(c, "unexpected operands");
+  }
+  return NPU_ACLNN(c, PowScalarTensor, npu_scalar(c, 0), npu_tensor(c, 1), npu_tensor(c, 2));
+}
+NPU_KERNEL(k_pow_base, "pow.Scalar_out", pow_base_out, NPU_FLOATS,
+           "pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)");
 
 /* clamp.out: [self, min?, max?, out] */
 static tb_status clamp_out(npu_call *c) {
@@ -603,6 +620,7 @@ const tb_kernel *const npu_pointwise_kernels[] = {&k_add,
                                                   &k_silu_backward,
                                                   &k_threshold_backward,
                                                   &k_pow,
+                                                  &k_pow_base,
                                                   &k_clamp,
                                                   &k_clamp_min,
                                                   &k_clamp_min_tensor,

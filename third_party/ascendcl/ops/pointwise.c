@@ -37,6 +37,7 @@
 #include "aclnnop/aclnn_ne_scalar.h"
 #include "aclnnop/aclnn_ne_tensor.h"
 #include "aclnnop/aclnn_pow.h"
+#include "aclnnop/aclnn_rsub.h"
 #include "aclnnop/aclnn_s_where.h"
 #include "aclnnop/aclnn_sub.h"
 #include "internal.h"
@@ -81,6 +82,10 @@ static const sop_pointwise_spec k_inplace_sub = {"aclnnInplaceSub", sub_elem, SO
                                                  SOP_NUMBERS, 0};
 static const sop_pointwise_spec k_inplace_subs = {"aclnnInplaceSubs", sub_elem, SOP_NUMBERS,
                                                   SOP_NUMBERS, 0};
+
+/* rsub: other - alpha * self, other a scalar (operand 1) */
+PW_ELEM(rsub_elem, x[1].f - ex->f[0] * x[0].f, wrap_add(x[1].i, wrap_mul(-ex->i[0], x[0].i)))
+static const sop_pointwise_spec k_rsubs = {"aclnnRsubs", rsub_elem, SOP_NUMBERS, SOP_NUMBERS, 0};
 
 /* out = f(self, other; alpha): other a tensor or a scalar; alpha required and castable. */
 static aclnnStatus with_alpha(const sop_pointwise_spec *spec, const char *self_arg,
@@ -254,6 +259,27 @@ aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor *self, const ac
   return pw_run(&k_pow_ts, "out", out, 2, in, NULL, 0, false, workspaceSize, executor);
 }
 SOP_PHASE_TWO(PowTensorScalar)
+
+aclnnStatus aclnnRsubsGetWorkspaceSize(const aclTensor *self, const aclScalar *other,
+                                       const aclScalar *alpha, aclTensor *out,
+                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
+  SOP_CHECK(sop_check_nonnull(k_rsubs.name, "other", other));
+  SOP_CHECK(sop_check_nonnull(k_rsubs.name, "out", out));
+  return with_alpha(&k_rsubs, "self", self, NULL, other, alpha, out, workspaceSize, executor);
+}
+SOP_PHASE_TWO(Rsubs)
+
+static const sop_pointwise_spec k_pow_st = {"aclnnPowScalarTensor", pow_elem, SOP_FLOATS,
+                                            SOP_FLOATS, 0};
+
+aclnnStatus aclnnPowScalarTensorGetWorkspaceSize(const aclScalar *self, const aclTensor *exponent,
+                                                 aclTensor *out, uint64_t *workspaceSize,
+                                                 aclOpExecutor **executor) {
+  if (self == NULL) return sop_check_nonnull(k_pow_st.name, "self", NULL);
+  sop_operand in[2] = {{"self", NULL, self, 0}, {"exponent", exponent, NULL, 0}};
+  return pw_run(&k_pow_st, "out", out, 2, in, NULL, 0, false, workspaceSize, executor);
+}
+SOP_PHASE_TWO(PowScalarTensor)
 
 /* ---- clamps: NaN in the input or a bound propagates ---- */
 

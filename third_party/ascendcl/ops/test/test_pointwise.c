@@ -46,6 +46,7 @@
 #include "aclnnop/aclnn_reciprocal.h"
 #include "aclnnop/aclnn_relu.h"
 #include "aclnnop/aclnn_rsqrt.h"
+#include "aclnnop/aclnn_rsub.h"
 #include "aclnnop/aclnn_s_where.h"
 #include "aclnnop/aclnn_sigmoid.h"
 #include "aclnnop/aclnn_sigmoid_backward.h"
@@ -79,6 +80,7 @@ static void test_arithmetic(void) {
   tu_tensor bo = tu_make(ACL_BOOL, 2, D(2, 2), NULL);
   aclScalar *three = tu_scalar_i(ACL_INT64, 3), *half = tu_scalar_f(ACL_DOUBLE, 0.5);
   aclScalar *two_f = tu_scalar_f(ACL_FLOAT, 2);
+  aclScalar *one_f = tu_scalar_f(ACL_FLOAT, 1);
 
   TU_RUN(Mul, a.t, b.t, o.t);
   tu_read(&o, r);
@@ -151,10 +153,22 @@ static void test_arithmetic(void) {
   CHECK_NEAR(r[0], 0, 0);
   CHECK_NEAR(r[1], -1, 0);
   CHECK_NEAR(r[2], 1, 0);
+  /* rsub: 2 - 1 * [3, 5, 7, 9] */
+  TU_RUN(Rsubs, e.t, two_f, one_f, o.t);
+  tu_read(&o, r);
+  CHECK_NEAR(r[0], -1, 0);
+  CHECK_NEAR(r[3], -7, 0);
+  TU_EXPECT(Rsubs, ACLNN_ERR_PARAM_NULLPTR, "other", e.t, NULL, one_f, o.t);
+  /* pow with a scalar base: 2 ** [3, 5, 7, 9] */
+  TU_RUN(PowScalarTensor, two_f, e.t, o.t);
+  tu_read(&o, r);
+  CHECK_NEAR(r[0], 8, 0);
+  CHECK_NEAR(r[3], 512, 0);
+  TU_EXPECT(PowScalarTensor, ACLNN_ERR_PARAM_NULLPTR, "self", NULL, e.t, o.t);
 
   tu_tensor *all[] = {&a, &b, &o, &i32, &i32b, &io, &bo, &x, &e, &w, &base, &po};
   for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tu_free(all[k]);
-  aclScalar *scalars[] = {three, half, two_f, ten, minus_one};
+  aclScalar *scalars[] = {three, half, two_f, one_f, ten, minus_one};
   for (size_t k = 0; k < sizeof scalars / sizeof scalars[0]; k++) aclDestroyScalar(scalars[k]);
 }
 
