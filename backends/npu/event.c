@@ -18,9 +18,11 @@
  *   - a negative elapsed time is an error for aclrtEventElapsedTime
  *     (ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL) and a value for the ABI: the adapter measures the
  *     other way round and negates;
- *   - a stream capturing a graph (graph.c) refuses records, and waits for an event whose
- *     record is not complete (a complete one needs no wait), invalidating the capture: CANN
- *     would turn them into a multi-stream capture, which torch_backend's graphs do not use.
+ *   - on a stream capturing a graph, a record is a mark of the capture and a wait for one joins
+ *     the waiting stream into the capture (graph.c, multi-stream capture, as vendor.h says):
+ *     neither reaches AscendCL.  A wait of a capturing stream for an event recorded outside
+ *     the capture and not yet complete is refused, invalidating the capture (CUDA's
+ *     cudaErrorStreamCaptureIsolation); a complete one needs no wait.
  */
 #define _GNU_SOURCE
 
@@ -132,9 +134,9 @@ tb_status npu_event_record(tb_context ctx, tb_event event, tb_stream stream) {
                     "npu: event record: the event belongs to npu:%d, the stream to npu:%d",
                     (int)e->device, (int)device);
   }
-  status =
-      npu_capture_check_stream(ctx, stream, "event record", "npu does not capture event records");
-  if (status == TB_OK) status = npu_activate(ctx, device, "event record");
+  status = npu_capture_record(ctx, e, stream);
+  if (status != TB_ERROR_NOT_READY) return status; /* a mark in the capture of `stream` */
+  status = npu_activate(ctx, device, "event record");
   if (status != TB_OK) return status;
   aclError err = aclrtRecordEvent(e->handle, npu_acl_stream(stream));
   if (err == ACL_SUCCESS) {
@@ -153,7 +155,8 @@ tb_status npu_event_query(tb_context ctx, tb_event event) {
   tb_status status = check_event(ctx, event, "event query");
   if (status != TB_OK) return status;
   npu_event_rec *e = rec_of(event);
-  status = npu_fault_check(e->device, "event query");
+  status = npu_capture_check_event(ctx, e, "event query");
+  if (status == TB_OK) status = npu_fault_check(e->device, "event query");
   if (status != TB_OK || atomic_load(&e->state) != NPU_EVENT_RECORDED) return status;
   status = npu_activate(ctx, e->device, "event query");
   if (status != TB_OK) return status;
@@ -168,7 +171,8 @@ tb_status npu_event_synchronize(tb_context ctx, tb_event event) {
   tb_status status = check_event(ctx, event, "event synchronize");
   if (status != TB_OK) return status;
   npu_event_rec *e = rec_of(event);
-  status = npu_fault_check(e->device, "event synchronize");
+  status = npu_capture_check_event(ctx, e, "event synchronize");
+  if (status == TB_OK) status = npu_fault_check(e->device, "event synchronize");
   if (status != TB_OK || atomic_load(&e->state) != NPU_EVENT_RECORDED) return status;
   status = npu_activate(ctx, e->device, "event synchronize");
   if (status != TB_OK) return status;
@@ -182,8 +186,11 @@ tb_status npu_stream_wait_event(tb_context ctx, tb_stream stream, tb_event event
   npu_event_rec *e = rec_of(event);
   int32_t device = npu_stream_device(stream);
   status = npu_fault_check(device, "stream wait_event");
+  if (status != TB_OK) return status;
+  status = npu_capture_wait(ctx, stream, e);
+  if (status != TB_ERROR_NOT_READY) return status; /* a mark of a capture under way */
   /* Never recorded, or its record lost: complete, nothing to wait for. */
-  if (status != TB_OK || atomic_load(&e->state) != NPU_EVENT_RECORDED) return status;
+  if (atomic_load(&e->state) != NPU_EVENT_RECORDED) return TB_OK;
   status = npu_activate(ctx, device, "stream wait_event");
   if (status != TB_OK) return status;
   if (npu_stream_capturing(ctx, stream)) {
@@ -193,8 +200,9 @@ tb_status npu_stream_wait_event(tb_context ctx, tb_stream stream, tb_event event
                        "aclrtQueryEventStatus");
     if (status != TB_OK || state == ACL_EVENT_RECORDED_STATUS_COMPLETE) return status;
     return npu_capture_check_stream(ctx, stream, "stream wait_event",
-                                    "npu does not capture waits for an event whose record is not "
-                                    "complete");
+                                    "the event was recorded outside the capture and is not "
+                                    "complete: a dependency on work outside the capture (CUDA's "
+                                    "cudaErrorStreamCaptureIsolation)");
   }
   return npu_check(ctx, device, aclrtStreamWaitEvent(npu_acl_stream(stream), e->handle),
                    "aclrtStreamWaitEvent");
@@ -215,6 +223,9 @@ tb_status npu_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, f
   if (status != TB_OK) return status;
   if (ms == NULL) return npu_fail(ctx, TB_ERROR_INVALID_ARGUMENT, "npu: elapsed_time: ms is NULL");
   npu_event_rec *s = rec_of(start), *e = rec_of(end);
+  status = npu_capture_check_event(ctx, s, "elapsed_time");
+  if (status == TB_OK) status = npu_capture_check_event(ctx, e, "elapsed_time");
+  if (status != TB_OK) return status;
   if (!(s->flags & TB_EVENT_FLAG_TIMING) || !(e->flags & TB_EVENT_FLAG_TIMING)) {
     return npu_fail(ctx, TB_ERROR_NOT_SUPPORTED,
                     "npu: elapsed_time: the %s event was created without TB_EVENT_FLAG_TIMING",

@@ -20,9 +20,16 @@
  *     and fails with TB_ERROR_NOT_SUPPORTED and the first message;
  *   - the calls the ABI refuses are refused here before they reach AscendCL, whatever a CANN
  *     release would do with them: query and synchronize of the capturing stream, synchronize of
- *     its device, event record on it (CANN would record it into a multi-stream capture, which
- *     torch_backend's graphs do not use) and wait_event on it of an event whose record is not
- *     complete (one that is complete needs no wait, and is allowed);
+ *     its device, and wait_event on it of an event recorded outside the capture whose record
+ *     is not complete (one that is complete needs no wait, and is allowed);
+ *   - several streams are captured with vendor.h's (CUDA's) rules, by the adapter rather than
+ *     AscendCL's own multi-stream capture, which the stand-in lacks: an event recorded on a
+ *     capturing stream is a mark (the capture and the recording stream's vector clock), not an
+ *     AscendCL record; a stream that waits for it joins the capture, and until the capture
+ *     ends its work goes to the capturing stream's AscendCL stream (npu_stream::handle), which
+ *     records it in the order the host enqueued it -- a valid order of the captured graph;
+ *     capture_end fails unless every joined stream was joined back (counted from
+ *     npu_stream::launches), and on a stream that only joined;
  *   - what AscendCL refuses with a capture code otherwise (a blocking copy; an asynchronous
  *     copy of host memory host_malloc did not allocate, which AscendCL runs synchronously and
  *     cannot capture) fails with TB_ERROR_NOT_SUPPORTED and invalidates the captures concerned
@@ -173,6 +180,118 @@ tb_status npu_capture_refused(npu_context *ctx, int32_t device, int32_t other_de
   return npu_fail(ctx, TB_ERROR_NOT_SUPPORTED, "%s", message);
 }
 
+/* ---- multi-stream capture ---- */
+
+/* The member of `c` that is `s`, or NULL.  Under ctx->mutex. */
+static npu_capture_member *member_of(npu_capture *c, const npu_stream_rec *s) {
+  for (size_t i = 0; i < c->member_count; i++) {
+    if (c->members[i].stream == s) return &c->members[i];
+  }
+  return NULL;
+}
+
+/* How much work member `m` has had in the capture: the join (or begin) and each enqueue. */
+static uint64_t ops_of(const npu_capture_member *m) {
+  if (m->stream == NULL) return 0;
+  return 1 + (atomic_load_explicit(&m->stream->base.launches, memory_order_relaxed) - m->base);
+}
+
+/* The capture under way with id `id`, or NULL.  Under ctx->mutex. */
+static npu_capture *find_capture(npu_context *ctx, uint64_t id) {
+  if (id == 0) return NULL;
+  for (npu_stream_rec *s = ctx->streams; s != NULL; s = s->next) {
+    if (s->capture != NULL && s->capture->id == id) return s->capture;
+  }
+  return NULL;
+}
+
+/* A stream leaves its capture: its work goes to its own AscendCL stream again. */
+static void leave(npu_capture_member *m) {
+  if (m->stream == NULL) return;
+  atomic_store_explicit(&m->stream->base.handle, m->own, memory_order_release);
+  m->stream->capture = NULL;
+}
+
+tb_status npu_capture_record(npu_context *ctx, npu_event_rec *e, tb_stream stream) {
+  npu_stream_rec *s = rec_of(stream);
+  pthread_mutex_lock(&ctx->mutex);
+  npu_capture *c = s->capture;
+  if (c != NULL) {
+    const npu_capture_member *m = member_of(c, s); /* never NULL: s->capture is c */
+    memset(e->clock, 0, sizeof e->clock);
+    if (m != NULL) {
+      memcpy(e->clock, m->clock, sizeof e->clock);
+      e->clock[m - c->members] = ops_of(m);
+    }
+    e->capture_id = c->id;
+    /* A mark, not a record: once the capture ends, waits for it have nothing to wait for. */
+    atomic_store(&e->state, NPU_EVENT_NEVER_RECORDED);
+  } else {
+    e->capture_id = 0;
+  }
+  pthread_mutex_unlock(&ctx->mutex);
+  return c != NULL ? TB_OK : TB_ERROR_NOT_READY;
+}
+
+tb_status npu_capture_wait(npu_context *ctx, tb_stream stream, npu_event_rec *e) {
+  npu_stream_rec *s = rec_of(stream);
+  char message[1024] = "", other[1024];
+  pthread_mutex_lock(&ctx->mutex);
+  npu_capture *c = find_capture(ctx, e->capture_id);
+  if (c == NULL) {
+    pthread_mutex_unlock(&ctx->mutex);
+    return TB_ERROR_NOT_READY;
+  }
+  npu_stream_rec *origin = c->members[0].stream;
+  npu_capture_member *own = s->capture == c ? member_of(c, s) : NULL;
+  if (own != NULL) { /* a join, or a wait within the capture */
+    npu_capture_member *m = own;
+    for (size_t i = 0; i < NPU_CAPTURE_MAX_STREAMS; i++) {
+      if (e->clock[i] > m->clock[i]) m->clock[i] = e->clock[i];
+    }
+  } else if (s->capture != NULL) {
+    const char *why =
+        "the event was recorded in another capture: a dependency between two captures (CUDA's "
+        "cudaErrorStreamCaptureIsolation)";
+    refuse_locked(s, "stream wait_event", why, message, sizeof message);
+    refuse_locked(origin, "stream wait_event", why, other, sizeof other);
+  } else if (s->base.device != origin->base.device) {
+    refuse_locked(origin, "stream wait_event", "a stream of another device cannot join the capture",
+                  message, sizeof message);
+  } else if (c->member_count == NPU_CAPTURE_MAX_STREAMS) {
+    refuse_locked(origin, "stream wait_event",
+                  "the stream would join a capture that has 32 streams already", message,
+                  sizeof message);
+  } else { /* the fork: its work goes to the capturing stream's AscendCL stream from now on */
+    npu_capture_member *m = &c->members[c->member_count++];
+    memset(m, 0, sizeof *m);
+    m->stream = s;
+    m->own = atomic_load_explicit(&s->base.handle, memory_order_acquire);
+    m->base = atomic_load_explicit(&s->base.launches, memory_order_relaxed);
+    memcpy(m->clock, e->clock, sizeof m->clock);
+    s->capture = c;
+    atomic_store_explicit(&s->base.handle,
+                          atomic_load_explicit(&origin->base.handle, memory_order_acquire),
+                          memory_order_release);
+  }
+  pthread_mutex_unlock(&ctx->mutex);
+  return message[0] == '\0' ? TB_OK : npu_fail(ctx, TB_ERROR_NOT_SUPPORTED, "%s", message);
+}
+
+tb_status npu_capture_check_event(npu_context *ctx, npu_event_rec *e, const char *call) {
+  char message[1024] = "";
+  pthread_mutex_lock(&ctx->mutex);
+  npu_capture *c = find_capture(ctx, e->capture_id);
+  if (c != NULL) {
+    refuse_locked(c->members[0].stream, call,
+                  "the event was recorded in the capture, and waiting for it would wait for "
+                  "captured work, which runs only in the graph",
+                  message, sizeof message);
+  }
+  pthread_mutex_unlock(&ctx->mutex);
+  return c != NULL ? npu_fail(ctx, TB_ERROR_NOT_SUPPORTED, "%s", message) : TB_OK;
+}
+
 bool npu_stream_capturing(npu_context *ctx, tb_stream stream) {
   pthread_mutex_lock(&ctx->mutex);
   bool capturing = rec_of(stream)->capture != NULL;
@@ -183,6 +302,24 @@ bool npu_stream_capturing(npu_context *ctx, tb_stream stream) {
 void npu_capture_abandon(npu_context *ctx, npu_stream_rec *s) {
   pthread_mutex_lock(&ctx->mutex);
   npu_capture *c = s->capture;
+  if (c != NULL && c->members[0].stream != s) {
+    /* A stream that joined a capture: it leaves it, and the capture cannot end well. */
+    npu_capture_member *m = member_of(c, s);
+    char message[1024];
+    if (m != NULL) {
+      leave(m);
+      m->stream = NULL;
+    }
+    s->capture = c; /* for the message */
+    refuse_locked(s, "stream destroy", "the stream had joined the capture", message,
+                  sizeof message);
+    s->capture = NULL;
+    pthread_mutex_unlock(&ctx->mutex);
+    return;
+  }
+  if (c != NULL) {
+    for (size_t i = 1; i < c->member_count; i++) leave(&c->members[i]);
+  }
   s->capture = NULL;
   pthread_mutex_unlock(&ctx->mutex);
   if (c == NULL) return;
@@ -284,9 +421,15 @@ tb_status npu_graph_capture_begin(tb_context ctx, tb_stream stream, tb_capture_m
   c->mode = mode;
   c->thread = pthread_self();
   npu_stream_rec *s = rec_of(stream);
+  c->member_count = 1;
+  c->members[0].stream = s;
+  c->members[0].base = atomic_load_explicit(&s->base.launches, memory_order_relaxed);
   pthread_mutex_lock(&ctx->mutex);
   bool capturing = s->capture != NULL;
-  if (!capturing) s->capture = c; /* taken: a second capture_begin fails */
+  if (!capturing) {
+    s->capture = c; /* taken: a second capture_begin fails */
+    c->id = ++ctx->next_capture_id;
+  }
   pthread_mutex_unlock(&ctx->mutex);
   if (capturing) {
     free(c);
@@ -318,9 +461,19 @@ tb_status npu_graph_capture_end(tb_context ctx, tb_stream stream, tb_graph *grap
   if (status != TB_OK) return status;
   npu_stream_rec *s = rec_of(stream);
   int32_t device = s->base.device;
+  char message[1024] = "";
   pthread_mutex_lock(&ctx->mutex);
   npu_capture *c = s->capture;
+  if (c != NULL && c->members[0].stream != s) {
+    char why[256];
+    snprintf(why, sizeof why,
+             "the stream joined the capture begun on stream %p and cannot end it (CUDA's "
+             "cudaErrorStreamCaptureUnmatched)",
+             (void *)c->members[0].stream);
+    refuse_locked(s, "graph capture_end", why, message, sizeof message);
+  }
   pthread_mutex_unlock(&ctx->mutex);
+  if (message[0] != '\0') return npu_fail(ctx, TB_ERROR_NOT_SUPPORTED, "%s", message);
   if (c == NULL) {
     return npu_fail(ctx, TB_ERROR_INVALID_ARGUMENT,
                     "npu: graph capture_end: stream %p is not "
@@ -335,8 +488,22 @@ tb_status npu_graph_capture_end(tb_context ctx, tb_stream stream, tb_graph *grap
     /* The capture goes on: only the thread that began it may end it (mode not relaxed). */
     return npu_check(ctx, device, err, "aclmdlRICaptureEnd");
   }
-  /* The capture has ended, with a model or without one. */
+  /* The capture has ended, with a model or without one, for every stream that joined it; each
+   * must have been joined back (the beginning stream waited for what it captured). */
   pthread_mutex_lock(&ctx->mutex);
+  for (size_t i = 1; i < c->member_count && !c->invalid; i++) {
+    const npu_capture_member *m = &c->members[i];
+    if (m->stream != NULL && c->members[0].clock[i] < ops_of(m)) {
+      c->invalid = true;
+      snprintf(c->message, sizeof c->message,
+               "npu: stream %p joined the capture (it waited for an event recorded in it) and "
+               "was not joined back into stream %p before capture_end: record an event on it "
+               "after its last work and make stream %p wait for it (CUDA's "
+               "cudaErrorStreamCaptureUnjoined)",
+               (void *)m->stream, (void *)s, (void *)s);
+    }
+  }
+  for (size_t i = 1; i < c->member_count; i++) leave(&c->members[i]);
   s->capture = NULL;
   pthread_mutex_unlock(&ctx->mutex);
   if (c->invalid) { /* refused calls invalidated it: the first one's message */

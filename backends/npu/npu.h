@@ -14,17 +14,24 @@
 
 #include <acl/acl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <torch_backend/vendor.h>
 
 /** The stream behind a tb_stream handle (a tb_stream is a `npu_stream *`). */
 typedef struct npu_stream {
-  aclrtStream handle;
+  /* The AscendCL stream work goes to: the stream's own, or, while it has joined another
+   * stream's graph capture (graph.c, multi-stream capture), the capturing stream's. */
+  _Atomic(aclrtStream) handle;
   int32_t device;
+  _Atomic uint64_t launches; /* npu_acl_stream() calls: how much work it was given */
 } npu_stream;
 
-/** The AscendCL stream of @p stream. */
+/** The AscendCL stream to enqueue @p stream's work on (every enqueue asks for it once). */
 static inline aclrtStream npu_acl_stream(tb_stream stream) {
-  return ((const npu_stream *)stream)->handle;
+  npu_stream *s = (npu_stream *)stream;
+  atomic_fetch_add_explicit(&s->launches, 1, memory_order_relaxed);
+  return atomic_load_explicit(&s->handle, memory_order_acquire);
 }
 /** The device index of @p stream. */
 static inline int32_t npu_stream_device(tb_stream stream) {

@@ -70,6 +70,7 @@ struct tb_context_impl {
   npu_event_rec *events;
   npu_graph *graphs;          /* live graphs (graph.c) */
   npu_graph *graph_graveyard; /* destroyed while their launches run: aclmdlRIDestroy refused */
+  uint64_t next_capture_id;   /* under mutex; capture ids start at 1 */
   npu_blocks device_blocks;
   npu_blocks host_blocks;
   npu_storage_format *formats; /* storages given a format (storage_meta.c) */
@@ -144,11 +145,24 @@ void npu_peers_reset(void);
  * AscendCL's own state of the capture (aclmdlRICaptureGetInfo) -- the mode and thread, and
  * whether a refused call invalidated it, with the first refusal's message, which capture_end
  * reports. */
+#define NPU_CAPTURE_MAX_STREAMS 32
+
+/* A stream of a capture: the one that began it (members[0]) or one that joined it. */
+typedef struct npu_capture_member {
+  npu_stream_rec *stream; /* NULL once a joined stream was destroyed */
+  aclrtStream own;        /* a joined stream's own AscendCL stream, restored when it leaves */
+  uint64_t base;          /* its npu_stream::launches when it joined */
+  uint64_t clock[NPU_CAPTURE_MAX_STREAMS]; /* how much of each member's work it waited for */
+} npu_capture_member;
+
 typedef struct npu_capture {
   tb_capture_mode mode;
   pthread_t thread; /* the thread that began it */
   bool invalid;
   char message[1024];
+  uint64_t id; /* from npu_context::next_capture_id */
+  size_t member_count;
+  npu_capture_member members[NPU_CAPTURE_MAX_STREAMS];
 } npu_capture;
 
 /* A stream: npu.h's npu_stream first, so that a tb_stream (what the kernels cast to
@@ -158,7 +172,8 @@ struct npu_stream_rec {
   uint32_t magic;
   npu_context *ctx;
   npu_stream_rec *prev, *next; /* the context's live streams, or its graveyard (next only) */
-  npu_capture *capture;        /* under ctx->mutex; NULL when the stream does not capture */
+  /* Under ctx->mutex; NULL when the stream does not capture; the capture it began or joined. */
+  npu_capture *capture;
 };
 
 /* What an event's last record is. */
@@ -176,6 +191,10 @@ struct npu_event_rec {
   uint32_t flags; /* TB_EVENT_FLAG_* */
   _Atomic int state;
   npu_event_rec *prev, *next; /* the context's events */
+  /* Under ctx->mutex: the capture its latest record was made in (0: none) and the recording
+   * stream's clock then (graph.c). */
+  uint64_t capture_id;
+  uint64_t clock[NPU_CAPTURE_MAX_STREAMS];
 };
 
 /* TB_OK when `stream` is a live stream of `ctx`. */
@@ -212,6 +231,17 @@ tb_status npu_capture_check_device(npu_context *ctx, int32_t device, const char 
  * mode forbids the calling thread such a call. */
 tb_status npu_capture_refused(npu_context *ctx, int32_t device, int32_t other_device,
                               tb_stream stream, int err, const char *call, const char *acl_call);
+/* Multi-stream capture (vendor.h @ref tb_graphs), as the kit's: an event recorded on a
+ * capturing stream marks the capture and the recording stream's clock (no AscendCL record); a
+ * stream that waits for it joins the capture -- its work then goes to the capturing stream's
+ * AscendCL stream, which records it in host order -- and must be joined back before
+ * capture_end.  npu_capture_record marks `e` (TB_ERROR_NOT_READY: `stream` does not capture,
+ * record it as usual); npu_capture_wait applies a wait of `stream` for `e` (TB_ERROR_NOT_READY:
+ * `e` was not recorded in a capture under way, wait as usual); npu_capture_check_event refuses
+ * `call` (query, synchronize, elapsed_time) of an event recorded in a capture under way. */
+tb_status npu_capture_record(npu_context *ctx, npu_event_rec *e, tb_stream stream);
+tb_status npu_capture_wait(npu_context *ctx, tb_stream stream, npu_event_rec *e);
+tb_status npu_capture_check_event(npu_context *ctx, npu_event_rec *e, const char *call);
 /* Whether `stream` captures (a snapshot). */
 bool npu_stream_capturing(npu_context *ctx, tb_stream stream);
 /* Ends the capture of stream `s` without a graph (the stream is being destroyed). */

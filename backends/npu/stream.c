@@ -116,7 +116,9 @@ tb_status npu_stream_create(tb_context ctx, int32_t device, int32_t priority, tb
   if (s == NULL) return npu_fail(ctx, TB_ERROR_OUT_OF_MEMORY, "npu: stream create: out of memory");
   status = npu_activate(ctx, device, "stream create");
   if (status == TB_OK) {
-    status = npu_check(ctx, device, aclrtCreateStream(&s->base.handle), "aclrtCreateStream");
+    aclrtStream handle = NULL;
+    status = npu_check(ctx, device, aclrtCreateStream(&handle), "aclrtCreateStream");
+    atomic_init(&s->base.handle, handle);
   }
   if (status != TB_OK) {
     free(s);

@@ -24,12 +24,6 @@ _ops = torch.ops.torch_backend
 HAS_GRAPHS = DEV in ("emu", "npu")
 
 needs_graphs = pytest.mark.skipif(not HAS_GRAPHS, reason=f"{DEV} has no graphs extension")
-# Multi-stream capture (event records and waits inside a capture, vendor.h @ref tb_graphs):
-# the kit's graphs have it (emu); npu's adapter still refuses event records in a capture, as
-# the AscendCL stand-in does (issue 41 goes on with it).
-needs_multi_stream = pytest.mark.skipif(
-    DEV != "emu", reason=f"{DEV} refuses event records in a capture (no multi-stream capture)"
-)
 
 
 def capture(fn, stream: torch.Stream | None = None, **graph_args):
@@ -203,7 +197,6 @@ def test_synchronize_is_refused():
 
 
 @needs_graphs
-@needs_multi_stream
 def test_query_of_an_event_recorded_in_the_capture_is_refused():
     def body(x):
         event = torch.Event(device=DEV)
@@ -217,7 +210,6 @@ def test_query_of_an_event_recorded_in_the_capture_is_refused():
 
 
 @needs_graphs
-@needs_multi_stream
 def test_a_side_stream_forked_and_joined_is_captured_and_replayed():
     x = torch.zeros(4096, device=DEV)
     side = torch.Stream(device=DEV)
@@ -236,14 +228,13 @@ def test_a_side_stream_forked_and_joined_is_captured_and_replayed():
         x.fill_(value)
         graph.replay()
         torch.testing.assert_close(y.cpu(), torch.full((4096,), 2 * value + 3 * (value + 1)))
-    # Outside the capture the side stream runs its own work again.
+    # Outside the capture the side stream runs its own work again (read on it, in its order).
     with side:
-        z = x * 5
-    torch.testing.assert_close(z.cpu(), torch.full((4096,), -10.0))
+        z = (x * 5).cpu()
+    torch.testing.assert_close(z, torch.full((4096,), -10.0))
 
 
 @needs_graphs
-@needs_multi_stream
 def test_a_side_stream_not_joined_back_fails_capture_end():
     x = torch.ones(16, device=DEV)
     side = torch.Stream(device=DEV)
@@ -261,7 +252,7 @@ def test_a_side_stream_not_joined_back_fails_capture_end():
     torch.testing.assert_close(y.cpu(), torch.full((16,), 2.0))
 
 
-@needs_multi_stream
+@needs_graphs
 def test_a_block_freed_during_the_capture_waits_for_its_streams_after_it():
     # A tensor of the general pool, used on the capturing stream (record_stream) and freed
     # during the capture: the event that makes its block reusable would be captured, never
@@ -298,7 +289,6 @@ def _regression_step(model, optimizer, x, y):
 
 @pytest.mark.filterwarnings("ignore:The AccumulateGrad node's stream does not match")
 @needs_graphs
-@needs_multi_stream
 def test_whole_network_capture_as_the_cuda_graphs_notes_write_it():
     # PyTorch's CUDA Graphs notes, "whole-network capture", with the device string changed:
     # warm-up on a side stream, then forward, backward and step captured by MODULE.graph.  The

@@ -646,6 +646,121 @@ static void test_graphs(void) {
   pthread_join(thread, NULL);
 }
 
+/* Multi-stream capture (graph.c): a stream that waits for an event recorded in a capture
+ * joins it -- its work is recorded into the capture, in host order, and runs at each launch
+ * after the work the event marks -- and the capture's misuses fail as CUDA's do. */
+static void test_multi_stream_capture(void) {
+  g_test = "multi-stream capture";
+  const tb_graphs_extension *gx = graphs_of(g_v);
+  if (gx == NULL) return;
+  tb_context ctx = new_context();
+  tb_stream s = NULL, side = NULL, third = NULL, remote = NULL;
+  tb_event fork = NULL, join = NULL;
+  EXPECT_OK(g_v->stream->create(ctx, 0, 0, &s));
+  EXPECT_OK(g_v->stream->create(ctx, 0, 0, &side));
+  EXPECT_OK(g_v->stream->create(ctx, 0, 0, &third));
+  EXPECT_OK(g_v->stream->create(ctx, 1, 0, &remote));
+  EXPECT_OK(g_v->event->create(ctx, 0, 0, &fork));
+  EXPECT_OK(g_v->event->create(ctx, 0, 0, &join));
+  void *a = NULL, *b = NULL;
+  unsigned char got[256];
+  EXPECT_OK(g_v->memory->device_malloc(ctx, 0, sizeof got, &a));
+  EXPECT_OK(g_v->memory->device_malloc(ctx, 0, sizeof got, &b));
+  EXPECT_OK(g_v->memory->memset_async(ctx, s, b, 0, sizeof got));
+  EXPECT_OK(g_v->stream->synchronize(ctx, s));
+
+  /* Fork and join: the side stream's copy runs after the memset at each launch. */
+  tb_graph g = NULL;
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_GLOBAL));
+  EXPECT_OK(g_v->memory->memset_async(ctx, s, a, 0x33, sizeof got));
+  EXPECT_OK(g_v->event->record(ctx, fork, s));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "event query", g_v->event->query(ctx, fork));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "event query", gx->capture_end(ctx, s, &g));
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_GLOBAL));
+  EXPECT_OK(g_v->memory->memset_async(ctx, s, a, 0x33, sizeof got));
+  EXPECT_OK(g_v->event->record(ctx, fork, s));
+  EXPECT_OK(g_v->stream->wait_event(ctx, side, fork));
+  EXPECT(npu_stream_capturing(ctx, side), "the side stream did not join");
+  EXPECT_OK(g_v->memory->copy_d2d_async(ctx, side, 0, b, 0, a, sizeof got));
+  EXPECT_OK(g_v->event->record(ctx, join, side));
+  EXPECT_OK(g_v->stream->wait_event(ctx, s, join));
+  EXPECT_OK(gx->capture_end(ctx, s, &g));
+  EXPECT(!npu_stream_capturing(ctx, side), "the side stream still captures");
+  EXPECT_OK(g_v->memory->copy_d2h(ctx, 0, got, b, sizeof got));
+  EXPECT(got[0] == 0 && got[255] == 0, "the side stream's copy ran at capture");
+  EXPECT_OK(gx->graph_launch(ctx, g, third));
+  EXPECT_OK(g_v->stream->synchronize(ctx, third));
+  EXPECT_OK(g_v->memory->copy_d2h(ctx, 0, got, b, sizeof got));
+  EXPECT(got[0] == 0x33 && got[255] == 0x33, "the launch gave 0x%02x", got[0]);
+  EXPECT_OK(gx->graph_destroy(ctx, g));
+  EXPECT_OK(g_v->event->query(ctx, fork)); /* its capture ended: nothing to wait for */
+  EXPECT_OK(g_v->stream->wait_event(ctx, third, fork));
+  EXPECT_OK(g_v->memory->memset_async(ctx, side, b, 0x44, sizeof got)); /* its own again */
+  EXPECT_OK(g_v->stream->synchronize(ctx, side));
+  EXPECT_OK(g_v->memory->copy_d2h(ctx, 0, got, b, sizeof got));
+  EXPECT(got[7] == 0x44, "the side stream's own work did not run after the capture");
+
+  /* Not joined back; joined back and given more work; capture_end from the joined stream. */
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_GLOBAL));
+  EXPECT_OK(g_v->event->record(ctx, fork, s));
+  EXPECT_OK(g_v->stream->wait_event(ctx, side, fork));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "cudaErrorStreamCaptureUnjoined",
+                gx->capture_end(ctx, s, &g));
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_GLOBAL));
+  EXPECT_OK(g_v->event->record(ctx, fork, s));
+  EXPECT_OK(g_v->stream->wait_event(ctx, side, fork));
+  EXPECT_OK(g_v->event->record(ctx, join, side));
+  EXPECT_OK(g_v->stream->wait_event(ctx, s, join));
+  EXPECT_OK(g_v->memory->memset_async(ctx, side, b, 1, sizeof got));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "cudaErrorStreamCaptureUnmatched",
+                gx->capture_end(ctx, side, &g));
+  EXPECT_STATUS(TB_ERROR_INVALID_ARGUMENT, "capturing already",
+                gx->capture_begin(ctx, side, TB_CAPTURE_GLOBAL));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "cudaErrorStreamCaptureUnmatched",
+                gx->capture_end(ctx, s, &g)); /* the first refusal's message */
+
+  /* Across captures, across devices, and a joined stream destroyed. */
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_RELAXED));
+  EXPECT_OK(gx->capture_begin(ctx, third, TB_CAPTURE_RELAXED));
+  EXPECT_OK(g_v->event->record(ctx, fork, s));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "cudaErrorStreamCaptureIsolation",
+                g_v->stream->wait_event(ctx, third, fork));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "cudaErrorStreamCaptureIsolation",
+                gx->capture_end(ctx, third, &g));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "cudaErrorStreamCaptureIsolation",
+                gx->capture_end(ctx, s, &g));
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_RELAXED));
+  EXPECT_OK(g_v->event->record(ctx, fork, s));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "another device",
+                g_v->stream->wait_event(ctx, remote, fork));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "another device", gx->capture_end(ctx, s, &g));
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_GLOBAL));
+  EXPECT_OK(g_v->event->record(ctx, fork, s));
+  EXPECT_OK(g_v->stream->wait_event(ctx, side, fork));
+  EXPECT_OK(g_v->stream->destroy(ctx, side));
+  EXPECT_STATUS(TB_ERROR_NOT_SUPPORTED, "had joined the capture", gx->capture_end(ctx, s, &g));
+  /* The origin destroyed while a stream has joined: the joined stream gets its own back. */
+  EXPECT_OK(g_v->stream->create(ctx, 0, 0, &side));
+  EXPECT_OK(gx->capture_begin(ctx, s, TB_CAPTURE_GLOBAL));
+  EXPECT_OK(g_v->event->record(ctx, fork, s));
+  EXPECT_OK(g_v->stream->wait_event(ctx, side, fork));
+  EXPECT_OK(g_v->stream->destroy(ctx, s));
+  EXPECT(!npu_stream_capturing(ctx, side), "the joined stream outlived its capture");
+  EXPECT_OK(g_v->memory->memset_async(ctx, side, b, 0x55, sizeof got));
+  EXPECT_OK(g_v->stream->synchronize(ctx, side));
+  EXPECT_OK(g_v->memory->copy_d2h(ctx, 0, got, b, sizeof got));
+  EXPECT(got[9] == 0x55, "the joined stream's own work did not run");
+
+  EXPECT_OK(g_v->event->destroy(ctx, fork));
+  EXPECT_OK(g_v->event->destroy(ctx, join));
+  EXPECT_OK(g_v->memory->device_free(ctx, 0, a));
+  EXPECT_OK(g_v->memory->device_free(ctx, 0, b));
+  EXPECT_OK(g_v->stream->destroy(ctx, side));
+  EXPECT_OK(g_v->stream->destroy(ctx, third));
+  EXPECT_OK(g_v->stream->destroy(ctx, remote));
+  g_v->finalize(ctx);
+}
+
 int main(void) {
   setenv("TB_ASCEND_STANDIN_DEVICES", "2", 1);
   setenv("TB_ASCEND_STANDIN_MEMORY", "256M", 1);
@@ -662,6 +777,7 @@ int main(void) {
   test_streams_and_events();
   test_peer_copies();
   test_graphs();
+  test_multi_stream_capture();
   if (g_failures != 0) {
     fprintf(stderr, "npu runtime test: %d failures\n", g_failures);
     return 1;
