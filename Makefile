@@ -8,6 +8,8 @@
 #                and drawn against the aims in build/bench.png
 #   make profile where a small operator's host time goes (perf samples by category)
 #   make models  the model zoo: one training step of each model on the device beside the CPU
+#   make timm    the TIMM models PyTorch's dynamo benchmarks run: forward and backward beside the
+#                CPU (float64 and float32), as a table
 #   make docs    the documentation (Sphinx + Doxygen + Breathe) into build/docs/html
 #
 # Each target installs what this machine lacks (Debian packages with apt, Python packages with
@@ -45,7 +47,7 @@ BUILD_INPUTS := $(shell find CMakeLists.txt pyproject.toml torch-releases.txt bu
 PACKAGE_INPUTS = $(filter-out test/%,$(BUILD_INPUTS))
 C_SOURCES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' '*.cpp' 2>/dev/null)
 
-.PHONY: help deps build envs wheel demo bench profile models docs test test-c test-full test-wheel \
+.PHONY: help deps build envs wheel demo bench profile models timm docs test test-c test-full test-wheel \
         test-docs test-sanitize test-tsan test-compat lint format clean
 
 help:
@@ -56,6 +58,7 @@ help:
 	@echo "make bench   print the benchmark table, write $(BUILD)/bench.json and bench.png"
 	@echo "make profile where a small operator's host time goes (perf samples by category)"
 	@echo "make models  the model zoo on the device beside the CPU, as a table"
+	@echo "make timm    the TIMM suite (dynamo benchmarks' list) beside the CPU, as a table"
 	@echo "make docs    build the documentation into $(BUILD)/docs/html"
 	@echo "make build   install the package in editable mode (build/py)"
 	@echo "make format  apply clang-format and ruff format"
@@ -153,6 +156,12 @@ profile: $(STAMP)/build
 # sentence-transformers model and an LSTM/GRU network, one training step each beside the CPU.
 models: $(STAMP)/build
 	$(PYTHON) examples/zoo.py --json $(BUILD)/zoo.json
+
+# Whole model libraries (examples/timm_suite.py): every model of torch's
+# benchmarks/dynamo/timm_models_list.txt, forward and backward on TORCH_BACKEND_VENDOR's device
+# (emu by default) beside the CPU; make test runs a fast subset (test/python/test_timm.py).
+timm: $(STAMP)/build
+	$(PYTHON) examples/timm_suite.py --json $(BUILD)/timm.json
 
 # Documentation: Doxygen XML of the public headers, then Sphinx with Breathe; warnings fail
 # both.  Sphinx imports torch_backend (autodoc, the op coverage table), hence the build.

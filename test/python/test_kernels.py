@@ -799,3 +799,45 @@ def test_pow_with_a_scalar_exponent_is_the_cpus_bit_for_bit(dtype, exponents):
         torch.testing.assert_close(actual, expected, atol=0, rtol=0, equal_nan=True)
         numbers = ~expected.isnan()  # a NaN's sign means nothing
         assert torch.equal(torch.signbit(actual[numbers]), torch.signbit(expected[numbers]))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_hardsigmoid_backward_has_the_cpus_float_slope(dtype):
+    """ATen's CPU kernel multiplies by the float 1/6 for every dtype, float64 included: the
+    gradient is 3e-8 from an exact 1/6 there, and a device that uses the exact one differs from
+    the CPU's float64 (TIMM's mobilenetv3 gradients showed it, examples/timm_suite.py)."""
+    x = torch.linspace(-4, 4, 1001, dtype=dtype)
+    grad = torch.randn(1001, generator=torch.Generator().manual_seed(3), dtype=dtype)
+    expected = torch.ops.aten.hardsigmoid_backward(grad, x)
+    actual = torch.ops.aten.hardsigmoid_backward(grad.to(DEV), x.to(DEV)).cpu()
+    torch.testing.assert_close(actual, expected, atol=0, rtol=0)
+
+
+def test_pow_with_a_scalar_base_and_a_tensor_exponent():
+    """pow(Scalar, Tensor): capturable Adam's bias corrections (beta ** step) on the device.
+    emu rounds the base to float and calls powf, as ATen's CPU does (bit for bit); npu's
+    stand-in computes in double from the unrounded base (within 1e-6)."""
+    exponent = torch.tensor([0.0, 1.0, 2.5, 10.0, 1000.0, -1.0])
+    rtol = 0.0 if DEV == "emu" else 1e-6
+    for base in (0.9, 0.999, 2.0):
+        expected = torch.pow(base, exponent)
+        actual = torch.pow(base, exponent.to(DEV)).cpu()
+        torch.testing.assert_close(actual, expected, rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize(
+    "shifts, dims",
+    [((1,), (1,)), ((-3, 2), (2, 3)), ((7,), ()), ((2, -1, 3), (0, 2, -1)), ((0,), (1,))],
+    ids=str,
+)
+def test_roll(shifts, dims):
+    """roll (Swin's shifted windows): one dimension, several, negative and oversized shifts, and
+    the flattened tensor; on emu without the CPU fallback."""
+    x = torch.arange(2 * 3 * 5 * 4, dtype=torch.float32).reshape(2, 3, 5, 4)
+    roll = (lambda t: torch.roll(t, shifts, dims)) if dims else (lambda t: torch.roll(t, shifts[0]))
+    torch_backend.reset_fallback_counts()
+    torch.testing.assert_close(roll(x.to(DEV)).cpu(), roll(x), atol=0, rtol=0)
+    if DEV == "emu":
+        assert torch_backend.fallback_counts() == {}
+    transposed = x.transpose(1, 3)  # a strided view: the flattened roll falls back on emu
+    torch.testing.assert_close(roll(transposed.to(DEV)).cpu(), roll(transposed), atol=0, rtol=0)

@@ -2,7 +2,7 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * Kernels that generate or rearrange elements without arithmetic between them: arange,
- * tril / triu, flip.
+ * tril / triu, flip, roll.
  */
 #include "kernel.h"
 
@@ -219,6 +219,82 @@ static tb_status kernel_flip(tb_stream stream, const tb_value *args, int32_t cou
   return emu_launch("flip.out", stream, args, count, run_flip, 0, NULL);
 }
 
+/* ---- roll.out: (self, shifts, dims, out) ----
+ * Rolling one dimension by s moves self's first n - s elements along it to out's last n - s,
+ * and self's last s to out's first s: with k rolled dimensions, 2^k block copies between views
+ * of self and out.  With no dims, the flattened tensor is rolled (both contiguous, as the
+ * enqueue half checks). */
+
+static int64_t roll_dim(const emu_arg *dims, int64_t j, int32_t ndim) {
+  if (dims->as.ints.count == 0) return 0;
+  int64_t d = dims->as.ints.items[j];
+  return d < 0 ? d + ndim : d;
+}
+
+static void run_roll(tbk_task *task) {
+  emu_call *call = emu_call_of(task);
+  const emu_tensor *self = call->args[0].as.tensor, *out = call->args[3].as.tensor;
+  if (out->numel == 0) return;
+  const emu_arg *shifts = &call->args[1], *dims = &call->args[2];
+  emu_tensor src = *self, dst = *out;
+  if (dims->as.ints.count == 0) {
+    src.ndim = dst.ndim = 1;
+    src.sizes[0] = dst.sizes[0] = self->numel;
+    src.strides[0] = dst.strides[0] = 1;
+  }
+  const int64_t k = shifts->as.ints.count;
+  const int64_t item = (int64_t)emu_itemsize(self->dtype);
+  for (int64_t mask = 0; mask < ((int64_t)1 << k); mask++) {
+    emu_tensor from = src, to = dst;
+    for (int64_t j = 0; j < k; j++) {
+      const int64_t d = roll_dim(dims, j, src.ndim), n = src.sizes[d];
+      const int64_t shift = ((shifts->as.ints.items[j] % n) + n) % n;
+      if ((mask >> j) & 1) { /* self's last `shift` to out's first */
+        from.data += (n - shift) * from.strides[d] * item;
+        from.sizes[d] = to.sizes[d] = shift;
+      } else { /* self's first n - shift to out's last */
+        to.data += shift * to.strides[d] * item;
+        from.sizes[d] = to.sizes[d] = n - shift;
+      }
+    }
+    int64_t numel = 1;
+    for (int32_t d = 0; d < src.ndim; d++) numel *= from.sizes[d];
+    if (numel == 0) continue;
+    from.numel = to.numel = numel;
+    emu_copy_tensor(&to, &from);
+  }
+}
+
+static tb_status kernel_roll(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("roll.out", args, count, "TIIT");
+  if (status != TB_OK) return status;
+  const tb_tensor *self = args[0].as.tensor, *out = args[3].as.tensor;
+  const int64_t k = args[1].as.ints.count, ndims = args[2].as.ints.count;
+  bool ok = self->ndim == out->ndim && self->dtype == out->dtype && k >= 1 && k <= 8 &&
+            (ndims == k || (ndims == 0 && k == 1));
+  for (int32_t d = 0; ok && d < self->ndim; d++) ok = self->sizes[d] == out->sizes[d];
+  uint32_t seen = 0;
+  for (int64_t j = 0; ok && j < ndims; j++) {
+    int64_t d = args[2].as.ints.items[j];
+    if (d < 0) d += self->ndim;
+    ok = d >= 0 && d < self->ndim && !((seen >> d) & 1u);
+    if (ok) seen |= 1u << d;
+  }
+  if (ok && ndims == 0) { /* the flattened roll: both laid out as one run of elements */
+    int64_t expected = 1;
+    for (int32_t d = self->ndim - 1; ok && d >= 0; d--) {
+      ok = self->sizes[d] == 1 || (self->strides[d] == expected && out->strides[d] == expected);
+      expected *= self->sizes[d];
+    }
+  }
+  if (!ok) {
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED,
+                    "emu: roll.out: shapes, dtypes, dimensions (each once, at most 8) or, "
+                    "without dims, a non-contiguous tensor");
+  }
+  return emu_launch("roll.out", stream, args, count, run_roll, 0, NULL);
+}
+
 EMU_KERNEL(
     k_arange, "arange.start_out", kernel_arange, EMU_FLOATS | EMU_INTS,
     "arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)");
@@ -228,5 +304,8 @@ EMU_KERNEL(k_triu, "triu.out", kernel_triu, EMU_ALL_TYPES,
            "triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)");
 EMU_KERNEL(k_flip, "flip.out", kernel_flip, EMU_ALL_TYPES,
            "flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_roll, "roll.out", kernel_roll, EMU_ALL_TYPES,
+           "roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> "
+           "Tensor(a!)");
 
-const tb_kernel *const emu_shape_kernels[] = {&k_arange, &k_tril, &k_triu, &k_flip, NULL};
+const tb_kernel *const emu_shape_kernels[] = {&k_arange, &k_tril, &k_triu, &k_flip, &k_roll, NULL};

@@ -367,7 +367,10 @@ static tb_status pow_base_out(npu_call *c) {
   if (!npu_is_number(&c->args[0]) || !npu_is_tensor(&c->args[1])) {
     return npu_decline(c, "unexpected operands");
   }
-  return NPU_ACLNN(c, PowScalarTensor, npu_scalar(c, 0), npu_tensor(c, 1), npu_tensor(c, 2));
+  /* The base in the result's dtype, as ATen converts it before computing */
+  aclScalar *base =
+      npu_scalar_f(c, npu_arg_double(c, 0), npu_acl_dtype(c->args[2].as.tensor->dtype));
+  return NPU_ACLNN(c, PowScalarTensor, base, npu_tensor(c, 1), npu_tensor(c, 2));
 }
 NPU_KERNEL(k_pow_base, "pow.Scalar_out", pow_base_out, NPU_FLOATS,
            "pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)");

@@ -283,11 +283,11 @@ ROW(hardswish_backward, "hardswish_backward", F32_64,
     "hardswish_backward(Tensor grad_output, Tensor self) -> Tensor",
     "x1 <= (CT)-3 ? (CT)0 : x1 >= (CT)3 ? x0 : x0 * (x1 / (CT)3 + (CT)0.5)", NULL, 2, -1, -1, false,
     false)
+/* the slope is the float 1/6 for every dtype, as ATen's CPU kernel has it */
 ROW(hardsigmoid_backward, "hardsigmoid_backward.grad_input", F32_64,
     "hardsigmoid_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) "
     "-> Tensor(a!)",
-    "(x1 > (CT)-3 && x1 < (CT)3) ? x0 * (CT)0.16666666666666666 : (CT)0", NULL, 2, -1, -1, false,
-    false)
+    "(x1 > (CT)-3 && x1 < (CT)3) ? x0 * (CT)(1.0f / 6.0f) : (CT)0", NULL, 2, -1, -1, false, false)
 
 /* bool results of a test on [self, out]: the compute dtype the input's */
 #define TEST(sym, fexpr, iexpr) \
