@@ -13,6 +13,7 @@ from conftest import DEV
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 FUSED = DEV in ("emu", "npu")  # the bundled vendors with a fused attention kernel
+FUSED_HALF = DEV == "emu"  # ... and with float16 and bfloat16 ones (npu's is float32 only)
 
 
 def qkv(L: int = 5, S: int = 7, E: int = 8, Ev: int = 4, dtype=torch.float32):
@@ -33,6 +34,28 @@ def test_the_backend_choice():
     q64, k64, v64 = qkv(dtype=torch.float64)
     assert torch._fused_sdp_choice(q64, k64, v64) == int(SDPBackend.MATH)
     assert torch._fused_sdp_choice(q, k[:, :1], v[:, :1], enable_gqa=True) == int(SDPBackend.MATH)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_half_precision_takes_the_fused_route_and_rounds_once(dtype):
+    """float16 and bfloat16 take OVERRIDEABLE where the kernel publishes them (PyTorch's
+    torch_openreg tests expect it), computing in float32 and rounding once: the output and
+    the gradients are the float32 math path's on the same inputs, rounded to the dtype."""
+    q, k, v = qkv(dtype=dtype)
+    expected = SDPBackend.OVERRIDEABLE if FUSED_HALF else SDPBackend.MATH
+    assert torch._fused_sdp_choice(q, k, v, is_causal=True) == int(expected)
+    grad = torch.randn(2, 3, 5, 4, dtype=dtype, device=DEV)
+    fused = _run(q, k, v, grad, is_causal=True)
+    if FUSED_HALF:
+        name = fused[0].grad_fn.name()
+        assert name == "ScaledDotProductFusedAttentionOverrideableBackward0", name
+    wide = [t.detach().float().requires_grad_() for t in (q, k, v)]
+    with sdpa_kernel(SDPBackend.MATH):
+        exact = _run(*wide, grad.float(), is_causal=True)
+    ulp = torch.finfo(dtype).eps
+    for got, want, what in zip(fused, exact, ("out", "dq", "dk", "dv"), strict=True):
+        assert got.dtype == dtype, what
+        torch.testing.assert_close(got.float().cpu(), want.cpu(), atol=2 * ulp, rtol=ulp, msg=what)
 
 
 def _run(q, k, v, grad, **kwargs):

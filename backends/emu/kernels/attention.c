@@ -11,7 +11,10 @@
  *
  * Dropout of element (b, h, i, j) -- row-major in the (B, H, L, S) scores -- keeps it when
  * the first word of Philox-4x32-10 block `offset / 4 + element` is at or above p * 2^32.
- * float32 only; other dtypes decline (the runtime then uses its math path).
+ * float32 computes in place.  float16 and bfloat16 compute in float32 too, as FlashAttention
+ * does: the inputs are widened into float32 copies, the float32 path runs on them, and the
+ * outputs are rounded back once (the log-sum-exp is float32 for every dtype, as ATen's meta
+ * function makes it).
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -211,6 +214,45 @@ static void setup(attention_job *j, const emu_arg *q, const emu_arg *k, const em
   j->threshold = (uint64_t)ceil(dropout * 4294967296.0);
 }
 
+/* Tensors in float32 for the computation: the tensor itself when it is float32 already, or a
+ * contiguous float32 copy in host memory (widened from float16 or bfloat16 when `load`), which
+ * finish_wide() rounds back into the original when `store` and frees. */
+typedef struct wide {
+  const emu_tensor *original;
+  emu_tensor copy;
+  bool store;
+} wide;
+
+/* `*t` in float32 (see wide); false when out of host memory.  `t` NULL: nothing to do. */
+static bool widen(wide *w, const emu_tensor **t, bool load, bool store) {
+  w->original = NULL;
+  if (*t == NULL || (*t)->dtype == TB_DTYPE_FLOAT32) return true;
+  w->original = *t;
+  w->store = store;
+  w->copy = **t;
+  w->copy.dtype = TB_DTYPE_FLOAT32;
+  int64_t stride = 1;
+  for (int32_t d = w->copy.ndim - 1; d >= 0; d--) {
+    w->copy.strides[d] = stride;
+    stride *= w->copy.sizes[d] > 1 ? w->copy.sizes[d] : 1;
+  }
+  w->copy.data = malloc((size_t)(w->copy.numel > 0 ? w->copy.numel : 1) * sizeof(float));
+  if (w->copy.data == NULL) {
+    w->original = NULL;
+    return false;
+  }
+  if (load) emu_copy_tensor(&w->copy, w->original);
+  *t = &w->copy;
+  return true;
+}
+
+static void finish_wide(wide *w, bool store) {
+  if (w->original == NULL) return;
+  if (store && w->store) emu_copy_tensor(w->original, &w->copy);
+  free(w->copy.data);
+  w->original = NULL;
+}
+
 /* forward: (query, key, value, attn_bias?, dropout_p, is_causal, return_debug_mask, scale?,
  * output, logsumexp, rng or None) */
 static void run_forward(tbk_task *task) {
@@ -227,8 +269,15 @@ static void run_forward(tbk_task *task) {
     j.seed = state != NULL ? state[0] : a[10].as.rng.seed;
     j.base = ((state != NULL ? state[1] : 0) + a[10].as.rng.offset) / 4;
   }
-  emu_parallel_for(j.B * j.H, 1, forward_pairs, &j);
-  if (atomic_load(&j.out_of_memory)) tbk_task_fail(task, "out of host memory for a score row");
+  wide w[6] = {0};
+  bool ok = widen(&w[0], &j.q, true, false) && widen(&w[1], &j.k, true, false) &&
+            widen(&w[2], &j.v, true, false) && widen(&w[3], &j.bias, true, false) &&
+            widen(&w[4], &j.out, false, true) && widen(&w[5], &j.lse, false, true);
+  if (ok) emu_parallel_for(j.B * j.H, 1, forward_pairs, &j);
+  for (int i = 0; i < 6; i++) finish_wide(&w[i], ok && !atomic_load(&j.out_of_memory));
+  if (!ok || atomic_load(&j.out_of_memory)) {
+    tbk_task_fail(task, "out of host memory for a score row or a float32 copy");
+  }
 }
 
 /* backward: (grad_out, query, key, value, attn_bias?, grad_input_mask, out, logsumexp,
@@ -249,15 +298,29 @@ static void run_backward(tbk_task *task) {
   j.grad_k = a[18].as.tensor;
   j.grad_v = a[19].as.tensor;
   j.grad_bias = present(&a[20]);
-  emu_parallel_for(j.B * j.H, 1, backward_pairs, &j);
-  if (atomic_load(&j.out_of_memory)) tbk_task_fail(task, "out of host memory for a score row");
+  wide w[10] = {0};
+  bool ok = widen(&w[0], &j.q, true, false) && widen(&w[1], &j.k, true, false) &&
+            widen(&w[2], &j.v, true, false) && widen(&w[3], &j.bias, true, false) &&
+            widen(&w[4], &j.grad_out, true, false) && widen(&w[5], &j.lse, true, false) &&
+            widen(&w[6], &j.grad_q, false, true) && widen(&w[7], &j.grad_k, false, true) &&
+            widen(&w[8], &j.grad_v, false, true) && widen(&w[9], &j.grad_bias, false, true);
+  if (ok) emu_parallel_for(j.B * j.H, 1, backward_pairs, &j);
+  for (int i = 0; i < 10; i++) finish_wide(&w[i], ok && !atomic_load(&j.out_of_memory));
+  if (!ok || atomic_load(&j.out_of_memory)) {
+    tbk_task_fail(task, "out of host memory for a score row or a float32 copy");
+  }
 }
 
-/* float32, 4-D, rows contiguous (what BLAS takes) and row strides that fit an int. */
-static bool float32_4d(const tb_value *v) {
+/* The attention dtypes: float32, and float16 and bfloat16 computed in float32. */
+static bool attention_dtype(tb_dtype dtype) {
+  return dtype == TB_DTYPE_FLOAT32 || dtype == TB_DTYPE_FLOAT16 || dtype == TB_DTYPE_BFLOAT16;
+}
+
+/* 4-D of `dtype`, rows contiguous (what BLAS takes) and row strides that fit an int. */
+static bool rows_4d(const tb_value *v, tb_dtype dtype) {
   if (v->kind != TB_VALUE_TENSOR) return false;
   const tb_tensor *t = v->as.tensor;
-  return t->dtype == TB_DTYPE_FLOAT32 && t->ndim == 4 && (t->strides[3] == 1 || t->sizes[3] <= 1) &&
+  return t->dtype == dtype && t->ndim == 4 && (t->strides[3] == 1 || t->sizes[3] <= 1) &&
          t->strides[2] >= t->sizes[3] && t->strides[2] <= INT32_MAX;
 }
 
@@ -265,20 +328,27 @@ static tb_status kernel_forward(tb_stream stream, const tb_value *args, int32_t 
   const char *name = "_scaled_dot_product_fused_attention_overrideable";
   tb_status status = emu_check_args(name, args, count, "TTTtfbbNTT?");
   if (status != TB_OK) return status;
+  const tb_dtype dtype = args[0].as.tensor->dtype;
   for (int i = 0; i < 3; i++) {
-    if (!float32_4d(&args[i])) {
+    if (!attention_dtype(dtype) || !rows_4d(&args[i], dtype)) {
       return tbk_fail(TB_ERROR_NOT_SUPPORTED,
-                      "emu: %s: float32 (B, H, L, E) tensors with contiguous rows only", name);
+                      "emu: %s: float32, float16 or bfloat16 (B, H, L, E) tensors of one dtype "
+                      "with contiguous rows only",
+                      name);
     }
   }
   if ((args[3].kind == TB_VALUE_TENSOR &&
-       (args[3].as.tensor->dtype != TB_DTYPE_FLOAT32 || args[3].as.tensor->ndim != 4)) ||
+       (args[3].as.tensor->dtype != dtype || args[3].as.tensor->ndim != 4)) ||
       args[0].as.tensor->sizes[1] != args[1].as.tensor->sizes[1]) {
     return tbk_fail(TB_ERROR_NOT_SUPPORTED,
-                    "emu: %s: a float32 (B, H, L, S) bias and equal head counts only", name);
+                    "emu: %s: a (B, H, L, S) bias of the inputs' dtype and equal head counts "
+                    "only",
+                    name);
   }
-  if (!float32_4d(&args[8])) {
-    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: an output without contiguous rows", name);
+  if (!rows_4d(&args[8], dtype) || args[9].as.tensor->dtype != TB_DTYPE_FLOAT32) {
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED,
+                    "emu: %s: an output without contiguous rows, or a log-sum-exp not float32",
+                    name);
   }
   if (args[4].as.f > 0 && args[10].kind != TB_VALUE_RNG) {
     return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: %s: dropout without a random key", name);
@@ -290,24 +360,38 @@ static tb_status kernel_backward(tb_stream stream, const tb_value *args, int32_t
   const char *name = "_scaled_dot_product_fused_attention_overrideable_backward";
   tb_status status = emu_check_args(name, args, count, "TTTTtBTT??iifbiiNTTTt");
   if (status != TB_OK) return status;
+  const tb_dtype dtype = args[1].as.tensor->dtype;
   for (int i = 0; i < 20; i = i == 3 ? 17 : i + 1) { /* the inputs and the three gradients */
-    if (!float32_4d(&args[i])) {
+    if (!attention_dtype(dtype) || !rows_4d(&args[i], dtype)) {
       return tbk_fail(TB_ERROR_NOT_SUPPORTED,
-                      "emu: %s: float32 (B, H, L, E) tensors with contiguous rows only", name);
+                      "emu: %s: float32, float16 or bfloat16 (B, H, L, E) tensors of one dtype "
+                      "with contiguous rows only",
+                      name);
     }
+  }
+  if (args[7].as.tensor->dtype != TB_DTYPE_FLOAT32 ||
+      (args[4].kind == TB_VALUE_TENSOR && args[4].as.tensor->ndim >= 0 &&
+       args[4].as.tensor->dtype != dtype) ||
+      (args[20].kind == TB_VALUE_TENSOR && args[20].as.tensor->ndim >= 0 &&
+       args[20].as.tensor->dtype != dtype)) {
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED,
+                    "emu: %s: a float32 log-sum-exp and a bias of the inputs' dtype only", name);
   }
   return emu_launch(name, stream, args, count, run_backward, 0, NULL);
 }
 
+#define ATTENTION_DTYPES                                             \
+  (TB_DTYPE_BIT(TB_DTYPE_FLOAT32) | TB_DTYPE_BIT(TB_DTYPE_FLOAT16) | \
+   TB_DTYPE_BIT(TB_DTYPE_BFLOAT16))
 EMU_KERNEL(k_attention_forward, "_scaled_dot_product_fused_attention_overrideable", kernel_forward,
-           TB_DTYPE_BIT(TB_DTYPE_FLOAT32),
+           ATTENTION_DTYPES,
            "_scaled_dot_product_fused_attention_overrideable(Tensor query, Tensor key, Tensor "
            "value, Tensor? attn_bias=None, float dropout_p=0., bool is_causal=False, bool "
            "return_debug_mask=False, *, float? scale=None) -> (Tensor output, Tensor logsumexp, "
            "Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, Tensor philox_seed, "
            "Tensor philox_offset, Tensor debug_attn_mask)");
 EMU_KERNEL(k_attention_backward, "_scaled_dot_product_fused_attention_overrideable_backward",
-           kernel_backward, TB_DTYPE_BIT(TB_DTYPE_FLOAT32),
+           kernel_backward, ATTENTION_DTYPES,
            "_scaled_dot_product_fused_attention_overrideable_backward(Tensor grad_out, Tensor "
            "query, Tensor key, Tensor value, Tensor attn_bias, bool[4] grad_input_mask, Tensor "
            "out, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt "
