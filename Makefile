@@ -205,7 +205,7 @@ COMPILE_PYTEST := test/python/test_compile.py test/python/test_custom_ops.py
 # optional parts gets), and the fork rule (its count probes in a child).  The runtime's own error paths, vendor start and device properties run on emu, npu
 # and fake.
 OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_device_only_ops.py \
-  test_model_zoo.py \
+  test_model_zoo.py test_programs.py \
   test_training.py test_streams.py \
   test_events.py test_memory.py test_copy_semantics.py test_multi_device.py \
   test_differential.py test_guard.py test_rng.py test_fallback.py test_placement.py \
