@@ -17,6 +17,9 @@ from typing import Any
 
 import torch
 
+# torch.cuda.make_graphed_callables' counterpart, re-exported as torch.<device>'s.
+from torch_backend.graphed_callables import make_graphed_callables  # noqa: F401
+
 _ops = torch.ops.torch_backend
 _device_type = "privateuseone"  # the vendor's device type, set at registration
 _device_count = 0  # fixed for the life of the process, set at registration
@@ -354,20 +357,6 @@ class graph:
 # ``torch.cuda.X`` to ``torch.<device>.X`` keeps working (torch_npu has ``NPUGraph``).
 Graph = torch.accelerator.Graph
 CUDAGraph = torch.accelerator.Graph
-
-
-def make_graphed_callables(
-    callables: Any,
-    sample_args: tuple[Any, ...],
-    num_warmup_iters: int = 3,
-    allow_unused_input: bool = False,
-    pool: tuple[int, int] | None = None,
-) -> Any:
-    """Graphed versions of modules or functions, as ``torch.cuda.make_graphed_callables``
-    (see :mod:`torch_backend.graphed_callables`)."""
-    from torch_backend.graphed_callables import make_graphed_callables as make
-
-    return make(callables, sample_args, num_warmup_iters, allow_unused_input, pool)
 
 
 # ----------------------------------------------------------------------------------------------
