@@ -10,6 +10,8 @@
 #include <string.h>
 #include <torch_backend/vendor_kit_kernels.h>
 
+#include "iter_internal.h"
+
 /* ------------------------------------------------------------------------------------------ */
 /* dtypes                                                                                       */
 
@@ -127,7 +129,7 @@ void tbk_store(tb_dtype dtype, void *p, double value) {
 /* ------------------------------------------------------------------------------------------ */
 /* The iterator                                                                                 */
 
-static tb_status fail(char *msg, size_t msg_size, tb_status status, const char *format, ...) {
+tb_status tbk_msg_fail(char *msg, size_t msg_size, tb_status status, const char *format, ...) {
   if (msg != NULL && msg_size > 0) {
     va_list args;
     va_start(args, format);
@@ -138,7 +140,7 @@ static tb_status fail(char *msg, size_t msg_size, tb_status status, const char *
 }
 
 /* "[2, 3]" into buf. */
-static void format_sizes(char *buf, size_t size, const tb_tensor *t) {
+void tbk_format_sizes(char *buf, size_t size, const tb_tensor *t) {
   size_t used = (size_t)snprintf(buf, size, "[");
   for (int32_t d = 0; d < t->ndim && used < size; d++) {
     used += (size_t)snprintf(buf + used, size - used, "%s%" PRId64, d ? ", " : "", t->sizes[d]);
@@ -146,20 +148,21 @@ static void format_sizes(char *buf, size_t size, const tb_tensor *t) {
   if (used < size) snprintf(buf + used, size - used, "]");
 }
 
-static tb_status check_tensor(const tb_tensor *t, const char *name, char *msg, size_t msg_size) {
-  if (t == NULL) return fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT, "%s is NULL", name);
+tb_status tbk_check_tensor(const tb_tensor *t, const char *name, char *msg, size_t msg_size) {
+  if (t == NULL) return tbk_msg_fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT, "%s is NULL", name);
   if (t->ndim < 0 || (t->ndim > 0 && (t->sizes == NULL || t->strides == NULL))) {
-    return fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT, "%s has ndim %" PRId32 " and %s sizes",
-                name, t->ndim, t->sizes == NULL ? "no" : "some");
+    return tbk_msg_fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT,
+                        "%s has ndim %" PRId32 " and %s sizes", name, t->ndim,
+                        t->sizes == NULL ? "no" : "some");
   }
   if (!known(t->dtype)) {
-    return fail(msg, msg_size, TB_ERROR_NOT_SUPPORTED, "%s has unknown dtype %d", name,
-                (int)t->dtype);
+    return tbk_msg_fail(msg, msg_size, TB_ERROR_NOT_SUPPORTED, "%s has unknown dtype %d", name,
+                        (int)t->dtype);
   }
   for (int32_t d = 0; d < t->ndim; d++) {
     if (t->sizes[d] < 0) {
-      return fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT,
-                  "%s has size %" PRId64 " in dimension %" PRId32, name, t->sizes[d], d);
+      return tbk_msg_fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT,
+                          "%s has size %" PRId64 " in dimension %" PRId32, name, t->sizes[d], d);
     }
   }
   return TB_OK;
@@ -174,8 +177,8 @@ static tb_status add_input(tbk_iter *it, const tb_tensor **operands, int k, cons
   double number;
   if (t == NULL && tbk_value_number(value, &number)) {
     if (!known(scalar_dtype)) {
-      return fail(msg, msg_size, TB_ERROR_NOT_SUPPORTED, "%s: unknown scalar dtype %d", name,
-                  (int)scalar_dtype);
+      return tbk_msg_fail(msg, msg_size, TB_ERROR_NOT_SUPPORTED, "%s: unknown scalar dtype %d",
+                          name, (int)scalar_dtype);
     }
     it->constant_mask |= 1u << (k + 1);
     it->dtypes[k + 1] = scalar_dtype;
@@ -187,10 +190,10 @@ static tb_status add_input(tbk_iter *it, const tb_tensor **operands, int k, cons
     return TB_OK;
   }
   if (t == NULL && value != NULL && value->kind != TB_VALUE_TENSOR) {
-    return fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT, "%s is neither a tensor nor a number",
-                name);
+    return tbk_msg_fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT,
+                        "%s is neither a tensor nor a number", name);
   }
-  tb_status status = check_tensor(t, name, msg, msg_size);
+  tb_status status = tbk_check_tensor(t, name, msg, msg_size);
   if (status != TB_OK) return status;
   const tb_tensor *out = operands[0];
   int32_t lead = out->ndim - t->ndim; /* the input's dimension d is the output's lead + d */
@@ -200,10 +203,11 @@ static tb_status add_input(tbk_iter *it, const tb_tensor **operands, int k, cons
   }
   if (!broadcasts) {
     char have[TBK_ITER_MAX_DIMS * 24], want[TBK_ITER_MAX_DIMS * 24];
-    format_sizes(have, sizeof have, t);
-    format_sizes(want, sizeof want, out);
-    return fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT,
-                "%s with sizes %s does not broadcast to the output's sizes %s", name, have, want);
+    tbk_format_sizes(have, sizeof have, t);
+    tbk_format_sizes(want, sizeof want, out);
+    return tbk_msg_fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT,
+                        "%s with sizes %s does not broadcast to the output's sizes %s", name, have,
+                        want);
   }
   operands[k + 1] = t;
   it->data[k + 1] = t->data;
@@ -232,8 +236,9 @@ static tb_status add_dims(tbk_iter *it, const tb_tensor *const *operands, char *
       continue;
     }
     if (it->ndim == TBK_ITER_MAX_DIMS) {
-      return fail(msg, msg_size, TB_ERROR_NOT_SUPPORTED,
-                  "the operands have more than %d dimensions that do not merge", TBK_ITER_MAX_DIMS);
+      return tbk_msg_fail(msg, msg_size, TB_ERROR_NOT_SUPPORTED,
+                          "the operands have more than %d dimensions that do not merge",
+                          TBK_ITER_MAX_DIMS);
     }
     it->sizes[it->ndim] = size;
     for (int k = 0; k < it->num_operands; k++) it->strides[k][it->ndim] = strides[k];
@@ -251,13 +256,13 @@ static tb_status init(tbk_iter *it, const tb_tensor *out, const tb_tensor *const
                       char *msg, size_t msg_size) {
   if (msg != NULL && msg_size > 0) msg[0] = '\0';
   if (it == NULL || (num_inputs > 0 && tensors == NULL && values == NULL)) {
-    return fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT, "NULL iterator or inputs");
+    return tbk_msg_fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT, "NULL iterator or inputs");
   }
   if (num_inputs < 0 || num_inputs > TBK_ITER_MAX_INPUTS) {
-    return fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT, "%d inputs (at most %d)", num_inputs,
-                TBK_ITER_MAX_INPUTS);
+    return tbk_msg_fail(msg, msg_size, TB_ERROR_INVALID_ARGUMENT, "%d inputs (at most %d)",
+                        num_inputs, TBK_ITER_MAX_INPUTS);
   }
-  tb_status status = check_tensor(out, "the output", msg, msg_size);
+  tb_status status = tbk_check_tensor(out, "the output", msg, msg_size);
   if (status != TB_OK) return status;
   memset(it, 0, sizeof *it);
   it->num_operands = num_inputs + 1;

@@ -67,6 +67,35 @@ const tb_tensor *const *tbk_arg_tensors(const tb_kernel_call *call, int i, int64
   return value->as.tensors.items;
 }
 
+bool tbk_arg_is_none(const tb_kernel_call *call, int i) {
+  const tb_value *value = tbk_arg(call, i);
+  return value != NULL && value->kind == TB_VALUE_NONE;
+}
+
+bool tbk_arg_dtype(const tb_kernel_call *call, int i, tb_dtype *out) {
+  const tb_value *value = tbk_arg(call, i);
+  if (value == NULL || value->kind != TB_VALUE_DTYPE) return false;
+  *out = value->as.dtype;
+  return true;
+}
+
+const char *tbk_arg_string(const tb_kernel_call *call, int i) {
+  const tb_value *value = tbk_arg(call, i);
+  return value != NULL && value->kind == TB_VALUE_STRING ? value->as.string : NULL;
+}
+
+const int *tbk_arg_bools(const tb_kernel_call *call, int i, int64_t *count) {
+  const tb_value *value = tbk_arg(call, i);
+  if (value == NULL || value->kind != TB_VALUE_BOOL_LIST) return NULL;
+  *count = value->as.bools.count;
+  return value->as.bools.items;
+}
+
+const tb_rng_key *tbk_arg_rng(const tb_kernel_call *call, int i) {
+  const tb_value *value = tbk_arg(call, i);
+  return value != NULL && value->kind == TB_VALUE_RNG ? &value->as.rng : NULL;
+}
+
 /* Appends one problem to msg, after "; " unless it is the first. */
 static void problem(char *msg, size_t msg_size, int *problems, const char *format, ...) {
   if (msg != NULL && msg_size > 0) {

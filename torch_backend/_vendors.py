@@ -84,6 +84,25 @@ def _loader_finds(name: str) -> bool:
     return any(os.path.isfile(os.path.join(d, f"libtb_vendor_{name}.so")) for d in directories)
 
 
+def library_of(name: str) -> str | None:
+    """The library of the installed vendor package ``name`` (its entry point), or None when no
+    distribution declares that name.  Raises VendorSelectionError when several do, or when the
+    entry point fails or returns no file."""
+    candidates = _entry_points(name)
+    if not candidates:
+        return None
+    if len(candidates) > 1:
+        listed = ", ".join(f"distribution {_distribution(ep)} ({ep.value})" for ep in candidates)
+        raise VendorSelectionError(
+            f"torch_backend: several distributions declare the vendor '{name}': {listed}; "
+            "name the library's path instead"
+        )
+    library, cause = _library(candidates[0])
+    if library is None:
+        raise VendorSelectionError(_failure(candidates[0], cause or ""))
+    return library
+
+
 def select_vendor() -> str | None:
     """Resolve ``TORCH_BACKEND_VENDOR`` against the installed vendor entry points, before the
     C++ runtime loads the vendor it names.

@@ -1,11 +1,10 @@
 /*
- * acme's kernels: the twelve the demo's MLP (examples/models.py "mlp") trains with, so that its
- * training step runs no CPU fallback; this file replaces a `tb-vendor new acme` src/kernels.c.
- * A kernel checks what the schema leaves open (dtypes, ranks, options), declining the rest with
- * TB_ERROR_NOT_SUPPORTED and nothing enqueued (the CPU fallback runs it); copies what its work
- * needs by value, as the tb_tensor descriptors die when it returns; and tbk_launch() enqueues the
- * copy on call->stream, whose worker thread runs it in order.  Device memory is host memory here.
+ * acme's kernels: the twelve the demo's MLP trains with (no CPU fallback), float32 and float64,
+ * with ATen's semantics; docs/writing_kernels.rst walks through each.  This file replaces a
+ * `tb-vendor new acme` project's src/kernels.c.  Device memory is host memory here: the work
+ * reads and writes elements with tbk_load() and tbk_store().
  */
+/* writing kernels: common */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,18 +12,21 @@
 
 #include "acme.h"
 
-#define F32 TB_DTYPE_BIT(TB_DTYPE_FLOAT32)
+#define FLOATS (TB_DTYPE_BIT(TB_DTYPE_FLOAT32) | TB_DTYPE_BIT(TB_DTYPE_FLOAT64))
 
-static tb_status decline(const tb_kernel_call *call, const char *why) {
-  return tbk_fail(TB_ERROR_NOT_SUPPORTED, "acme: %s: %s", call->kernel->name, why);
+static tb_status fail(tb_status status, const tb_kernel_call *call, const char *why) {
+  return tbk_fail(status, "acme: %s: %s", call->kernel->name, why);
 }
-static bool is_f32(const tb_tensor *t) { return t != NULL && t->dtype == TB_DTYPE_FLOAT32; }
-
-/* ---- Elementwise: tbk_iter broadcasts, walks any strides; tbk_map_binary computes in double.
- * relu(x) is threshold_backward(x, x, 0): all four are binary maps, told apart by kernel->data. */
+static bool is_float(const tb_tensor *t) {
+  return t != NULL && (t->dtype == TB_DTYPE_FLOAT32 || t->dtype == TB_DTYPE_FLOAT64);
+}
+/* writing kernels: elementwise */
+/* add.out [self, other, alpha, out], mul.out [self, other, out], relu [self, out] and
+ * threshold_backward.grad_input [grad_output, self, threshold, grad_input]: binary maps, told
+ * apart by kernel->data.  relu(x) is threshold_backward(x, x, 0). */
 typedef struct map_op {
   tbk_binary_fn fn;
-  int second, param; /* the argument of the second input, and of alpha or threshold (0: none) */
+  int second, param; /* the second input's argument; alpha's or threshold's (0: none) */
 } map_op;
 typedef struct map_work {
   tbk_iter it;
@@ -32,10 +34,7 @@ typedef struct map_work {
   double param;
 } map_work;
 static double add(double x, double y, const void *alpha) { return x + *(const double *)alpha * y; }
-static double mul(double x, double y, const void *unused) {
-  (void)unused;
-  return x * y;
-}
+static double mul(double x, double y, const void *unused) { return (void)unused, x * y; }
 static double threshold_backward(double grad, double x, const void *threshold) {
   return x <= *(const double *)threshold ? 0 : grad; /* NaN stays NaN, as on the CPU */
 }
@@ -47,284 +46,351 @@ static tb_status run_map(void *args, char *message, size_t message_size) {
   (void)message, (void)message_size;
   return tbk_map_binary(&w->it, w->fn, &w->param);
 }
-/* add.out [self, other, alpha, out], mul.out [self, other, out], relu [self, out],
- * threshold_backward.grad_input [grad_output, self, threshold, grad_input]: the inputs have the
- * output's dtype, and a number (a CPU scalar) becomes a constant of the iterator. */
 static tb_status map_kernel(tb_context ctx, const tb_kernel_call *call) {
   const map_op *op = call->kernel->data;
   const tb_tensor *out = tbk_arg_tensor(call, call->num_args - 1);
   const tb_value *in[2] = {tbk_arg(call, 0), tbk_arg(call, op->second)};
-  map_work w = {.fn = op->fn, .param = 0};
+  map_work w = {.fn = op->fn, .param = 1};
   char msg[256];
-  if (op->param != 0) tbk_arg_number(call, op->param, &w.param);
-  tb_status status = tbk_iter_init_values(&w.it, out, in, 2, out->dtype, msg, sizeof msg);
-  if (status != TB_OK) return tbk_fail(status, "acme: %s: %s", call->kernel->name, msg);
+  if (op->param != 0 && !tbk_arg_number(call, op->param, &w.param)) {
+    return fail(TB_ERROR_INVALID_ARGUMENT, call, "alpha or threshold is not a number");
+  }
+  if (op == &relu_op) w.param = 0;
+  tb_status status = tbk_iter_init_values(&w.it, out, in, 2, TB_DTYPE_FLOAT64, msg, sizeof msg);
+  if (status != TB_OK) return fail(status, call, msg);
   return tbk_launch(ctx, call->stream, call->kernel->name, run_map, &w, sizeof w);
 }
-
-/* ---- Float32 matrices, any strides. */
+/* writing kernels: matrices */
+/* mm.out [self, mat2, out]; addmm.out [self (the bias, broadcast), mat1, mat2, beta, alpha,
+ * out]: out = beta * bias + alpha * mat1 @ mat2, each dot product in double, any strides. */
 typedef struct matrix {
-  float *data;
-  int64_t rs, cs; /* strides in elements; 0 along dimensions of size 1 or missing (broadcast) */
+  char *data;
+  int64_t row, col; /* byte strides; 0 along a missing or size-1 (broadcast) dimension */
+  tb_dtype dtype;
 } matrix;
 static matrix matrix_of(const tb_tensor *t) {
-  matrix m = {t->data, 0, 0};
-  if (t->ndim >= 1 && t->sizes[t->ndim - 1] != 1) m.cs = t->strides[t->ndim - 1];
-  if (t->ndim == 2 && t->sizes[0] != 1) m.rs = t->strides[0];
+  const int64_t size = (int64_t)tbk_dtype_size(t->dtype);
+  matrix m = {t->data, 0, 0, t->dtype};
+  if (t->ndim >= 1 && t->sizes[t->ndim - 1] != 1) m.col = t->strides[t->ndim - 1] * size;
+  if (t->ndim == 2 && t->sizes[0] != 1) m.row = t->strides[0] * size;
   return m;
 }
-static float *at(const matrix *m, int64_t i, int64_t j) { return m->data + i * m->rs + j * m->cs; }
-static bool is_matrix(const tb_tensor *t) { return is_f32(t) && t->ndim == 2; }
-
+static double get(const matrix *m, int64_t i, int64_t j) {
+  return tbk_load(m->dtype, m->data + i * m->row + j * m->col);
+}
 typedef struct gemm_work {
   matrix a, b, out, bias; /* bias.data NULL: none */
   int64_t m, n, k;
   double alpha, beta;
 } gemm_work;
-/* out = beta * bias + alpha * a @ b, each dot product in double. */
 static tb_status run_gemm(void *args, char *message, size_t message_size) {
   const gemm_work *w = args;
   (void)message, (void)message_size;
   for (int64_t i = 0; i < w->m; i++) {
     for (int64_t j = 0; j < w->n; j++) {
       double dot = 0;
-      for (int64_t p = 0; p < w->k; p++) dot += (double)*at(&w->a, i, p) * *at(&w->b, p, j);
-      double c = w->bias.data != NULL ? w->beta * *at(&w->bias, i, j) : 0;
-      *at(&w->out, i, j) = (float)(c + w->alpha * dot);
+      for (int64_t p = 0; p < w->k; p++) dot += get(&w->a, i, p) * get(&w->b, p, j);
+      double c = w->bias.data != NULL ? w->beta * get(&w->bias, i, j) : 0;
+      tbk_store(w->out.dtype, w->out.data + i * w->out.row + j * w->out.col, c + w->alpha * dot);
     }
   }
   return TB_OK;
 }
-/* mm.out [self, mat2, out]; addmm.out [self (the bias), mat1, mat2, beta, alpha, out]. */
 static tb_status gemm_kernel(tb_context ctx, const tb_kernel_call *call) {
   const int addmm = strcmp(call->kernel->name, "addmm.out") == 0; /* 1: mat1 is argument 1 */
   const tb_tensor *a = tbk_arg_tensor(call, addmm), *b = tbk_arg_tensor(call, addmm + 1);
   const tb_tensor *bias = tbk_arg_tensor(call, 0), *out = tbk_arg_tensor(call, addmm ? 5 : 2);
-  double beta = 0, alpha = 1; /* mm's: it has no arguments 3 and 4 */
-  tbk_arg_number(call, 3, &beta);
-  tbk_arg_number(call, 4, &alpha);
-  if (!is_matrix(a) || !is_matrix(b) || !is_matrix(out) || !is_f32(bias) || bias->ndim > 2) {
-    return decline(call, "float32 matrices only");
+  double beta = 0, alpha = 1; /* mm has neither */
+  if (addmm && (!tbk_arg_number(call, 3, &beta) || !tbk_arg_number(call, 4, &alpha))) {
+    return fail(TB_ERROR_INVALID_ARGUMENT, call, "beta or alpha is not a number");
   }
-  gemm_work w = {matrix_of(a),  matrix_of(b), matrix_of(out), {NULL, 0, 0}, out->sizes[0],
-                 out->sizes[1], a->sizes[1],  alpha,          beta};
-  if (beta != 0) w.bias = matrix_of(bias); /* beta 0 ignores the bias, NaN included */
+  if (!is_float(a) || !is_float(b) || !is_float(out) || a->ndim != 2 || b->ndim != 2 ||
+      out->ndim != 2 || (addmm && (!is_float(bias) || bias->ndim > 2))) {
+    return fail(TB_ERROR_NOT_SUPPORTED, call, "floating matrices only");
+  }
+  gemm_work w = {matrix_of(a),  matrix_of(b),  matrix_of(out), {NULL, 0, 0, out->dtype},
+                 out->sizes[0], out->sizes[1], a->sizes[1],    alpha,
+                 beta};
+  if (addmm && beta != 0) w.bias = matrix_of(bias); /* beta 0 ignores the bias, NaN included */
   return tbk_launch(ctx, call->stream, call->kernel->name, run_gemm, &w, sizeof w);
 }
-
-/* ---- Rows of a matrix: sums, log_softmax and its backward, each sum in double. */
-enum { SUM, LOG_SOFTMAX, LOG_SOFTMAX_BACKWARD };
-typedef struct rows_work {
-  matrix x, y, out; /* x: the input or grad_output; y: log_softmax's output (backward only) */
-  int64_t rows, cols;
-  int op;
-} rows_work;
-/* Row i: SUM: out[i] = sum(x); LOG_SOFTMAX: out = x - max - log(sum(exp(x - max)));
- * LOG_SOFTMAX_BACKWARD: out = x - exp(y) * sum(x). */
-static tb_status run_rows(void *args, char *message, size_t message_size) {
-  const rows_work *w = args;
+/* writing kernels: reductions */
+/* sum.IntList_out [self, dim?, keepdim, dtype?, out]: tbk_reduce applies ATen's dim list
+ * (None or [] is every dimension) and keepdim, and checks out's shape; ATen has given out the
+ * result dtype (tbk_reduce_dtype). */
+static tb_status run_sum(void *args, char *message, size_t message_size) {
   (void)message, (void)message_size;
-  for (int64_t i = 0; i < w->rows; i++) {
-    double max = w->op == LOG_SOFTMAX ? -INFINITY : 0, sum = 0;
-    for (int64_t j = 0; j < w->cols && w->op == LOG_SOFTMAX; j++) max = fmax(max, *at(&w->x, i, j));
-    for (int64_t j = 0; j < w->cols; j++) {
-      sum += w->op == LOG_SOFTMAX ? exp(*at(&w->x, i, j) - max) : *at(&w->x, i, j);
-    }
-    if (w->op == SUM) *at(&w->out, i, 0) = (float)sum;
-    for (int64_t j = 0; j < w->cols && w->op != SUM; j++) {
-      double x = *at(&w->x, i, j), y = w->op == LOG_SOFTMAX ? 0 : *at(&w->y, i, j);
-      *at(&w->out, i, j) = (float)(w->op == LOG_SOFTMAX ? x - max - log(sum) : x - exp(y) * sum);
-    }
-  }
-  return TB_OK;
+  return tbk_reduce_run(args, TBK_REDUCE_SUM);
 }
-/* sum.IntList_out [self, dim?, keepdim, dtype?, out] over one dimension of a matrix (a Linear's
- * bias gradient): the rows of self for dimension 1, of self transposed for dimension 0. */
 static tb_status sum_kernel(tb_context ctx, const tb_kernel_call *call) {
   const tb_tensor *self = tbk_arg_tensor(call, 0), *out = tbk_arg_tensor(call, 4);
-  int64_t dims = 0;
-  const int64_t *dim = tbk_arg_ints(call, 1, &dims);
-  if (!is_matrix(self) || !is_f32(out) || dim == NULL || dims != 1) {
-    return decline(call, "one dimension of a float32 matrix only"); /* dtype= is out's dtype */
+  int64_t ndims = 0;
+  const int64_t *dims = tbk_arg_ints(call, 1, &ndims); /* NULL, ndims 0: dim is None */
+  bool keepdim = false;
+  tbk_reduce r;
+  char msg[256];
+  if (self == NULL || out == NULL || !tbk_arg_bool(call, 2, &keepdim)) {
+    return fail(TB_ERROR_INVALID_ARGUMENT, call, "unexpected arguments");
   }
-  const int64_t d = (dim[0] + 2) % 2;                           /* 0 or 1 */
-  const matrix x = matrix_of(self), x_t = {x.data, x.cs, x.rs}; /* x_t: self transposed */
-  const matrix column = {out->data, out->strides[out->ndim == 2 ? 1 - d : 0], 0};
-  rows_work w = {d == 1 ? x : x_t, x, column, self->sizes[1 - d], self->sizes[d], SUM};
-  return tbk_launch(ctx, call->stream, "sum.IntList_out", run_rows, &w, sizeof w);
+  if (!is_float(self) ||
+      out->dtype != tbk_reduce_dtype(TBK_REDUCE_SUM, self->dtype, tbk_arg(call, 3))) {
+    return fail(TB_ERROR_NOT_SUPPORTED, call, "floating tensors only");
+  }
+  tb_status status = tbk_reduce_init(&r, out, self, dims, ndims, keepdim, msg, sizeof msg);
+  if (status != TB_OK) return fail(status, call, msg);
+  return tbk_launch(ctx, call->stream, "sum.IntList_out", run_sum, &r, sizeof r);
 }
-/* _log_softmax.out [self, dim, half_to_float, out]; _log_softmax_backward_data.out
- * [grad_output, output, dim, input_dtype, out]. */
+/* writing kernels: log_softmax */
+/* _log_softmax.out [self, dim, half_to_float, out]: each row along dim becomes
+ * x - max - log(sum(exp(x - max))).  _log_softmax_backward_data.out [grad_output, output, dim,
+ * input_dtype, out]: each row becomes g - exp(y) * sum(g).  Rows come from tbk_slices. */
+typedef struct rows_work {
+  tbk_reduce rows; /* operands: out, x (self or grad_output), y (output, backward only) */
+  bool backward;
+} rows_work;
+static void log_softmax_row(char **data, const int64_t *step, int64_t n, void *work) {
+  const rows_work *w = work;
+  const tb_dtype *dt = w->rows.outer.dtypes;
+  double max = w->backward ? 0 : -INFINITY, sum = 0;
+  for (int64_t i = 0; i < n && !w->backward; i++)
+    max = fmax(max, tbk_load(dt[1], data[1] + i * step[1]));
+  for (int64_t i = 0; i < n; i++) {
+    double x = tbk_load(dt[1], data[1] + i * step[1]);
+    sum += w->backward ? x : exp(x - max);
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double x = tbk_load(dt[1], data[1] + i * step[1]);
+    double y =
+        w->backward ? x - exp(tbk_load(dt[2], data[2] + i * step[2])) * sum : x - max - log(sum);
+    tbk_store(dt[0], data[0] + i * step[0], y);
+  }
+}
+static tb_status run_rows(void *args, char *message, size_t message_size) {
+  (void)message, (void)message_size;
+  return tbk_slices_run(&((rows_work *)args)->rows, log_softmax_row, args);
+}
 static tb_status log_softmax_kernel(tb_context ctx, const tb_kernel_call *call) {
   const bool backward = strcmp(call->kernel->name, "_log_softmax.out") != 0;
-  const tb_tensor *x = tbk_arg_tensor(call, 0), *out = tbk_arg_tensor(call, backward ? 4 : 3);
-  const tb_tensor *y = backward ? tbk_arg_tensor(call, 1) : x;
+  const tb_tensor *rows[3] = {tbk_arg_tensor(call, backward ? 4 : 3), tbk_arg_tensor(call, 0),
+                              tbk_arg_tensor(call, 1)};
+  bool half_to_float = false;
   int64_t dim;
-  tbk_arg_int(call, backward ? 2 : 1, &dim);
-  if (!is_matrix(x) || !is_matrix(y) || !is_matrix(out) || (dim != 1 && dim != -1)) {
-    return decline(call, "the last dimension of float32 matrices only");
+  rows_work w = {.backward = backward};
+  char msg[256];
+  if (!tbk_arg_int(call, backward ? 2 : 1, &dim) ||
+      (!backward && !tbk_arg_bool(call, 2, &half_to_float))) {
+    return fail(TB_ERROR_INVALID_ARGUMENT, call, "unexpected arguments");
   }
-  rows_work w = {matrix_of(x), matrix_of(y), matrix_of(out),
-                 x->sizes[0],  x->sizes[1],  backward ? LOG_SOFTMAX_BACKWARD : LOG_SOFTMAX};
+  if (!is_float(rows[0]) || !is_float(rows[1]) || (backward && !is_float(rows[2])) ||
+      half_to_float) {
+    return fail(TB_ERROR_NOT_SUPPORTED, call, "floating tensors only, no half_to_float");
+  }
+  tb_status status = tbk_slices_init(&w.rows, rows, backward ? 3 : 2, dim, msg, sizeof msg);
+  if (status != TB_OK) return fail(status, call, msg);
   return tbk_launch(ctx, call->stream, call->kernel->name, run_rows, &w, sizeof w);
 }
-
-/* ---- nll_loss: self [N, C] of log-probabilities, target [N] of int64 classes, no class weights,
- * reduction 1 (mean) or 2 (sum). */
+/* writing kernels: nll_loss */
+/* nll_loss_forward.output [self, target, weight?, reduction, ignore_index, output, total_weight]
+ * and nll_loss_backward.grad_input [grad_output, self, target, weight?, reduction, ignore_index,
+ * total_weight, grad_input]: self [N, C] or [C], target [N] or [] (int64), weight [C] or None;
+ * reduction 0 (none: output [N]), 1 (mean: divided by total_weight) or 2 (sum). */
 typedef struct nll_work {
-  matrix self, out; /* out: forward's loss, or backward's grad_input */
-  const int64_t *target;
-  float *grad, *total; /* backward's grad_output; total_weight, written forward, read backward */
-  int64_t target_stride, n, classes, reduction, ignore_index;
+  matrix self, target, weight, out; /* out: output or grad_input; weight.data NULL: none */
+  char *grad, *total;               /* grad_output (backward); total_weight */
+  int64_t grad_step;                /* grad_output's byte stride (backward, reduction none) */
+  tb_dtype total_dtype;
+  int64_t n, classes, reduction, ignore_index;
   bool backward;
 } nll_work;
 static tb_status run_nll(void *args, char *message, size_t message_size) {
   const nll_work *w = args;
-  double sum = 0, count = 0;
+  double sum = 0, total = 0, scale = 1;
+  if (w->backward && w->reduction != 0) scale = tbk_load(w->out.dtype, w->grad);
+  if (w->backward && w->reduction == 1) scale /= tbk_load(w->total_dtype, w->total);
   for (int64_t i = 0; i < w->n; i++) {
-    int64_t t = w->target[i * w->target_stride];
-    bool ignored = t == w->ignore_index;
-    if (!ignored && (t < 0 || t >= w->classes)) { /* faults the device, as CUDA's assert */
+    const int64_t t = (int64_t)get(&w->target, 0, i);
+    if (t != w->ignore_index && (t < 0 || t >= w->classes)) { /* faults the device */
       snprintf(message, message_size, "target %lld is out of bounds", (long long)t);
       return TB_ERROR_INVALID_ARGUMENT;
     }
+    const double weight = t == w->ignore_index ? 0 : w->weight.data ? get(&w->weight, 0, t) : 1;
     if (w->backward) {
-      double grad = *w->grad / (w->reduction == 1 ? *w->total : 1);
-      for (int64_t c = 0; c < w->classes; c++) *at(&w->out, i, c) = c == t && !ignored ? -grad : 0;
-      continue;
+      const double g =
+          w->reduction == 0 ? tbk_load(w->out.dtype, w->grad + i * w->grad_step) : scale;
+      for (int64_t c = 0; c < w->classes; c++) {
+        tbk_store(w->out.dtype, w->out.data + i * w->out.row + c * w->out.col,
+                  c == t ? -weight * g : 0);
+      }
+    } else if (w->reduction == 0) {
+      tbk_store(w->out.dtype, w->out.data + i * w->out.col,
+                t == w->ignore_index ? 0 : -weight * get(&w->self, i, t));
+    } else {
+      sum -= t == w->ignore_index ? 0 : weight * get(&w->self, i, t);
+      total += weight;
     }
-    sum -= ignored ? 0 : *at(&w->self, i, t);
-    count += !ignored;
   }
   if (w->backward) return TB_OK;
-  *w->out.data = (float)(w->reduction == 1 ? sum / count : sum);
-  *w->total = (float)count;
+  if (w->reduction != 0)
+    tbk_store(w->out.dtype, w->out.data, w->reduction == 1 ? sum / total : sum);
+  tbk_store(w->total_dtype, w->total, total); /* 0 for reduction none */
   return TB_OK;
 }
-/* nll_loss_forward.output [self, target, weight?, reduction, ignore_index, output, total_weight];
- * nll_loss_backward.grad_input [grad_output, self, ..., ignore_index, total_weight, grad_input]. */
 static tb_status nll_kernel(tb_context ctx, const tb_kernel_call *call) {
-  const int s = strcmp(call->kernel->name, "nll_loss_forward.output") != 0; /* self's index */
-  const tb_tensor *self = tbk_arg_tensor(call, s), *target = tbk_arg_tensor(call, s + 1);
-  const tb_tensor *grad = tbk_arg_tensor(call, 0), *total = tbk_arg_tensor(call, 6);
-  const tb_tensor *out = tbk_arg_tensor(call, s ? 7 : 5); /* output, or grad_input */
+  const int b = strcmp(call->kernel->name, "nll_loss_forward.output") != 0; /* 1: backward */
+  const tb_tensor *self = tbk_arg_tensor(call, b), *target = tbk_arg_tensor(call, b + 1);
+  const tb_tensor *weight = tbk_arg_tensor(call, b + 2), *grad = tbk_arg_tensor(call, 0);
+  const tb_tensor *out = tbk_arg_tensor(call, b ? 7 : 5), *total = tbk_arg_tensor(call, 6);
   int64_t reduction, ignore_index;
-  tbk_arg_int(call, s + 3, &reduction);
-  tbk_arg_int(call, s + 4, &ignore_index);
-  if (!is_matrix(self) || target->dtype != TB_DTYPE_INT64 || target->ndim != 1 || reduction == 0 ||
-      tbk_arg_tensor(call, s + 2) != NULL || !is_f32(grad) || !is_f32(total) || !is_f32(out)) {
-    return decline(call, "float32 [N, C], int64 targets, no weights, a reduction only");
+  if (self == NULL || target == NULL || out == NULL || total == NULL ||
+      !tbk_arg_int(call, b + 3, &reduction) || !tbk_arg_int(call, b + 4, &ignore_index)) {
+    return fail(TB_ERROR_INVALID_ARGUMENT, call, "unexpected arguments");
   }
-  nll_work w = {matrix_of(self), matrix_of(out),     target->data,   grad->data,
-                total->data,     target->strides[0], self->sizes[0], self->sizes[1],
-                reduction,       ignore_index,       s == 1};
+  if (!is_float(self) || self->ndim < 1 || self->ndim > 2 || target->dtype != TB_DTYPE_INT64 ||
+      (weight != NULL && weight->dtype != self->dtype) || out->dtype != self->dtype) {
+    return fail(TB_ERROR_NOT_SUPPORTED, call, "floating [N, C] or [C], int64 targets");
+  }
+  /* A [C] input is one row: its target is 0-dim. */
+  nll_work w = {matrix_of(self),
+                matrix_of(target),
+                {NULL, 0, 0, self->dtype},
+                matrix_of(out),
+                b ? grad->data : NULL,
+                total->data,
+                0,
+                total->dtype,
+                self->ndim == 2 ? self->sizes[0] : 1,
+                self->sizes[self->ndim - 1],
+                reduction,
+                ignore_index,
+                b == 1};
+  if (self->ndim == 1) w.self.row = w.out.row = 0;
+  if (b && reduction == 0 && grad->ndim == 1)
+    w.grad_step = grad->strides[0] * (int64_t)tbk_dtype_size(grad->dtype);
+  if (weight != NULL) w.weight = matrix_of(weight);
   return tbk_launch(ctx, call->stream, call->kernel->name, run_nll, &w, sizeof w);
 }
-
-/* ---- _fused_sgd_ [params, grads, momentum_buffers, weight_decay, momentum, lr, dampening,
- * nesterov, maximize, is_first_step, grad_scale?, found_inf?], in float as on the CPU: one task,
- * a tbk_iter per parameter, so the work is built on the heap (tbk_launch copies it). */
+/* writing kernels: fused SGD */
+/* _fused_sgd_ [params, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening,
+ * nesterov, maximize, is_first_step, grad_scale?, found_inf?]: every parameter in one task, a
+ * tbk_iter each (param, grad, and the buffer when momentum != 0), so the work is on the heap. */
 typedef struct sgd_work {
-  float weight_decay, momentum, lr, dampening;
+  double weight_decay, momentum, lr, dampening;
   bool nesterov, maximize, first_step;
+  const float *grad_scale, *found_inf; /* device scalars, read when the task runs; NULL: none */
   int64_t count;
-  tbk_iter params[]; /* operands: param (the output), grad, and the buffer when momentum != 0 */
+  tbk_iter params[];
 } sgd_work;
-static void sgd_loop(char **data, const int64_t *strides, int64_t n, void *work) {
+static void sgd_loop(char **data, const int64_t *step, int64_t n, void *work) {
   const sgd_work *w = work;
   for (int64_t i = 0; i < n; i++) {
-    float *param = (float *)(data[0] + i * strides[0]);
-    float g = *(const float *)(data[1] + i * strides[1]) * (w->maximize ? -1 : 1);
-    if (w->weight_decay != 0) g += w->weight_decay * *param;
+    char *param = data[0] + i * step[0], *grad = data[1] + i * step[1];
+    const tb_dtype dtype = w->params[0].dtypes[0];
+    double g = tbk_load(dtype, grad), p = tbk_load(dtype, param);
+    if (w->grad_scale != NULL) tbk_store(dtype, grad, g /= *w->grad_scale); /* unscaled, kept */
+    if (w->maximize) g = -g;
+    if (w->weight_decay != 0) g += w->weight_decay * p;
     if (w->momentum != 0) {
-      float *buffer = (float *)(data[2] + i * strides[2]);
-      *buffer = w->first_step ? g : w->momentum * *buffer + (1 - w->dampening) * g;
-      g = w->nesterov ? g + w->momentum * *buffer : *buffer;
+      char *buffer = data[2] + i * step[2];
+      double b = w->first_step ? g : w->momentum * tbk_load(dtype, buffer) + (1 - w->dampening) * g;
+      tbk_store(dtype, buffer, b);
+      g = w->nesterov ? g + w->momentum * tbk_load(dtype, buffer) : tbk_load(dtype, buffer);
     }
-    *param -= w->lr * g;
+    tbk_store(dtype, param, p - w->lr * g);
   }
 }
 static tb_status run_sgd(void *args, char *message, size_t message_size) {
   sgd_work *w = args;
   (void)message, (void)message_size;
+  if (w->found_inf != NULL && *w->found_inf == 1.0f) return TB_OK; /* an inf/NaN step: skipped */
   for (int64_t k = 0; k < w->count; k++) tbk_iter_run(&w->params[k], sgd_loop, w);
   return TB_OK;
 }
-
 static tb_status sgd_kernel(tb_context ctx, const tb_kernel_call *call) {
-  int64_t n = 0, grads = 0, buffers = 0;
+  int64_t n = 0, grads = -1, buffers = -1;
   const tb_tensor *const *p = tbk_arg_tensors(call, 0, &n);
   const tb_tensor *const *g = tbk_arg_tensors(call, 1, &grads);
   const tb_tensor *const *b = tbk_arg_tensors(call, 2, &buffers);
+  const tb_tensor *scale = tbk_arg_tensor(call, 10), *inf = tbk_arg_tensor(call, 11);
   double v[7]; /* weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step */
-  for (int i = 0; i < 7; i++) tbk_arg_number(call, 3 + i, &v[i]);
-  if (grads != n || buffers != (v[1] != 0 ? n : 0) || tbk_arg_tensor(call, 10) != NULL ||
-      tbk_arg_tensor(call, 11) != NULL) {
-    return decline(call, "no grad_scale, no found_inf");
+  for (int i = 0; i < 7; i++) {
+    if (!tbk_arg_number(call, 3 + i, &v[i]))
+      return fail(TB_ERROR_INVALID_ARGUMENT, call, "an option is not a number");
+  }
+  if (grads != n || buffers != (v[1] != 0 ? n : 0)) {
+    return fail(TB_ERROR_INVALID_ARGUMENT, call,
+                "params, grads and momentum buffers differ in number");
+  }
+  if ((scale != NULL && scale->dtype != TB_DTYPE_FLOAT32) ||
+      (inf != NULL && inf->dtype != TB_DTYPE_FLOAT32)) {
+    return fail(TB_ERROR_NOT_SUPPORTED, call, "float32 grad_scale and found_inf only");
   }
   const size_t size = sizeof(sgd_work) + (size_t)n * sizeof(tbk_iter);
   sgd_work *w = malloc(size);
-  if (w == NULL) return tbk_fail(TB_ERROR_OUT_OF_MEMORY, "acme: _fused_sgd_: out of memory");
-  *w = (sgd_work){(float)v[0], (float)v[1], (float)v[2], (float)v[3], v[4], v[5], v[6], n};
+  if (w == NULL) return fail(TB_ERROR_OUT_OF_MEMORY, call, "out of memory");
+  *w = (sgd_work){
+      v[0], v[1], v[2], v[3], v[4], v[5], v[6], scale ? scale->data : NULL, inf ? inf->data : NULL,
+      n};
   tb_status status = TB_OK;
-  char msg[256] = "float32 tensors only";
+  char msg[256] = "one floating dtype for every tensor";
   for (int64_t k = 0; k < n && status == TB_OK; k++) {
     const tb_tensor *in[2] = {g[k], buffers != 0 ? b[k] : NULL};
-    bool f32 = is_f32(p[k]) && is_f32(in[0]) && (in[1] == NULL || is_f32(in[1]));
-    status = f32 ? tbk_iter_init(&w->params[k], p[k], in, 1 + !!in[1], msg, sizeof msg)
-                 : TB_ERROR_NOT_SUPPORTED;
+    bool same = is_float(p[k]) && p[k]->dtype == p[0]->dtype && g[k]->dtype == p[k]->dtype &&
+                (in[1] == NULL || in[1]->dtype == p[k]->dtype);
+    status = same ? tbk_iter_init(&w->params[k], p[k], in, 1 + (in[1] != NULL), msg, sizeof msg)
+                  : TB_ERROR_NOT_SUPPORTED;
   }
-  if (status != TB_OK) status = tbk_fail(status, "acme: _fused_sgd_: %s", msg);
-  if (status == TB_OK) status = tbk_launch(ctx, call->stream, "_fused_sgd_", run_sgd, w, size);
+  if (status != TB_OK) status = fail(status, call, msg);
+  if (status == TB_OK && n > 0)
+    status = tbk_launch(ctx, call->stream, "_fused_sgd_", run_sgd, w, size);
   free(w);
   return status;
 }
-
+/* writing kernels: the table */
 TBK_KERNEL_TABLE(
     acme_kernels,
     TBK_KERNEL_DATA(
         "add.out",
         "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-        map_kernel, F32 | TB_DTYPE_BIT(TB_DTYPE_FLOAT64), &add_op),
+        map_kernel, FLOATS, &add_op),
     TBK_KERNEL_DATA("mul.out",
                     "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-                    map_kernel, F32 | TB_DTYPE_BIT(TB_DTYPE_FLOAT64), &mul_op),
-    TBK_KERNEL_DATA("relu", "relu(Tensor self) -> Tensor", map_kernel, F32, &relu_op),
+                    map_kernel, FLOATS, &mul_op),
+    TBK_KERNEL_DATA("relu", "relu(Tensor self) -> Tensor", map_kernel, FLOATS, &relu_op),
     TBK_KERNEL_DATA("threshold_backward.grad_input",
                     "threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar "
                     "threshold, *, Tensor(a!) grad_input) -> Tensor(a!)",
-                    map_kernel, F32, &threshold_backward_op),
+                    map_kernel, FLOATS, &threshold_backward_op),
     TBK_KERNEL("addmm.out",
                "addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, "
                "Tensor(a!) out) -> Tensor(a!)",
-               gemm_kernel, F32),
+               gemm_kernel, FLOATS),
     TBK_KERNEL("mm.out", "mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
-               gemm_kernel, F32),
+               gemm_kernel, FLOATS),
     TBK_KERNEL("sum.IntList_out",
                "sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? "
                "dtype=None, Tensor(a!) out) -> Tensor(a!)",
-               sum_kernel, F32),
+               sum_kernel, FLOATS),
     TBK_KERNEL("_log_softmax.out",
                "_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> "
                "Tensor(a!)",
-               log_softmax_kernel, F32),
+               log_softmax_kernel, FLOATS),
     TBK_KERNEL("_log_softmax_backward_data.out",
                "_log_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, "
                "ScalarType input_dtype, *, Tensor(a!) out) -> Tensor(a!)",
-               log_softmax_kernel, F32),
+               log_softmax_kernel, FLOATS),
     TBK_KERNEL("nll_loss_forward.output",
                "nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, "
                "SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> "
                "(Tensor(a!), Tensor(b!))",
-               nll_kernel, F32),
+               nll_kernel, FLOATS),
     TBK_KERNEL("nll_loss_backward.grad_input",
                "nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, "
                "Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, "
                "Tensor(a!) grad_input) -> Tensor(a!)",
-               nll_kernel, F32),
+               nll_kernel, FLOATS),
     TBK_KERNEL("_fused_sgd_",
                "_fused_sgd_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] "
                "momentum_buffer_list, *, float weight_decay, float momentum, float lr, float "
                "dampening, bool nesterov, bool maximize, bool is_first_step, Tensor? "
                "grad_scale=None, Tensor? found_inf=None) -> ()",
-               sgd_kernel, F32));
+               sgd_kernel, FLOATS));

@@ -5,7 +5,7 @@
 /**
  * @file vendor_kit_kernels.h
  * @brief tb_vendor_kit's kernel half: dtypes, a strided iterator with broadcasting, elementwise
- * maps, kernel arguments and a kernel-table builder.
+ * maps, reductions and rows, kernel arguments and a kernel-table builder.
  *
  * Before a vendor's kernel computes anything it needs the same machinery as every other
  * vendor's: reading and writing elements of each ::tb_dtype (float16 and bfloat16 rounded as
@@ -173,8 +173,32 @@ const int64_t *tbk_arg_ints(const tb_kernel_call *call, int i, int64_t *count);
 
 /** The elements of argument @p i when it is a ::TB_VALUE_TENSOR_LIST (`Tensor[]`, `Tensor?[]`:
  *  an absent element is NULL), their number in @p count; NULL (and @p count unchanged)
- *  otherwise. */
+ *  otherwise.  An empty list (a fused optimizer's `momentum_buffer_list` without momentum)
+ *  sets @p count to 0 and gives the caller's pointer, which may be NULL: test @p count, not
+ *  the pointer, as for tbk_arg_ints(). */
 const tb_tensor *const *tbk_arg_tensors(const tb_kernel_call *call, int i, int64_t *count);
+
+/** Whether argument @p i is ::TB_VALUE_NONE: an omitted optional argument (`Tensor? weight`,
+ *  `int[1]? dim`, `ScalarType? dtype`, `Generator?`).  False for an index out of range. */
+bool tbk_arg_is_none(const tb_kernel_call *call, int i);
+
+/** Whether argument @p i is a ::TB_VALUE_DTYPE (`ScalarType`, a given `ScalarType?`); if so,
+ *  stores it in @p out (unchanged otherwise).  The dtype may be one this ABI version does not
+ *  know (::TB_DTYPE_COUNT or above): check it before use. */
+bool tbk_arg_dtype(const tb_kernel_call *call, int i, tb_dtype *out);
+
+/** The NUL-terminated text of argument @p i when it is a ::TB_VALUE_STRING (`str`, such as
+ *  gelu's `approximate`); NULL otherwise. */
+const char *tbk_arg_string(const tb_kernel_call *call, int i);
+
+/** The values (each 0 or 1) of argument @p i when it is a ::TB_VALUE_BOOL_LIST (`bool[]`, such
+ *  as convolution_backward's `output_mask`), their number in @p count; NULL (and @p count
+ *  unchanged) otherwise.  As with tbk_arg_ints(), test @p count for emptiness. */
+const int *tbk_arg_bools(const tb_kernel_call *call, int i, int64_t *count);
+
+/** The key of argument @p i when it is a ::TB_VALUE_RNG (`Generator?` of a random kernel, see
+ *  @ref tb_kernel_rng); NULL otherwise. */
+const tb_rng_key *tbk_arg_rng(const tb_kernel_call *call, int i);
 
 /** @} */
 
@@ -314,6 +338,132 @@ tb_status tbk_map_unary(const tbk_iter *it, tbk_unary_fn fn, const void *params)
 /** Runs `out = fn(in0, in1)` over @p it; ::TB_ERROR_INVALID_ARGUMENT (nothing done) when @p it
  *  does not have exactly two inputs or @p fn is NULL. */
 tb_status tbk_map_binary(const tbk_iter *it, tbk_binary_fn fn, const void *params);
+
+/** @} */
+
+/** @defgroup tbk_reduce_group Kit: reductions and slices
+ *
+ * Kernels that combine elements along dimensions -- `sum`, `mean`, `amax`, a Linear's bias
+ * gradient -- and kernels that work on whole rows along one dimension -- `_log_softmax`,
+ * `_softmax` and their backwards, `cumsum` -- share one layout, the ::tbk_reduce: an outer
+ * ::tbk_iter over the output's elements (or the rows), and the sizes and byte strides of the
+ * dimensions walked for each of them.  Like ::tbk_iter it is a plain value that a kernel builds
+ * during the call and copies into its stream work.
+ *
+ * ATen's rules, which tbk_reduce_init() applies as `torch.sum(x, dim, keepdim)` does:
+ *
+ * - `dim` is a list (`int[1]? dim`); negative entries count from the end; an entry out of range
+ *   or repeated is an error; an omitted or empty list reduces every dimension (`x.sum()`
+ *   reaches `sum.IntList_out` with `dim` None or `[]`).  A 0-dim tensor accepts dim 0 and -1.
+ * - the output has the input's shape with the reduced dimensions removed, or kept with size 1
+ *   when `keepdim` is true; ATen has already allocated it so, of the result dtype
+ *   (tbk_reduce_dtype()).
+ * - over no elements (a reduced dimension of size 0), a reduction gives its identity
+ *   (tbk_reduce_identity()): 0 for sum, 1 for prod; mean gives NaN (0/0); amax and amin have
+ *   none, and ATen refuses them before any kernel runs.
+ *
+ * tbk_reduce_run() and tbk_slices_run() read and write through the tensors' addresses: they
+ * are for devices the host addresses (::TB_DEVICE_HOST_ACCESS); another device hands the
+ * layout to its own kernel, as with ::tbk_iter.
+ *  @{ */
+
+/** What tbk_reduce_run() computes from the elements of each output element. */
+typedef enum tbk_reduce_op {
+  TBK_REDUCE_SUM = 0,  /**< their sum (identity 0) */
+  TBK_REDUCE_MEAN = 1, /**< their sum divided by their number (NaN for none) */
+  TBK_REDUCE_PROD = 2, /**< their product (identity 1) */
+  TBK_REDUCE_AMAX = 3, /**< their maximum; a NaN among them gives NaN, as ATen */
+  TBK_REDUCE_AMIN = 4  /**< their minimum; a NaN among them gives NaN, as ATen */
+} tbk_reduce_op;
+
+/**
+ * A reduction or a set of rows, made by tbk_reduce_init() or tbk_slices_init().  Operand 0 is
+ * the output, operand k + 1 input k, as in ::tbk_iter.
+ */
+typedef struct tbk_reduce {
+  /** Over the output's elements (a reduction) or the rows (slices): each operand's address is
+   *  that of its first element along the walked dimensions. */
+  tbk_iter outer;
+  /** Number of walked dimensions, at least 1: after dropping size-1 dimensions and merging for
+   *  a reduction; exactly 1 for slices. */
+  int32_t ndim;
+  /** Elements walked per output element (per row): the product of `sizes`. */
+  int64_t numel;
+  /** `ndim` sizes of the walked dimensions, innermost first. */
+  int64_t sizes[TBK_ITER_MAX_DIMS];
+  /** `strides[k][d]`: operand k's byte stride along walked dimension d; 0 for the output of a
+   *  reduction. */
+  int64_t strides[TBK_ITER_MAX_OPERANDS][TBK_ITER_MAX_DIMS];
+} tbk_reduce;
+
+/**
+ * The dimensions of a tensor with @p ndim dimensions that the ATen dim list @p dims (@p count
+ * entries; NULL or 0 entries: all of them) names, as bits of @p mask (bit d: dimension d).
+ *
+ * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT for an entry out of [-ndim, ndim) ([-1, 0] for
+ *         a 0-dim tensor), with a message such as "dim 2 is out of range for a tensor of 2
+ *         dimensions", or a repeated one ("dim 1 appears more than once in [1, -1]");
+ *         ::TB_ERROR_NOT_SUPPORTED for more than ::TB_SHAPE_MAX_DIMS dimensions.
+ */
+tb_status tbk_reduce_dims(int32_t ndim, const int64_t *dims, int64_t count, uint64_t *mask,
+                          char *msg, size_t msg_size);
+
+/**
+ * Makes @p r reduce @p in over the dimensions @p dims names (tbk_reduce_dims()) into @p out,
+ * whose shape must be the reduced one (with the reduced dimensions kept as size 1 when
+ * @p keepdim is true).
+ *
+ * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT for a NULL pointer, a bad dim list, or an
+ *         output whose sizes are not the reduced ones ("the output's sizes [3] are not [3, 1],
+ *         the input's [3, 4] reduced over dims [1] with keepdim"); ::TB_ERROR_NOT_SUPPORTED as
+ *         tbk_iter_init().  On failure @p r is unspecified.
+ */
+tb_status tbk_reduce_init(tbk_reduce *r, const tb_tensor *out, const tb_tensor *in,
+                          const int64_t *dims, int64_t count, bool keepdim, char *msg,
+                          size_t msg_size);
+
+/**
+ * Makes @p r walk the rows along dimension @p dim (negative: from the end) of @p count tensors
+ * of one shape, `tensors[0]` the output: one row of each per index of the other dimensions, as
+ * `_log_softmax` and its backward need.
+ *
+ * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT for a NULL pointer, @p count outside
+ *         [1, ::TBK_ITER_MAX_OPERANDS], a dim out of range, or a tensor whose sizes differ from
+ *         the output's; ::TB_ERROR_NOT_SUPPORTED as tbk_iter_init().
+ */
+tb_status tbk_slices_init(tbk_reduce *r, const tb_tensor *const *tensors, int count, int64_t dim,
+                          char *msg, size_t msg_size);
+
+/** The dtype of ATen's result of @p op over @p self when the call's `dtype=` argument is
+ *  @p dtype_arg (a ::TB_VALUE_DTYPE, or ::TB_VALUE_NONE / NULL when omitted): the given dtype;
+ *  else int64 for a sum or product of bool or integers; else @p self.  (ATen allocates `out`
+ *  of this dtype; a kernel checks it to decline what it does not compute.) */
+tb_dtype tbk_reduce_dtype(tbk_reduce_op op, tb_dtype self, const tb_value *dtype_arg);
+
+/** The value of @p op over no elements: 0 (sum), 1 (prod), NaN (mean), -infinity (amax),
+ *  +infinity (amin). */
+double tbk_reduce_identity(tbk_reduce_op op);
+
+/**
+ * Runs the reduction @p r (from tbk_reduce_init()), writing @p op of each output element's
+ * input elements into it, converted to the output's dtype as tbk_store() does.  Floating
+ * values accumulate in double, in the input's order; a sum or product of integers (or bool)
+ * into an integral output accumulates in int64, wrapping as ATen does.
+ *
+ * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT (nothing done) when @p r is not a reduction of
+ *         one input or @p op is not a ::tbk_reduce_op.
+ */
+tb_status tbk_reduce_run(const tbk_reduce *r, tbk_reduce_op op);
+
+/**
+ * Calls @p fn once per row of @p r (from tbk_slices_init(), or a tbk_reduce_init() whose
+ * reduced dimensions merged into one, `r->ndim == 1`): `data[k]` is operand k's first element
+ * of the row, `byte_strides[k]` its step along the row, and `n` the row's length
+ * (`r->sizes[0]`, which may be 0).  @p user is passed on.
+ *
+ * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT (nothing done) for NULL, or `r->ndim != 1`.
+ */
+tb_status tbk_slices_run(const tbk_reduce *r, tbk_loop_fn fn, void *user);
 
 /** @} */
 

@@ -715,6 +715,169 @@ static void test_args(void) {
   CHECK(tbk_arg_tensors(&call, 6, &count) == list && count == 2);
   CHECK(tbk_arg_tensors(&call, 5, &count) == NULL && tbk_arg_tensors(&call, 0, &count) == NULL);
   CHECK(count == 2);
+
+  context = "argument accessors: the other kinds";
+  const int bools[3] = {1, 0, 1};
+  tb_value more[6] = {{.kind = TB_VALUE_DTYPE, .as.dtype = TB_DTYPE_BFLOAT16},
+                      {.kind = TB_VALUE_STRING, .as.string = "tanh"},
+                      {.kind = TB_VALUE_BOOL_LIST, .as.bools = {bools, 3}},
+                      {.kind = TB_VALUE_RNG, .as.rng = {7, 64, NULL}},
+                      {.kind = TB_VALUE_NONE},
+                      {.kind = TB_VALUE_TENSOR_LIST, .as.tensors = {NULL, 0}}};
+  tb_kernel_call other = {.struct_size = sizeof other, .args = more, .num_args = 6};
+  tb_dtype dtype = TB_DTYPE_INT8;
+  CHECK(tbk_arg_dtype(&other, 0, &dtype) && dtype == TB_DTYPE_BFLOAT16);
+  CHECK(!tbk_arg_dtype(&other, 4, &dtype) && !tbk_arg_dtype(&other, 6, &dtype));
+  CHECK(dtype == TB_DTYPE_BFLOAT16);
+  CHECK(tbk_arg_string(&other, 1) != NULL && strcmp(tbk_arg_string(&other, 1), "tanh") == 0);
+  CHECK(tbk_arg_string(&other, 0) == NULL && tbk_arg_string(&other, -1) == NULL);
+  count = -1;
+  CHECK(tbk_arg_bools(&other, 2, &count) == bools && count == 3);
+  CHECK(tbk_arg_bools(&other, 4, &count) == NULL && count == 3);
+  CHECK(tbk_arg_rng(&other, 3) == &more[3].as.rng && tbk_arg_rng(&other, 3)->offset == 64);
+  CHECK(tbk_arg_rng(&other, 4) == NULL);
+  CHECK(tbk_arg_is_none(&other, 4) && !tbk_arg_is_none(&other, 0) && !tbk_arg_is_none(&other, 6));
+  /* An empty list: a count of 0 and the caller's pointer, here NULL. */
+  count = -1;
+  CHECK(tbk_arg_tensors(&other, 5, &count) == NULL && count == 0);
+}
+
+/* ---- reductions and rows ---- */
+
+/* sum/amax of a [2, 3, 4] float32 tensor (values i * 0.5 - 3) over dims, against loops. */
+static void test_reductions(void) {
+  char msg[256];
+  float x[24];
+  for (int i = 0; i < 24; i++) x[i] = (float)i * 0.5f - 3.0f;
+  const int64_t sizes[3] = {2, 3, 4}, strides[3] = {12, 4, 1};
+  tb_tensor in = tensor(x, TB_DTYPE_FLOAT32, 3, sizes, strides);
+  tbk_reduce r;
+
+  context = "sum over dims [0, 2], keepdim";
+  float out[3] = {0};
+  const int64_t keep_sizes[3] = {1, 3, 1}, keep_strides[3] = {3, 1, 1};
+  tb_tensor o = tensor(out, TB_DTYPE_FLOAT32, 3, keep_sizes, keep_strides);
+  CHECK(tbk_reduce_init(&r, &o, &in, DIMS(0, -1), 2, true, msg, sizeof msg) == TB_OK);
+  CHECK_STR(msg, "");
+  CHECK(r.ndim == 2 && r.numel == 8); /* dims 2 and 0 do not merge */
+  CHECK(tbk_reduce_run(&r, TBK_REDUCE_SUM) == TB_OK);
+  for (int j = 0; j < 3; j++) {
+    double want = 0;
+    for (int i = 0; i < 2; i++) {
+      for (int k = 0; k < 4; k++) want += x[i * 12 + j * 4 + k];
+    }
+    CHECK_EQ(out[j], want);
+  }
+
+  context = "mean over dims [1, 2] (they merge), no keepdim, into a float64 output";
+  double mean[2] = {0};
+  const int64_t two[1] = {2}, unit[1] = {1};
+  tb_tensor m = tensor(mean, TB_DTYPE_FLOAT64, 1, two, unit);
+  CHECK(tbk_reduce_init(&r, &m, &in, DIMS(2, 1), 2, false, msg, sizeof msg) == TB_OK);
+  CHECK(r.ndim == 1 && r.sizes[0] == 12 && r.strides[1][0] == 4 && r.strides[0][0] == 0);
+  CHECK(tbk_reduce_run(&r, TBK_REDUCE_MEAN) == TB_OK);
+  CHECK_EQ(mean[0], (-3.0 + 2.5) / 2);
+  CHECK_EQ(mean[1], (3.0 + 8.5) / 2);
+
+  context = "amax of everything (dim None), with a NaN, into a 0-dim output";
+  float max = 0;
+  tb_tensor scalar = tensor(&max, TB_DTYPE_FLOAT32, 0, NULL, NULL);
+  CHECK(tbk_reduce_init(&r, &scalar, &in, NULL, 0, false, msg, sizeof msg) == TB_OK);
+  CHECK(tbk_reduce_run(&r, TBK_REDUCE_AMAX) == TB_OK && max == 8.5f);
+  x[5] = NAN;
+  CHECK(tbk_reduce_run(&r, TBK_REDUCE_AMAX) == TB_OK && isnan(max));
+  CHECK(tbk_reduce_run(&r, TBK_REDUCE_AMIN) == TB_OK && isnan(max));
+  x[5] = -0.5f;
+  CHECK(tbk_reduce_run(&r, TBK_REDUCE_AMIN) == TB_OK && max == -3.0f);
+
+  context = "integer sums are exact int64 (beyond 2^53), a transposed input";
+  int64_t big[4] = {(int64_t)1 << 60, 3, 1, -((int64_t)1 << 60)}, total[2] = {0};
+  const int64_t sq[2] = {2, 2}, transposed[2] = {1, 2};
+  tb_tensor ints = tensor(big, TB_DTYPE_INT64, 2, sq, transposed);
+  tb_tensor sums = tensor(total, TB_DTYPE_INT64, 1, two, unit);
+  CHECK(tbk_reduce_init(&r, &sums, &ints, DIMS(1), 1, false, msg, sizeof msg) == TB_OK);
+  CHECK(tbk_reduce_run(&r, TBK_REDUCE_SUM) == TB_OK);
+  CHECK(total[0] == ((int64_t)1 << 60) + 1 && total[1] == 3 - ((int64_t)1 << 60));
+  CHECK(tbk_reduce_dtype(TBK_REDUCE_SUM, TB_DTYPE_BOOL, NULL) == TB_DTYPE_INT64);
+  CHECK(tbk_reduce_dtype(TBK_REDUCE_AMAX, TB_DTYPE_INT8, NULL) == TB_DTYPE_INT8);
+  tb_value none = {.kind = TB_VALUE_NONE},
+           f64 = {.kind = TB_VALUE_DTYPE, .as.dtype = TB_DTYPE_FLOAT64};
+  CHECK(tbk_reduce_dtype(TBK_REDUCE_PROD, TB_DTYPE_INT32, &none) == TB_DTYPE_INT64);
+  CHECK(tbk_reduce_dtype(TBK_REDUCE_SUM, TB_DTYPE_INT32, &f64) == TB_DTYPE_FLOAT64);
+  CHECK(tbk_reduce_dtype(TBK_REDUCE_MEAN, TB_DTYPE_FLOAT16, NULL) == TB_DTYPE_FLOAT16);
+
+  context = "over no elements: the identity; mean NaN";
+  const int64_t empty_sizes[2] = {2, 0}, empty_strides[2] = {0, 1};
+  tb_tensor empty = tensor(NULL, TB_DTYPE_FLOAT32, 2, empty_sizes, empty_strides);
+  float two_out[2] = {5, 5};
+  tb_tensor o2 = tensor(two_out, TB_DTYPE_FLOAT32, 1, two, unit);
+  CHECK(tbk_reduce_init(&r, &o2, &empty, DIMS(1), 1, false, msg, sizeof msg) == TB_OK);
+  CHECK(r.numel == 0 && tbk_reduce_run(&r, TBK_REDUCE_SUM) == TB_OK);
+  CHECK(two_out[0] == 0 && two_out[1] == 0);
+  CHECK(tbk_reduce_run(&r, TBK_REDUCE_PROD) == TB_OK && two_out[1] == 1);
+  CHECK(tbk_reduce_run(&r, TBK_REDUCE_MEAN) == TB_OK && isnan(two_out[0]));
+  CHECK(isinf(tbk_reduce_identity(TBK_REDUCE_AMIN)) && tbk_reduce_identity(TBK_REDUCE_AMIN) > 0);
+  CHECK(tbk_reduce_run(&r, (tbk_reduce_op)9) == TB_ERROR_INVALID_ARGUMENT);
+
+  context = "reduction errors";
+  CHECK(tbk_reduce_init(&r, &o, &in, DIMS(3), 1, true, msg, sizeof msg) ==
+        TB_ERROR_INVALID_ARGUMENT);
+  CHECK_STR(msg, "dim 3 is out of range for a tensor of 3 dimensions (expected [-3, 2])");
+  CHECK(tbk_reduce_init(&r, &o, &in, DIMS(1, -2), 2, true, msg, sizeof msg) ==
+        TB_ERROR_INVALID_ARGUMENT);
+  CHECK_STR(msg, "dim 1 appears more than once in [1, -2]");
+  CHECK(tbk_reduce_init(&r, &o, &in, DIMS(0, 2), 2, false, msg, sizeof msg) ==
+        TB_ERROR_INVALID_ARGUMENT);
+  CHECK_STR(msg,
+            "the output's sizes [1, 3, 1] are not [3], the input's [2, 3, 4] reduced over "
+            "dims [0, 2]");
+  CHECK(tbk_reduce_init(&r, &o, NULL, NULL, 0, false, msg, sizeof msg) ==
+        TB_ERROR_INVALID_ARGUMENT);
+  CHECK_STR(msg, "the input is NULL");
+  uint64_t mask = 0;
+  CHECK(tbk_reduce_dims(0, DIMS(-1), 1, &mask, msg, sizeof msg) == TB_OK && mask == 0);
+  CHECK(tbk_reduce_dims(0, DIMS(1), 1, &mask, msg, sizeof msg) == TB_ERROR_INVALID_ARGUMENT);
+  CHECK(tbk_reduce_dims(3, NULL, 0, &mask, msg, sizeof msg) == TB_OK && mask == 7);
+}
+
+/* Rows: a log-softmax along dim 0 of a [3, 2] matrix, through tbk_slices_run. */
+static void log_softmax_row(char **data, const int64_t *strides, int64_t n, void *user) {
+  (void)user;
+  double max = -INFINITY, sum = 0;
+  for (int64_t i = 0; i < n; i++) max = fmax(max, *(const float *)(data[1] + i * strides[1]));
+  for (int64_t i = 0; i < n; i++) sum += exp(*(const float *)(data[1] + i * strides[1]) - max);
+  for (int64_t i = 0; i < n; i++) {
+    *(float *)(data[0] + i * strides[0]) =
+        (float)(*(const float *)(data[1] + i * strides[1]) - max - log(sum));
+  }
+}
+
+static void test_slices(void) {
+  char msg[256];
+  context = "rows along dim 0";
+  float x[6] = {1, 2, 3, 4, 5, 7}, y[6] = {0};
+  const int64_t sizes[2] = {3, 2}, strides[2] = {2, 1};
+  tb_tensor in = tensor(x, TB_DTYPE_FLOAT32, 2, sizes, strides);
+  tb_tensor out = tensor(y, TB_DTYPE_FLOAT32, 2, sizes, strides);
+  const tb_tensor *both[2] = {&out, &in};
+  tbk_reduce r;
+  CHECK(tbk_slices_init(&r, both, 2, -2, msg, sizeof msg) == TB_OK);
+  CHECK(r.ndim == 1 && r.sizes[0] == 3 && r.strides[1][0] == 8 && r.outer.numel == 2);
+  CHECK(tbk_slices_run(&r, log_softmax_row, NULL) == TB_OK);
+  for (int j = 0; j < 2; j++) {
+    double sum = 0;
+    for (int i = 0; i < 3; i++) sum += exp(x[i * 2 + j]);
+    for (int i = 0; i < 3; i++) CHECK_EQ(y[i * 2 + j], (float)(x[i * 2 + j] - log(sum)));
+  }
+
+  context = "row errors";
+  const int64_t other_sizes[2] = {2, 3};
+  tb_tensor other = tensor(x, TB_DTYPE_FLOAT32, 2, other_sizes, strides);
+  const tb_tensor *mismatched[2] = {&out, &other};
+  CHECK(tbk_slices_init(&r, mismatched, 2, 1, msg, sizeof msg) == TB_ERROR_INVALID_ARGUMENT);
+  CHECK_STR(msg, "tensor 1 has sizes [2, 3], not the output's [3, 2]");
+  CHECK(tbk_slices_init(&r, both, 2, 2, msg, sizeof msg) == TB_ERROR_INVALID_ARGUMENT);
+  CHECK(tbk_slices_run(&r, NULL, NULL) == TB_ERROR_INVALID_ARGUMENT);
 }
 
 /* ---- the kernel table ---- */
@@ -787,6 +950,8 @@ int main(void) {
   test_maps();
   test_values();
   test_args();
+  test_reductions();
+  test_slices();
   test_table();
   printf("kit.iter: %d checks, %d failed (sizeof(tbk_iter) = %zu)\n", checks, failures,
          sizeof(tbk_iter));

@@ -9,11 +9,13 @@ TORCH_BACKEND_VENDOR, whatever vendor this suite runs against."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 
-from conftest import ONCE, run_python
+from conftest import ONCE, run, run_python
 
 import torch_backend
 
@@ -104,3 +106,23 @@ def test_a_broken_entry_point_is_a_vendor_that_cannot_start(tmp_path):
         assert len(seen["warnings"]) == 1 and cause in seen["warnings"][0], seen["warnings"]
         assert cause in seen["info"]["error"] and not seen["available"]
         assert seen["info"]["device_type"] is None
+
+
+def test_conformance_takes_an_installed_vendors_name(tmp_path):
+    # `tb-conformance acme` runs the library that acme's entry point returns, as
+    # TORCH_BACKEND_VENDOR=acme would load it; a failing entry point is a vendor that did not load.
+    install(tmp_path, "acme", "return library")
+    install(tmp_path, "raises", "raise OSError('no driver')")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    command = [sys.executable, "-m", "torch_backend.conformance_cli", "--filter", "context"]
+    result = run([*command, "acme"], env=env)
+    library = str((tmp_path / "acme" / "libtb_vendor_fake.so").resolve())
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert library in result.stdout, result.stdout
+    broken = run([*command, "raises"], env=env)
+    assert broken.returncode == 2
+    cause = "'raises' (raises_tb:library) of distribution 'raises_tb' failed: OSError: no driver"
+    assert cause in broken.stderr, broken.stderr
+    # A name nothing declares reaches the program, which says what it could not load.
+    unknown = run([*command, "nosuchvendor"], env=env)
+    assert unknown.returncode == 2 and "nosuchvendor" in unknown.stderr, unknown.stderr
