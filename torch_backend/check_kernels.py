@@ -49,6 +49,13 @@ where the CPU has one fused kernel).  Output dtypes must equal the CPU's or, whe
 ATen's meta function's.  Where the CPU raises, the device must raise the same exception type (or
 report a device fault).
 
+Kernels that no OpInfo reaches and that torch_backend makes samples for -- the fused optimizers
+``_fused_sgd_``, ``_fused_adam_`` and ``_fused_adamw_`` -- are checked on generated inputs over
+their option sets (momentum, dampening, Nesterov, weight decay, maximize, the first step,
+AMSGrad, the gradient scaler's ``grad_scale`` and ``found_inf``) against the CPU's kernels, in
+each floating dtype asked for (:mod:`torch_backend._optimizer_checks`).  Each row's ``reference``
+says which checked it: ``OpInfo`` or ``optimizer options``.
+
 The table has one row per kernel and sample dtype: the samples of that dtype that launched the
 kernel (a sample launching several kernels counts in the row of each), how many passed, failed
 and were skipped, and for a failure the first one: OpInfo, sample, and the largest absolute and
@@ -92,6 +99,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 import torch_backend
+from torch_backend import _optimizer_checks
 
 if TYPE_CHECKING:
     from torch.testing._internal.opinfo.core import OpInfo, SampleInput
@@ -648,6 +656,7 @@ class _Row:
     opinfos: set[str] = dataclasses.field(default_factory=set)
     skip_reasons: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
     first_failure: dict[str, Any] | None = None
+    reference: str = "OpInfo"  # what checked the kernel: OpInfo samples, or generated ones
 
     @property
     def result(self) -> str:
@@ -674,6 +683,7 @@ class _Row:
             "failed": self.failed,
             "skipped": self.skipped,
             "result": self.result.lower(),
+            "reference": self.reference,
             "opinfos": sorted(self.opinfos),
             "skip_reasons": dict(self.skip_reasons),
             "first_failure": self.first_failure,
@@ -724,18 +734,63 @@ def _check(
     return rows
 
 
+def _check_generated(
+    kernels: set[str], dtypes: Sequence[torch.dtype]
+) -> dict[tuple[str, torch.dtype], _Row]:
+    """The kernels no OpInfo reaches that torch_backend makes samples for (the fused
+    optimizers, :mod:`torch_backend._optimizer_checks`), in each floating dtype asked for."""
+    rows: dict[tuple[str, torch.dtype], _Row] = {}
+    for kernel in sorted(kernels & set(_optimizer_checks.KERNELS)):
+        for dtype in (d for d in dtypes if d.is_floating_point):
+            entry = _Row(kernel, dtype, reference=_optimizer_checks.REFERENCE)
+            for result in _optimizer_checks.run(
+                kernel, dtype, str(_DEVICE), TOLERANCES[dtype], _reset_device
+            ):
+                if not result.launched and result.error is None:
+                    entry.skipped += 1
+                    entry.skip_reasons[result.skip_reason or "not launched"] += 1
+                    continue
+                entry.samples += 1
+                if result.error is None:
+                    entry.passed += 1
+                    continue
+                entry.failed += 1
+                if entry.first_failure is None:
+                    index = _optimizer_checks.samples(kernel).index(result.sample)
+                    entry.first_failure = {
+                        "opinfo": "generated",
+                        "dtype": _dtype_name(dtype),
+                        "index": index,
+                        "sample": result.sample.text(),
+                        "summary": result.error,
+                        "error": result.error,
+                        "launched": True,
+                    }
+            rows[(kernel, dtype)] = entry
+    return rows
+
+
 def _table(rows: list[_Row]) -> list[str]:
-    header = ("kernel", "dtype", "samples", "passed", "failed", "skipped", "result")
+    header = ("kernel", "dtype", "samples", "passed", "failed", "skipped", "result", "reference")
     cells = [
-        (r.kernel, _dtype_name(r.dtype), r.samples, r.passed, r.failed, r.skipped, r.result)
+        (
+            r.kernel,
+            _dtype_name(r.dtype),
+            r.samples,
+            r.passed,
+            r.failed,
+            r.skipped,
+            r.result,
+            r.reference,
+        )
         for r in rows
     ]
-    widths = [max(len(str(c[i])) for c in [header, *cells]) for i in range(7)]
+    widths = [max(len(str(c[i])) for c in [header, *cells]) for i in range(8)]
     lines = []
     notes = ["first failure"] + [r.note() for r in rows]
     for values, note in zip([header, *cells], notes, strict=True):
         text = "  ".join(
-            str(v).ljust(w) if i in (0, 1, 6) else str(v).rjust(w)
+            str(v).ljust(w) if i in (0, 1, 6, 7) else str(v).rjust(w)
             for i, (v, w) in enumerate(zip(values, widths, strict=True))
         )
         lines.append(f"{text}  {note}".rstrip())
@@ -828,9 +883,9 @@ def _run_here(args: argparse.Namespace) -> int:
         flush=True,
     )
     order = {dtype: i for i, dtype in enumerate(dtypes)}
-    rows = sorted(
-        _check(opinfos, dtypes, patterns).values(), key=lambda r: (r.kernel, order[r.dtype])
-    )
+    checked = _check(opinfos, dtypes, patterns)
+    checked.update(_check_generated(kernels, dtypes))
+    rows = sorted(checked.values(), key=lambda r: (r.kernel, order[r.dtype]))
     if rows:
         print("\n".join(_table(rows)) + "\n")
     summary = _summary(rows, kernels)

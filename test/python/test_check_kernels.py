@@ -94,7 +94,7 @@ def test_wrong_kernel_fails(tmp_path):
     )
     assert result.returncode == 1, result.stdout + result.stderr
     fail_row = re.search(
-        r"^mul\.out +float32 +(\d+) +(\d+) +([1-9]\d*) +0 +FAIL +\S+ sample \d+ \(.*\): "
+        r"^mul\.out +float32 +(\d+) +(\d+) +([1-9]\d*) +0 +FAIL +OpInfo +\S+ sample \d+ \(.*\): "
         r"(output|gradient) \d+: .*max abs error",
         result.stdout,
         re.M,
@@ -136,8 +136,8 @@ def test_raising_kernel_fails(tmp_path, variant, error, message):
     )
     assert result.returncode == 1, result.stdout + result.stderr
     fail_row = re.search(
-        r"^mul\.out +float32 +(\d+) +0 +\1 +0 +FAIL +mul sample 0 \(.*\): AcceleratorError: "
-        + re.escape(error),
+        r"^mul\.out +float32 +(\d+) +0 +\1 +0 +FAIL +OpInfo +mul sample 0 \(.*\): "
+        r"AcceleratorError: " + re.escape(error),
         result.stdout,
         re.M,
     )
@@ -165,3 +165,47 @@ def test_declining_kernel_has_no_samples():
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(r"no samples \(1\): sub\.out$", result.stdout, re.M), result.stdout
     assert "OK: every sample that launched a kernel matches the CPU" in result.stdout
+
+
+def test_fused_optimizers_are_checked_on_generated_samples(tmp_path):
+    """The fused optimizer kernels, which no OpInfo reaches, are checked on generated inputs over
+    their option sets against the CPU's kernels: a row per dtype naming that reference, every
+    sample launched and passed, none listed under "no samples"."""
+    fused = sorted(k for k in native_kernels() if k.startswith("_fused_") and k.endswith("_"))
+    if not fused:
+        pytest.skip("the vendor publishes no fused optimizer kernel")
+    report_file = tmp_path / "report.json"
+    result = _check_kernels("--ops", *fused, "--dtypes", "float32", "--json", str(report_file))
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(report_file.read_text())
+    assert report["summary"]["no_samples"] == []
+    assert sorted(r["kernel"] for r in report["rows"]) == fused
+    for row in report["rows"]:
+        assert row["reference"] == "optimizer options", row
+        assert row["result"] == "pass" and row["samples"] == row["passed"] > 0, row
+        assert re.search(
+            rf"^{re.escape(row['kernel'])} +float32 .* pass +optimizer options$",
+            result.stdout,
+            re.M,
+        ), result.stdout
+
+
+def test_wrong_optimizer_kernel_fails(tmp_path):
+    """A _fused_sgd_ that only subtracts lr * grad (ops_vendor.c built with -DWRONG_SGD): the
+    plain samples pass, those with momentum, maximize or weight decay fail, and the row names
+    the options of the first failure."""
+    library = build_test_vendor("WRONG_SGD")
+    report_file = tmp_path / "report.json"
+    result = _check_kernels(
+        str(library), "--ops", "_fused_sgd_", "--dtypes", "float32", "--json", str(report_file)
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAIL: kernels that differ from the CPU: _fused_sgd_" in result.stdout
+    (row,) = json.loads(report_file.read_text())["rows"]
+    assert row["reference"] == "optimizer options" and row["passed"] > 0 and row["failed"] > 0
+    assert row["skipped"] > 0  # the grad scaler's samples: declined, run on the CPU fallback
+    failure = row["first_failure"]
+    forgotten = ("momentum=0.9", "maximize=True", "weight_decay=0.01")
+    assert failure["opinfo"] == "generated", failure
+    assert any(option in failure["sample"] for option in forgotten), failure
+    assert "max abs error" in failure["summary"], failure

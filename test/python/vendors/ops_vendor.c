@@ -30,6 +30,9 @@
  *                        (tb_stream_api::inject_fault on the call's stream) and returns TB_OK: a
  *                        fault a later call reports, as a device-side error would be on a real
  *                        device (test_check_kernels.py).
+ *   WRONG_SGD            as (none), plus a _fused_sgd_ that forgets momentum (param -= lr *
+ *                        grad): an optimizer kernel no OpInfo reaches, whose generated samples
+ *                        check_kernels must fail where momentum is set (test_check_kernels.py).
  *   CUSTOM_<PROBLEM>     no kernels; opstest::twice and its backward, with that problem:
  *                        BAD_SCHEMA, NO_NAMESPACE, ATEN_NAMESPACE, MUTATES, NO_SHAPE, NO_KERNEL,
  *                        NO_SCHEMA, NULL_OP, SMALL_OP, RETURNS_NOTHING, RETURNS_LIST,
@@ -159,10 +162,47 @@ KERNEL(k_list_out, "_foreach_add.List_out", poison,
        "_foreach_add.List_out(Tensor[] self, Tensor[] other, *, Scalar alpha=1, Tensor(a!)[] out) "
        "-> ()");
 
+#if defined(WRONG_SGD) /* the mistake the generated optimizer samples must catch */
+/* _fused_sgd_(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr, ...): only
+ * param -= lr * grad, contiguous float32, no grad_scale or found_inf. */
+static tb_status forgetful_sgd(tb_context ctx, const tb_kernel_call *call) {
+  (void)ctx;
+  const tb_value *args = call->args;
+  if (call->num_args != 12 || args[0].kind != TB_VALUE_TENSOR_LIST ||
+      args[5].kind != TB_VALUE_DOUBLE || args[10].kind != TB_VALUE_NONE ||
+      args[11].kind != TB_VALUE_NONE) {
+    return tb_fake_set_error(TB_ERROR_NOT_SUPPORTED, "opstest: _fused_sgd_: no grad scaler");
+  }
+  for (int64_t k = 0; k < args[0].as.tensors.count; k++) {
+    const tb_value param = {.kind = TB_VALUE_TENSOR, .as.tensor = args[0].as.tensors.items[k]};
+    const tb_value grad = {.kind = TB_VALUE_TENSOR, .as.tensor = args[1].as.tensors.items[k]};
+    if (!contiguous_f32(&param) || !contiguous_f32(&grad)) {
+      return tb_fake_set_error(TB_ERROR_NOT_SUPPORTED, "opstest: _fused_sgd_: float32 only");
+    }
+  }
+  for (int64_t k = 0; k < args[0].as.tensors.count; k++) {
+    float *p = args[0].as.tensors.items[k]->data;
+    const float *g = args[1].as.tensors.items[k]->data;
+    for (int64_t i = 0; i < numel(args[0].as.tensors.items[k]); i++) {
+      p[i] -= (float)args[5].as.f * g[i];
+    }
+  }
+  return TB_OK;
+}
+KERNEL(k_sgd, "_fused_sgd_", forgetful_sgd,
+       "_fused_sgd_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] momentum_buffer_list, *, "
+       "float weight_decay, float momentum, float lr, float dampening, bool nesterov, bool "
+       "maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()");
+#endif
+
 static const tb_kernel *const k_kernels[] = {
     &k_mul,         &k_add,      &k_hardtanh,   &k_sub,
     &k_div,         &k_unknown,  &k_empty_like, &k_writes_and_returns,
-    &k_returns_int, &k_list_out, &k_misnamed};
+    &k_returns_int, &k_list_out, &k_misnamed,
+#if defined(WRONG_SGD)
+    &k_sgd,
+#endif
+};
 static const tb_kernel_api k_kernel_api = {
     .struct_size = sizeof(tb_kernel_api),
     .count = sizeof k_kernels / sizeof k_kernels[0],
