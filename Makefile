@@ -254,14 +254,16 @@ test-full: $(STAMP)/build
 	  $(foreach v,$(OTHER_VENDORS),'$(call slow_pytest,$(v))') \
 	  '$(COMPILE_PYTEST_RUN)'
 
-# From zero to a wheel, as a vendor does it (test/vendor_wheel/run.sh, docs/vendor_wheel.rst):
-# `tb-vendor new acme`, the porting guide's asynchronous example's kernels
-# (examples/vendor_kit/kernels.c), a build against the installed package, tb-conformance and
-# check_kernels, the vendor's wheel; then a fresh venv holding only the primary torch, numpy,
-# torch_backend's wheel (make wheel) and acme's, where `import torch` brings up acme through its
-# entry point, with no TORCH_BACKEND_VENDOR, and the MLP trains like the CPU; the demo and
-# tb-conformance on emu there, and tb-conformance from the same wheel under a second CPython.
-# test-compat installs the same wheel under the other releases.
+# From zero to a wheel, as a vendor does it (test/vendor_wheel/run.sh): a fresh venv holding
+# only the primary torch, numpy and torch_backend's wheel (make wheel); there, every shell block
+# of the vendor pages (quickstart, vendor_wheel, writing_kernels, porting, vendor_kit) as
+# written (test/docs/shell_blocks.py): `tb-vendor new acme`, the writing-kernels page's
+# kernels (examples/vendor_kit/kernels.c, at most 400 lines), a build against the installed
+# package, tb-conformance and check_kernels, acme's manylinux wheel, installed; then, with no
+# TORCH_BACKEND_VENDOR, `import torch` brings up acme through its entry point and the MLP trains
+# like the CPU; tb-conformance by acme's name; the demo and tb-conformance on emu there, and
+# tb-conformance from the same wheel under a second CPython.  test-compat installs the same
+# wheel under the other releases.
 test-wheel: $(STAMP)/build $(STAMP)/wheel $(STAMP)/wheel-isolated
 	test/vendor_wheel/run.sh $(PYTHON_EXE) $(abspath $(BUILD))/vendor-wheel \
 	  $(abspath $(WHEEL_DIR)) torch==$(PRIMARY_TORCH)

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# From zero to a wheel (docs/vendor_wheel.rst), the way a vendor does it, against the
-# *installed* torch_backend:
+# From zero to a wheel, the way a vendor does it, against the *installed* torch_backend: the
+# shell blocks of the vendor pages, run as written (test/docs/shell_blocks.py), then what they
+# promise.
 #
-#   1. tb-vendor new acme                      the project, passing tb-conformance as written
-#   2. the porting guide's asynchronous example's kernels into src/kernels.c
-#   3. configure (with TORCH_BACKEND_VENDOR naming the library not built yet: configuring
-#      must load no vendor), build, CTest: tb-conformance and check_kernels
-#   4. the vendor's wheel
-#   5. a fresh virtual environment with torch (and numpy), the vendor's wheel and torch_backend's
-#      (make wheel: the released wheel, built as `pip install .` builds it and repaired by
-#      auditwheel) and nothing else; there, with no TORCH_BACKEND_VENDOR, `import torch` brings
-#      up acme and the MLP trains like the CPU; the demo trains on emu; tb-conformance passes
-#      on emu
-#   6. tb-conformance from the same wheel under a second CPython (no torch needed: the command
+#   1. a fresh virtual environment with torch (and numpy) and torch_backend's wheel (make wheel:
+#      the released wheel, built as `pip install .` builds it and repaired by auditwheel)
+#   2. the shell blocks of docs/quickstart.rst, vendor_wheel.rst (tb-vendor new acme, the
+#      kernels of writing_kernels.rst, configure with TORCH_BACKEND_VENDOR naming the library
+#      not built yet -- configuring must load no vendor --, build with -Werror, CTest:
+#      tb-conformance and check_kernels, the manylinux wheel, pip install), writing_kernels.rst,
+#      porting.rst and vendor_kit.rst, in that venv
+#   3. the vendor written from the docs: its only hand-written C, src/kernels.c, at most 400
+#      lines; its wheel manylinux
+#   4. there, with no TORCH_BACKEND_VENDOR, `import torch` brings up acme and the MLP trains
+#      like the CPU; tb-conformance takes acme's entry-point name; the demo trains on emu;
+#      tb-conformance passes on emu
+#   5. tb-conformance from the same wheel under a second CPython (no torch needed: the command
 #      is C), or the exact reason why this machine has none
 #
 # Usage: run.sh PYTHON WORK_DIR WHEEL_DIR TORCH_PIN...  (WHEEL_DIR holds torch_backend's wheel;
@@ -24,7 +27,6 @@ WHEEL_DIR=$3
 shift 3
 SOURCE=$(cd "$(dirname "$0")/../.." && pwd)
 PINS="$* $(grep -E '^numpy==' "$SOURCE/requirements-dev.txt")"
-SCRIPTS=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
 unset TORCH_BACKEND_VENDOR
 
 step_start=
@@ -50,32 +52,29 @@ brief() {
 }
 
 rm -rf "$WORK"
-mkdir -p "$WORK/dist"
+mkdir -p "$WORK"
 cd "$WORK"
 
-step "tb-vendor new acme"
-"$SCRIPTS/tb-vendor" new acme
-cp "$SOURCE/examples/vendor_kit/kernels.c" acme/src/kernels.c
-
-step "configure (TORCH_BACKEND_VENDOR names the library not built yet), build, CTest"
-TORCH_BACKEND_VENDOR=$WORK/acme/build/libtb_vendor_acme.so \
-  cmake -S acme -B acme/build -G Ninja -DPython3_EXECUTABLE="$PYTHON" -DCMAKE_C_FLAGS=-Werror \
-    > configure.log ||
-  { cat configure.log; exit 1; }
-cmake --build acme/build
-ctest --test-dir acme/build --output-on-failure
-
-step "the vendor's wheel"
-"$PYTHON" -m pip wheel -q --no-build-isolation --no-deps -w dist ./acme
-
-cp "$WHEEL_DIR"/torch_backend-*.whl dist/
-ls dist
-
-step "a fresh venv: $PINS, torch_backend's wheel, acme's wheel"
+step "a fresh venv: $PINS, torch_backend's wheel"
 "$PYTHON" -m venv venv
 # shellcheck disable=SC2086 # one argument per pin
 venv/bin/python -m pip install -q $PINS
-venv/bin/python -m pip install -q dist/torch_backend-*.whl dist/torch_backend_acme-*.whl
+venv/bin/python -m pip install -q "$WHEEL_DIR"/torch_backend-*.whl
+
+step "the vendor pages' shell blocks, as written, in that venv"
+"$PYTHON" "$SOURCE/test/docs/shell_blocks.py" --venv "$WORK/venv" --work "$WORK/pages" \
+  "$SOURCE"/docs/{quickstart,vendor_wheel,writing_kernels,porting,vendor_kit}.rst
+
+step "the vendor written from the docs: hand-written C and wheel"
+PROJECT=$WORK/pages/vendor_wheel
+cmp "$SOURCE/examples/vendor_kit/kernels.c" "$PROJECT/acme/src/kernels.c"
+LINES=$(wc -l < "$PROJECT/acme/src/kernels.c")
+echo "acme/src/kernels.c, its only hand-written C: $LINES lines (at most 400)"
+[ "$LINES" -le 400 ] || { echo "FAIL: more than 400 lines"; exit 1; }
+ls "$PROJECT/wheelhouse"
+TAG=$(sed -n 's/^Tag: //p' "$WORK"/venv/lib/python3*/site-packages/torch_backend_acme-*.dist-info/WHEEL)
+echo "installed: torch_backend_acme, tag $TAG"
+case $TAG in *manylinux_*) ;; *) echo "FAIL: the installed wheel is not manylinux"; exit 1 ;; esac
 
 step "train the MLP there, with no TORCH_BACKEND_VENDOR"
 (cd / && env -u TORCH_BACKEND_VENDOR "$WORK/venv/bin/python" \
@@ -86,6 +85,9 @@ brief "$WORK/demo.log" "/^vendor '/p;/^OK/p" \
   env TORCH_BACKEND_VENDOR=emu "$WORK/venv/bin/python" "$SOURCE/examples/demo.py"
 
 CONFORMANCE_PICK='1p;/^group  *pass/,/^$/p;/^result:/p'
+step "tb-conformance acme there: the installed vendor's entry-point name"
+brief "$WORK/conformance-acme.log" "$CONFORMANCE_PICK" "$WORK/venv/bin/tb-conformance" acme
+
 step "tb-conformance emu there ($("$WORK/venv/bin/python" -V))"
 brief "$WORK/conformance.log" "$CONFORMANCE_PICK" "$WORK/venv/bin/tb-conformance" emu
 
@@ -95,7 +97,7 @@ OTHER=$("$SOURCE/test/vendor_wheel/other_python.sh" "$PYTHON")
 if [ -n "$OTHER" ]; then
   step "tb-conformance emu under a second CPython ($("$OTHER" -V), no torch)"
   "$OTHER" -m venv venv-other
-  venv-other/bin/python -m pip install -q --no-deps dist/torch_backend-*.whl
+  venv-other/bin/python -m pip install -q --no-deps "$WHEEL_DIR"/torch_backend-*.whl
   brief "$WORK/conformance-other.log" "$CONFORMANCE_PICK" "$WORK/venv-other/bin/tb-conformance" emu
   venv-other/bin/python -c 'import torch' 2>/dev/null && { echo "FAIL: torch in venv-other"; exit 1; }
 else

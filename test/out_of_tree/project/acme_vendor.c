@@ -84,10 +84,10 @@ tb_status tbv_device_get_properties(tb_context ctx, int32_t device,
 /* porting guide: kernel */
 /*
  * A first kernel: add.out in float32 over contiguous operands.  Arguments follow the ATen
- * schema "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)", with every
- * operand already broadcast to the output's shape and of one dtype.  Anything else (a
- * broadcast operand, a transposed view) is declined with TB_ERROR_NOT_SUPPORTED and runs on the
- * CPU fallback.  `alpha * other` goes through scratch memory from the workspace, the way a
+ * schema "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)"; the kernel
+ * table's dtype is out's.  Anything else (a number for other, another dtype, a broadcast
+ * operand, a transposed view) is declined with TB_ERROR_NOT_SUPPORTED and runs on the CPU
+ * fallback.  `alpha * other` goes through scratch memory from the workspace, the way a
  * library kernel that needs a temporary gets one: from torch_backend's caching allocator,
  * released when the kernel returns.  fake's streams are synchronous, so the kernel computes at
  * once; a vendor with asynchronous streams would enqueue the work on `call->stream` instead.
@@ -111,14 +111,23 @@ static tb_status add_out(tb_context ctx, const tb_kernel_call *call) {
   tb_status status = check_context(ctx, "add.out");
   if (status != TB_OK) return status;
   const tb_value *args = call->args;
-  if (call->num_args != 4 || args[0].kind != TB_VALUE_TENSOR || args[1].kind != TB_VALUE_TENSOR ||
-      args[3].kind != TB_VALUE_TENSOR) {
+  if (call->num_args != 4 || args[0].kind != TB_VALUE_TENSOR || args[3].kind != TB_VALUE_TENSOR) {
     return tb_fake_set_error(TB_ERROR_INVALID_ARGUMENT, "acme: add.out: unexpected arguments");
   }
+  /* `x + 1.5` passes other as a number (a CPU scalar), and the operands' dtypes may differ
+   * (float32 + int64 gives float32): declined, like every case the kernel does not compute. */
+  if (args[1].kind != TB_VALUE_TENSOR) {
+    return tb_fake_set_error(TB_ERROR_NOT_SUPPORTED, "acme: add.out: a tensor operand only");
+  }
   const tb_tensor *self = args[0].as.tensor, *other = args[1].as.tensor, *out = args[3].as.tensor;
-  double alpha = args[2].kind == TB_VALUE_DOUBLE ? args[2].as.f : (double)args[2].as.i;
-  if (!is_contiguous(self) || !is_contiguous(other) || !is_contiguous(out)) {
-    return tb_fake_set_error(TB_ERROR_NOT_SUPPORTED, "acme: add.out: contiguous operands only");
+  double alpha = args[2].kind == TB_VALUE_DOUBLE ? args[2].as.f
+                 : args[2].kind == TB_VALUE_BOOL ? args[2].as.b
+                                                 : (double)args[2].as.i;
+  if (self->dtype != TB_DTYPE_FLOAT32 || other->dtype != TB_DTYPE_FLOAT32 || !is_contiguous(self) ||
+      !is_contiguous(other) || !is_contiguous(out) || numel(self) != numel(out) ||
+      numel(other) != numel(out)) {
+    return tb_fake_set_error(TB_ERROR_NOT_SUPPORTED,
+                             "acme: add.out: contiguous float32 operands of out's shape only");
   }
   const int64_t n = numel(out);
   float *scaled = NULL;
