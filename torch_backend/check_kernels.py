@@ -49,12 +49,14 @@ where the CPU has one fused kernel).  Output dtypes must equal the CPU's or, whe
 ATen's meta function's.  Where the CPU raises, the device must raise the same exception type (or
 report a device fault).
 
-Kernels that no OpInfo reaches and that torch_backend makes samples for -- the fused optimizers
-``_fused_sgd_``, ``_fused_adam_`` and ``_fused_adamw_`` -- are checked on generated inputs over
-their option sets (momentum, dampening, Nesterov, weight decay, maximize, the first step,
-AMSGrad, the gradient scaler's ``grad_scale`` and ``found_inf``) against the CPU's kernels, in
-each floating dtype asked for (:mod:`torch_backend._optimizer_checks`).  Each row's ``reference``
-says which checked it: ``OpInfo`` or ``optimizer options``.
+Kernels that no OpInfo reaches as published, and that torch_backend makes samples for, are
+checked on generated inputs against the CPU's kernels, in each floating dtype asked for
+(:mod:`torch_backend._generated_samples`): the fused optimizers ``_fused_sgd_``,
+``_fused_adam_`` and ``_fused_adamw_`` over their option sets (momentum, dampening, Nesterov,
+weight decay, maximize, the first step, AMSGrad, the gradient scaler's ``grad_scale`` and
+``found_inf``), and the foreach operators (``_foreach_*``) on arguments made from their schemas.
+Each row's ``reference`` says which checked it: ``OpInfo``, ``optimizer options`` or ``schema
+samples``.
 
 The table has one row per kernel and sample dtype: the samples of that dtype that launched the
 kernel (a sample launching several kernels counts in the row of each), how many passed, failed
@@ -99,7 +101,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 import torch_backend
-from torch_backend import _optimizer_checks
+from torch_backend import _generated_samples
 
 if TYPE_CHECKING:
     from torch.testing._internal.opinfo.core import OpInfo, SampleInput
@@ -135,10 +137,10 @@ def native_kernels() -> set[str]:
     """The vendor kernels behind the operators :func:`torch_backend.op_coverage` reports
     ``"native"`` (``"add.Tensor"`` runs the vendor's ``"add.out"``): the kernels to check."""
     kernel_of = dict(zip(*torch.ops.torch_backend._op_kernels(), strict=True))
-    return {
-        kernel_of[op]
-        for op, state in torch_backend.op_coverage().items()
-        if state == "native" and op in kernel_of
+    native = [op for op, state in torch_backend.op_coverage().items() if state == "native"]
+    # A foreach kernel is registered under its own name (the generic wrapper).
+    return {kernel_of[op] for op in native if op in kernel_of} | {
+        op for op in native if op.startswith("_foreach_") and op not in kernel_of
     }
 
 
@@ -737,13 +739,16 @@ def _check(
 def _check_generated(
     kernels: set[str], dtypes: Sequence[torch.dtype]
 ) -> dict[tuple[str, torch.dtype], _Row]:
-    """The kernels no OpInfo reaches that torch_backend makes samples for (the fused
-    optimizers, :mod:`torch_backend._optimizer_checks`), in each floating dtype asked for."""
+    """The kernels no OpInfo reaches that torch_backend makes samples for (the fused and
+    foreach optimizer operators, :mod:`torch_backend._generated_samples`), in each floating
+    dtype asked for."""
     rows: dict[tuple[str, torch.dtype], _Row] = {}
-    for kernel in sorted(kernels & set(_optimizer_checks.KERNELS)):
+    for kernel in sorted(filter(_generated_samples.handles, kernels)):
+        if not _generated_samples.samples(kernel):
+            continue  # an argument it cannot make: "no samples"
         for dtype in (d for d in dtypes if d.is_floating_point):
-            entry = _Row(kernel, dtype, reference=_optimizer_checks.REFERENCE)
-            for result in _optimizer_checks.run(
+            entry = _Row(kernel, dtype, reference=_generated_samples.reference(kernel))
+            for result in _generated_samples.run(
                 kernel, dtype, str(_DEVICE), TOLERANCES[dtype], _reset_device
             ):
                 if not result.launched and result.error is None:
@@ -756,11 +761,10 @@ def _check_generated(
                     continue
                 entry.failed += 1
                 if entry.first_failure is None:
-                    index = _optimizer_checks.samples(kernel).index(result.sample)
                     entry.first_failure = {
                         "opinfo": "generated",
                         "dtype": _dtype_name(dtype),
-                        "index": index,
+                        "index": result.index,
                         "sample": result.sample.text(),
                         "summary": result.error,
                         "error": result.error,

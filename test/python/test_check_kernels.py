@@ -209,3 +209,23 @@ def test_wrong_optimizer_kernel_fails(tmp_path):
     assert failure["opinfo"] == "generated", failure
     assert any(option in failure["sample"] for option in forgotten), failure
     assert "max abs error" in failure["summary"], failure
+
+
+def test_foreach_kernels_are_checked_on_schema_samples(tmp_path):
+    """Foreach kernels (ops_vendor.c built with -DFOREACH), which no OpInfo reaches as
+    published, run on arguments made from their schemas: the right _foreach_mul_.Scalar passes;
+    _foreach_add_.List, which ignores alpha, passes at alpha's default and fails at 0.5."""
+    library = build_test_vendor("FOREACH")
+    report_file = tmp_path / "report.json"
+    result = _check_kernels(
+        str(library), "--ops", "_foreach*", "--dtypes", "float32", "--json", str(report_file)
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    rows = {r["kernel"]: r for r in json.loads(report_file.read_text())["rows"]}
+    assert set(rows) == {"_foreach_mul_.Scalar", "_foreach_add_.List"}, rows
+    assert all(r["reference"] == "schema samples" for r in rows.values()), rows
+    mul, add = rows["_foreach_mul_.Scalar"], rows["_foreach_add_.List"]
+    assert mul["result"] == "pass" and mul["samples"] == mul["passed"] == 1, mul
+    assert (add["passed"], add["failed"]) == (1, 1), add
+    assert add["first_failure"]["sample"] == "alpha=0.5", add
+    assert "FAIL: kernels that differ from the CPU: _foreach_add_.List" in result.stdout

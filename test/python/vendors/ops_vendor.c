@@ -33,6 +33,10 @@
  *   WRONG_SGD            as (none), plus a _fused_sgd_ that forgets momentum (param -= lr *
  *                        grad): an optimizer kernel no OpInfo reaches, whose generated samples
  *                        check_kernels must fail where momentum is set (test_check_kernels.py).
+ *   FOREACH              as (none), plus two foreach kernels no OpInfo reaches as they are
+ *                        published: _foreach_mul_.Scalar (right) and _foreach_add_.List, which
+ *                        ignores alpha (wrong where alpha != 1), for check_kernels' generated
+ *                        samples to pass and fail (test_check_kernels.py).
  *   CUSTOM_<PROBLEM>     no kernels; opstest::twice and its backward, with that problem:
  *                        BAD_SCHEMA, NO_NAMESPACE, ATEN_NAMESPACE, MUTATES, NO_SHAPE, NO_KERNEL,
  *                        NO_SCHEMA, NULL_OP, SMALL_OP, RETURNS_NOTHING, RETURNS_LIST,
@@ -195,12 +199,61 @@ KERNEL(k_sgd, "_fused_sgd_", forgetful_sgd,
        "maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()");
 #endif
 
+#if defined(FOREACH)
+/* Whether every element of list argument i is a contiguous float32 tensor. */
+static bool f32_list(const tb_value *arg) {
+  if (arg->kind != TB_VALUE_TENSOR_LIST) return false;
+  for (int64_t k = 0; k < arg->as.tensors.count; k++) {
+    const tb_value t = {.kind = TB_VALUE_TENSOR, .as.tensor = arg->as.tensors.items[k]};
+    if (t.as.tensor == NULL || !contiguous_f32(&t)) return false;
+  }
+  return true;
+}
+/* _foreach_mul_.Scalar(Tensor(a!)[] self, Scalar scalar) -> (): self[k] *= scalar. */
+static tb_status foreach_mul(tb_context ctx, const tb_kernel_call *call) {
+  (void)ctx;
+  const tb_value *args = call->args;
+  if (call->num_args != 2 || !f32_list(&args[0]) ||
+      (args[1].kind != TB_VALUE_DOUBLE && args[1].kind != TB_VALUE_INT)) {
+    return tb_fake_set_error(TB_ERROR_NOT_SUPPORTED, "opstest: _foreach_mul_: float32 only");
+  }
+  const double scalar = args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i;
+  for (int64_t k = 0; k < args[0].as.tensors.count; k++) {
+    float *x = args[0].as.tensors.items[k]->data;
+    for (int64_t i = 0; i < numel(args[0].as.tensors.items[k]); i++) x[i] = (float)(x[i] * scalar);
+  }
+  return TB_OK;
+}
+/* _foreach_add_.List(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha=1) -> (): wrong,
+ * self[k] += other[k] whatever alpha says. */
+static tb_status foreach_add(tb_context ctx, const tb_kernel_call *call) {
+  (void)ctx;
+  const tb_value *args = call->args;
+  if (call->num_args != 3 || !f32_list(&args[0]) || !f32_list(&args[1])) {
+    return tb_fake_set_error(TB_ERROR_NOT_SUPPORTED, "opstest: _foreach_add_: float32 only");
+  }
+  for (int64_t k = 0; k < args[0].as.tensors.count; k++) {
+    float *x = args[0].as.tensors.items[k]->data;
+    const float *y = args[1].as.tensors.items[k]->data;
+    for (int64_t i = 0; i < numel(args[0].as.tensors.items[k]); i++) x[i] += y[i];
+  }
+  return TB_OK;
+}
+KERNEL(k_foreach_mul, "_foreach_mul_.Scalar", foreach_mul,
+       "_foreach_mul_.Scalar(Tensor(a!)[] self, Scalar scalar) -> ()");
+KERNEL(k_foreach_add, "_foreach_add_.List", foreach_add,
+       "_foreach_add_.List(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha=1) -> ()");
+#endif
+
 static const tb_kernel *const k_kernels[] = {
-    &k_mul,         &k_add,      &k_hardtanh,   &k_sub,
-    &k_div,         &k_unknown,  &k_empty_like, &k_writes_and_returns,
-    &k_returns_int, &k_list_out, &k_misnamed,
+    &k_mul,         &k_add,         &k_hardtanh,   &k_sub,
+    &k_div,         &k_unknown,     &k_empty_like, &k_writes_and_returns,
+    &k_returns_int, &k_list_out,    &k_misnamed,
 #if defined(WRONG_SGD)
     &k_sgd,
+#endif
+#if defined(FOREACH)
+    &k_foreach_mul, &k_foreach_add,
 #endif
 };
 static const tb_kernel_api k_kernel_api = {
