@@ -202,8 +202,9 @@ COMPILE_PYTEST := test/python/test_compile.py test/python/test_custom_ops.py
 # convolutions, pooling, recurrent cells), the model zoo, in the default
 # memory mode (the contract suite covers both), PyTorch's PrivateUse1 expectations (attention's
 # route, quantized tensors, autocast, IPC and storage metadata: what a vendor without the
-# optional parts gets), the fork rule (its count probes in a child), and its fused optimizer
-# kernels on check_kernels' generated samples.  The runtime's own error paths, vendor start and device properties run on emu, npu
+# optional parts gets), the fork rule (its count probes in a child), errors at the call
+# (csrc's host checks before its kernels), and its fused optimizer kernels on check_kernels'
+# generated samples.  The runtime's own error paths, vendor start and device properties run on emu, npu
 # and fake.
 OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_device_only_ops.py \
   test_model_zoo.py test_programs.py \
@@ -212,7 +213,7 @@ OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_de
   test_differential.py test_guard.py test_rng.py test_fallback.py test_placement.py \
   test_overlap.py test_device_checks.py test_faults.py \
   test_quantized.py test_attention.py test_autocast.py test_ipc.py test_storage_meta.py \
-  test_errors.py::test_fork_before_use_is_fine \
+  test_errors.py::test_fork_before_use_is_fine test_host_checks.py \
   test_check_kernels.py::test_fused_optimizers_are_checked_on_generated_samples)
 
 # Each vendor's suites run as two pytest jobs, each its own process: the longest suites

@@ -64,6 +64,9 @@ class Entry:
     # structured TensorIterator operators: False when the tensor inputs are not elementwise
     # operands of the output (index.Tensor_out) and reach the kernel as they are
     broadcast: bool = True
+    # the csrc/aten/HostChecks.h function every wrapper of the entry calls first, with its
+    # non-out arguments: the checks ATen's CPU and CUDA kernels make on the host
+    check: str | None = None
 
 
 @dataclasses.dataclass
@@ -194,6 +197,13 @@ class Generator:
         )
         return f"  if (!WriteCheck({flag}){chain}.safe()) {{\n    {declined}\n  }}\n"
 
+    def host_check(self, f: NativeFunction, entry: Entry) -> str:
+        """Code calling the entry's HostChecks.h function with `f`'s non-out arguments."""
+        if entry.check is None:
+            return ""
+        args = ", ".join(a.name for a in f.func.arguments.flat_non_out)
+        return f"  host_checks::{entry.check}({args});\n"
+
     def tensor_params(self, f: NativeFunction) -> list[str]:
         return [a.name for a in f.func.arguments.flat_all if self.is_tensor(a)]
 
@@ -289,7 +299,7 @@ struct {klass} final : {meta_class} {{
 }};
 
 {sig.decl(name=self.cname(f))} {{
-  {init}
+{self.host_check(f, entry)}  {init}
   op.meta({meta_args});
 {check}{launch}
   {ret}
@@ -417,6 +427,7 @@ struct {klass} final : {meta_class} {{
             if len(outputs) == 1
             else "return std::make_tuple(" + ", ".join(outputs) + ");"
         )
+        code = self.host_check(f, entry) + code
         body = f"""
 {sig.decl(name=self.cname(f))} {{
 {code}  if (!KernelCall(g_kernels[{kernel}], &g_kernel_calls[{kernel}]){"".join(chain)}.launch()) {{
@@ -514,7 +525,7 @@ struct {klass} final : {meta_class} {{
         call = f"KernelCall(g_kernels[{kernel}], &g_kernel_calls[{kernel}]){''.join(chain)}"
         body = f"""
 {sig.decl(name=self.cname(f))} {{
-{chr(10).join(lines)}
+{self.host_check(f, entry)}{chr(10).join(lines)}
 {check}  if (!{call}.launch()) {{
     return {self.fallback(f)};
   }}
@@ -525,7 +536,7 @@ struct {klass} final : {meta_class} {{
         if not own:
             self.functional(g.functional, entry, kernel_f=f)
 
-    def direct(self, f: NativeFunction) -> None:
+    def direct(self, f: NativeFunction, entry: Entry) -> None:
         """In-place and mutating operators: no outputs to allocate."""
         kernel = self.kernel_index(str(f.func.name))
         self.include_ops(f)
@@ -537,6 +548,7 @@ struct {klass} final : {meta_class} {{
         else:
             ret, declined = "return self;", f"return {self.fallback(f)};"
         check = self.write_check(f, False)
+        check = self.host_check(f, entry) + check
         body = f"""
 {sig.decl(name=self.cname(f))} {{
 {check}  if (!KernelCall(g_kernels[{kernel}], &g_kernel_calls[{kernel}]){chain}.launch()) {{
@@ -581,7 +593,7 @@ struct {klass} final : {meta_class} {{
         elif kind is SchemaKind.functional:
             self.functional(f, entry)
         elif kind in (SchemaKind.inplace, SchemaKind.mutable):
-            self.direct(f)
+            self.direct(f, entry)
         else:
             raise SystemExit(f"gen_kernels: cannot generate a wrapper for {entry.op} ({kind})")
 
@@ -618,6 +630,7 @@ struct {klass} final : {meta_class} {{
 {includes}
 
 #include "aten/GeneratedKernels.h"
+#include "aten/HostChecks.h"
 #include "aten/KernelCall.h"
 #include "aten/MetaOverrides.h"
 #include "runtime/Device.h"
