@@ -67,6 +67,9 @@ class Entry:
     # the csrc/aten/HostChecks.h function every wrapper of the entry calls first, with its
     # non-out arguments: the checks ATen's CPU and CUDA kernels make on the host
     check: str | None = None
+    # the one the out variant's wrapper also calls, with every argument, out ones included: the
+    # checks of `out=` that ATen's kernels make beyond the meta function's
+    check_out: str | None = None
 
 
 @dataclasses.dataclass
@@ -198,11 +201,16 @@ class Generator:
         return f"  if (!WriteCheck({flag}){chain}.safe()) {{\n    {declined}\n  }}\n"
 
     def host_check(self, f: NativeFunction, entry: Entry) -> str:
-        """Code calling the entry's HostChecks.h function with `f`'s non-out arguments."""
-        if entry.check is None:
-            return ""
-        args = ", ".join(a.name for a in f.func.arguments.flat_non_out)
-        return f"  host_checks::{entry.check}({args});\n"
+        """Code calling the entry's HostChecks.h functions: `check` with `f`'s non-out
+        arguments, and for an out variant `check_out` with all of them."""
+        code = ""
+        if entry.check is not None:
+            args = ", ".join(a.name for a in f.func.arguments.flat_non_out)
+            code += f"  host_checks::{entry.check}({args});\n"
+        if entry.check_out is not None and f.func.kind() is SchemaKind.out:
+            args = ", ".join(a.name for a in f.func.arguments.flat_all)
+            code += f"  host_checks::{entry.check_out}({args});\n"
+        return code
 
     def tensor_params(self, f: NativeFunction) -> list[str]:
         return [a.name for a in f.func.arguments.flat_all if self.is_tensor(a)]

@@ -62,7 +62,8 @@ void bernoulli_(const at::Tensor& /*self*/, double p, const Rest&...) {
 template <typename String>
 void check_approximate(const String& approximate) {
   const std::string_view text(approximate.data(), approximate.size());
-  TORCH_CHECK(text == "none" || text == "tanh", "approximate argument must be either none or tanh.");
+  TORCH_CHECK(text == "none" || text == "tanh",
+              "approximate argument must be either none or tanh.");
 }
 template <typename String>
 void gelu(const at::Tensor& /*self*/, const String& approximate) {
@@ -92,6 +93,18 @@ void nll_loss_backward(const at::Tensor& /*grad_output*/, const at::Tensor& self
                        const at::Tensor& /*target*/, const std::optional<at::Tensor>& weight,
                        const Rest&...) {
   check_weight(self, weight);
+}
+
+// mean.out(self, dim, keepdim, *, dtype, out): without `dtype` the mean is computed in self's
+// dtype, which must cast to out's (ATen's mean_out; the meta function takes out's dtype).
+template <typename Dims>
+void mean_out(const at::Tensor& self, const Dims& /*dim*/, bool /*keepdim*/,
+              const std::optional<at::ScalarType>& dtype, const at::Tensor& out) {
+  if (!dtype.has_value()) {
+    TORCH_CHECK(c10::canCast(self.scalar_type(), out.scalar_type()), "result type ",
+                self.scalar_type(), " can't be cast to the desired output type ",
+                out.scalar_type());
+  }
 }
 
 // The fused optimizers: one entry per parameter in every list (the optional ones empty or
@@ -183,9 +196,10 @@ inline void index_put(const at::Tensor& self, const c10::List<std::optional<at::
     const bool mask = t.scalar_type() == at::kBool || t.scalar_type() == at::kByte;
     const int64_t span = mask ? t.dim() : 1;
     for (int64_t k = 0; mask && k < t.dim(); k++) {
-      TORCH_CHECK_INDEX(d + k < self.dim() && t.size(k) == self.size(d + k), "The shape of the mask ",
-                        t.sizes(), " at index ", k, " does not match the shape of the indexed tensor ",
-                        self.sizes(), " at index ", d + k);
+      TORCH_CHECK_INDEX(d + k < self.dim() && t.size(k) == self.size(d + k),
+                        "The shape of the mask ", t.sizes(), " at index ", k,
+                        " does not match the shape of the indexed tensor ", self.sizes(),
+                        " at index ", d + k);
     }
     const int64_t count = mask ? at::sum(t.ne(0)).item<int64_t>() : 0;
     for (int64_t k = 0; k < span; k++) {

@@ -196,3 +196,20 @@ def test_fused_optimizers_check_their_lists_at_the_call(case, call, message):
         call(DEVICE)
         torch.accelerator.synchronize()
     alive()
+
+
+@pytest.mark.parametrize("dtype", [torch.long, torch.bool])
+def test_mean_refuses_an_out_its_result_cannot_cast_to(dtype):
+    def call(device: str) -> None:
+        x = torch.randn(3, 4, device=device)
+        torch.mean(x, 0, out=torch.empty(4, dtype=dtype, device=device))
+
+    raises_like_cpu(call)
+
+
+def test_mean_into_an_out_it_casts_to_matches_the_cpu():
+    x = torch.randn(3, 4)
+    for dtype in (torch.half, torch.float64):
+        got = torch.mean(x.to(DEVICE), 0, out=torch.empty(4, dtype=dtype, device=DEVICE))
+        torch.testing.assert_close(got.cpu(), torch.mean(x, 0, out=torch.empty(4, dtype=dtype)))
+    alive()
