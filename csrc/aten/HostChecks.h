@@ -173,13 +173,18 @@ void fused_adamw(at::TensorList params, at::TensorList grads, at::TensorList exp
 // a count only the data gives.  CUDA's kernel learns it on the host (its nonzero synchronises)
 // and raises a shape mismatch at the call; so does this check, by counting the true elements
 // (one reduction and one synchronisation, only when values could mismatch: more than one
-// element, or more dimensions than one).
+// element, or more dimensions than one).  A uint8 mask draws ATen's deprecation warning, which the
+// vendor's kernel, reading masks itself, would not give.
 inline void index_put(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
                       const at::Tensor& values, bool /*accumulate*/, bool /*unsafe*/) {
   bool masks = false;
   for (const std::optional<at::Tensor>& index : indices) {
-    masks = masks || (index.has_value() && index->defined() &&
-                      (index->scalar_type() == at::kBool || index->scalar_type() == at::kByte));
+    if (!index.has_value() || !index->defined()) continue;
+    if (index->scalar_type() == at::kByte) {  // ATen's expandTensors warns, for index_put too
+      TORCH_WARN("indexing with dtype torch.uint8 is now deprecated, please use a dtype ",
+                 "torch.bool instead.");
+    }
+    masks = masks || index->scalar_type() == at::kBool || index->scalar_type() == at::kByte;
   }
   if (!masks || (values.numel() == 1 && values.dim() <= 1)) return;
   // The indices with each mask expanded to its count (ATen's expandTensors), as sizes.

@@ -11,6 +11,7 @@ Each case runs the bad call, then uses the device: a device fault would fail tha
 from __future__ import annotations
 
 import re
+import warnings
 
 import pytest
 import torch
@@ -213,3 +214,18 @@ def test_mean_into_an_out_it_casts_to_matches_the_cpu():
         got = torch.mean(x.to(DEVICE), 0, out=torch.empty(4, dtype=dtype, device=DEVICE))
         torch.testing.assert_close(got.cpu(), torch.mean(x, 0, out=torch.empty(4, dtype=dtype)))
     alive()
+
+
+def test_a_uint8_mask_put_warns_as_on_the_cpu():
+    def put(device: str) -> list[str]:
+        x = torch.arange(4.0, device=device)
+        mask = torch.tensor([1, 0, 1, 0], dtype=torch.uint8, device=device)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            x[mask] = torch.tensor([5.0, 6.0], device=device)
+        assert x.cpu().tolist() == [5.0, 1.0, 6.0, 3.0]
+        # the text without "(Triggered internally at <file>:<line>.)"
+        return [str(w.message).split(" (Triggered")[0] for w in caught if "uint8" in str(w.message)]
+
+    on_device = put(DEVICE)
+    assert on_device and set(on_device) == set(put("cpu"))
