@@ -25,12 +25,20 @@
 //   convolution reaches it, and so do torch 2.14's OpInfo samples.  The kernel below hands
 //   math_group_norm a contiguous input and gives the output the input's memory format, as the
 //   CPU's kernel does.  Its backward is unchanged (native_group_norm_backward, fallback).
+//
+// addr.out -- CPU and CUDA have kernels that refuse an out= tensor on another device; every
+//   other backend gets ATen's CompositeExplicitAutograd math_addr_out, which computes on the
+//   device and copies into whatever `out` is, a CPU tensor included.  The kernel below makes
+//   CUDA's device checks first, then runs the same composite.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/addr_native.h>
 #include <ATen/ops/all.h>
 #include <ATen/ops/eq.h>
 #include <ATen/ops/native_group_norm_native.h>
 #include <c10/core/DispatchKeySet.h>
 #include <torch/library.h>
+
+#include "aten/KernelCall.h"
 
 namespace torch_backend {
 namespace {
@@ -66,6 +74,22 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(
   return {output.contiguous(input.suggest_memory_format()), mean, rstd};
 }
 
+at::Tensor& addr_out(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2,
+                     const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  const c10::Device device = device_of_arguments({&vec1, &vec2, &self, &out});
+  const std::pair<const at::Tensor*, const char*> operands[] = {
+      {&vec1, "vec1"}, {&vec2, "vec2"}, {&out, "out"}};
+  for (const auto& [tensor, name] : operands) {
+    if (tensor->device() != device)
+      fail_device_mismatch(device, tensor->device(), name, "addr.out");
+  }
+  // self broadcasts like an operand of TensorIterator: a CPU number (0-d) is allowed.
+  if (self.device() != device && !(self.device().is_cpu() && self.dim() == 0)) {
+    fail_device_mismatch(device, self.device(), "self", "addr.out");
+  }
+  return at::native::math_addr_out(self, vec1, vec2, beta, alpha, out);
+}
+
 // The autograd key as well as the backend key: _has_compatible_shallow_copy_type is a
 // CompositeImplicitAutograd operator, reached through the autograd key outside inference mode.
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
@@ -76,6 +100,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
   m.impl("equal", TORCH_FN(equal));
   m.impl("native_group_norm", TORCH_FN(native_group_norm));
+  m.impl("addr.out", TORCH_FN(addr_out));
 }
 
 }  // namespace

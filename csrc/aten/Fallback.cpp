@@ -2,6 +2,7 @@
 #include "aten/Fallback.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/_copy_from.h>
 #include <c10/core/CPUAllocator.h>
@@ -231,11 +232,28 @@ class HostStage {
   std::vector<Entry> entries_;  // a call touches few storages: searched linearly
 };
 
-// Raises CUDA's error when device tensors among the arguments are on different devices, or when
-// the operator writes a host tensor beside them (a host tensor it only reads is an ordinary
-// operand here; the CPU kernel makes its own rules for those), and returns the device of the
-// first one.  The _foreach_ operators pair their lists' tensors by
-// position, as CUDA's per-tensor path does: the tensors at one position must share a device.
+// Operators that take host tensors beside device ones on CUDA: indices (x[cpu_mask]), and the
+// lengths, repeats and quantizer parameters they move to the host themselves.
+bool takes_host_operands(const c10::OperatorHandle& op) {
+  static const std::set<std::string> names = {"aten::index",
+                                              "aten::index_put",
+                                              "aten::index_put_",
+                                              "aten::_index_put_impl_",
+                                              "aten::_unsafe_index",
+                                              "aten::_unsafe_index_put",
+                                              "aten::ctc_loss",
+                                              "aten::_ctc_loss",
+                                              "aten::_ctc_loss_backward",
+                                              "aten::repeat_interleave",
+                                              "aten::quantize_per_channel"};
+  return names.count(op.operator_name().name) != 0;
+}
+
+// Raises CUDA's error when device tensors among the arguments are on different devices, when
+// the operator writes a host tensor beside them, or reads one that is more than a number
+// (takes_host_operands aside), and returns the device of the first one.  The _foreach_ operators
+// pair their lists' tensors by position, as CUDA's per-tensor path does: the tensors at one
+// position must share a device.
 std::optional<c10::Device> check_devices(const c10::OperatorHandle& op, const c10::IValue* values,
                                          const std::string& name) {
   const auto& arguments = op.schema().arguments();
@@ -275,8 +293,25 @@ std::optional<c10::Device> check_devices(const c10::OperatorHandle& op, const c1
     }
   }
   // A host tensor the operator writes (an out= argument, an in-place self) beside device
-  // tensors: CUDA's TensorIterator refuses it, and the fallback would write host memory.
+  // tensors: CUDA's TensorIterator refuses it, and the fallback would write host memory.  A
+  // host tensor it reads is refused too, as CUDA's kernels refuse it, unless it is 0-dim (a
+  // number) or the operator is one that takes host index tensors on CUDA.
   const std::optional<c10::Device> device = first;
+  if (device.has_value() && !foreach && !takes_host_operands(op)) {
+    for (size_t i = 0; i < arguments.size(); i++) {
+      std::vector<at::Tensor> read;
+      if (values[i].isTensor()) {
+        read.push_back(values[i].toTensor());
+      } else if (values[i].isTensorList()) {
+        read = values[i].toTensorVector();
+      }
+      for (const at::Tensor& t : read) {
+        if (t.defined() && t.device().is_cpu() && t.dim() > 0) {
+          fail_device_mismatch(*device, t.device(), arguments[i].name().c_str(), name);
+        }
+      }
+    }
+  }
   for (size_t i = 0; device.has_value() && i < arguments.size(); i++) {
     if (arguments[i].alias_info() == nullptr || !arguments[i].alias_info()->isWrite()) continue;
     std::vector<at::Tensor> written;
@@ -308,6 +343,15 @@ void run_on_cpu(const c10::OperatorHandle& op, const c10::OperatorHandle& kernel
   const auto& returns = op.schema().returns();
   const size_t first = stack->size() - arguments.size();
   std::optional<c10::Device> target = check_devices(op, stack->data() + first, name);
+  // An out= tensor whose elements overlap (an expanded tensor): ATen's TensorIterator
+  // refuses it on CPU and CUDA, and the CPU kernels that do not (avg_pool3d's) write past the
+  // end of its storage -- here the staged host copy.
+  for (size_t i = 0; i < arguments.size(); i++) {
+    const c10::IValue& value = (*stack)[first + i];
+    if (!arguments[i].is_out() || !value.isTensor()) continue;
+    const at::Tensor& out = value.toTensor();
+    if (out.defined() && on_device(out)) at::assert_no_internal_overlap(out);
+  }
   const bool stats = writes_running_stats(op);
   const std::vector<c10::IValue> originals(stack->begin() + static_cast<std::ptrdiff_t>(first),
                                            stack->end());
@@ -365,6 +409,12 @@ void run_on_cpu(const c10::OperatorHandle& op, const c10::OperatorHandle& kernel
   for (auto& [device, host] : written) {
     if (!host.defined()) continue;
     if (device.sizes() != host.sizes()) device.resize_(host.sizes());
+    // A kernel that restrided its output (ATen's padding and pooling kernels give an out=
+    // tensor its input's memory format) restrides the caller's tensor too, as on the CPU.
+    if (device.strides() != host.strides() && device.is_non_overlapping_and_dense() &&
+        host.is_non_overlapping_and_dense()) {
+      device.as_strided_(host.sizes(), host.strides(), device.storage_offset());
+    }
     at::_copy_from(host, device, /*non_blocking=*/true);
   }
 

@@ -15,6 +15,7 @@
 // else name the operator, the argument and the values found.
 #pragma once
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/List.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/sum.h>
@@ -105,6 +106,15 @@ void mean_out(const at::Tensor& self, const Dims& /*dim*/, bool /*keepdim*/,
                 self.scalar_type(), " can't be cast to the desired output type ",
                 out.scalar_type());
   }
+}
+
+// index_select.out(self, dim, index, out): ATen's CPU and CUDA kernels refuse an out whose
+// elements overlap, or that overlaps self or index, before resizing it.
+inline void index_select_out(const at::Tensor& self, int64_t /*dim*/, const at::Tensor& index,
+                             const at::Tensor& out) {
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, index);
 }
 
 // The fused optimizers: one entry per parameter in every list (the optional ones empty or

@@ -7,7 +7,10 @@
 // kernel, with meta copies of the operator's arguments.
 #pragma once
 
+#include <ATen/ExpandUtils.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/convolution_backward_overrideable_ops.h>
+#include <ATen/ops/convolution_overrideable_ops.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/native_batch_norm_backward_ops.h>
@@ -60,6 +63,59 @@ inline std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward
   if (!output_mask[1]) std::get<1>(outputs) = at::Tensor();
   if (!output_mask[2]) std::get<2>(outputs) = at::Tensor();
   return outputs;
+}
+
+// mse_loss_backward: the Meta kernel's gradient is like the input (channels_last for a
+// channels_last input); ATen's CPU and CUDA kernels (Loss.cpp) make it contiguous.
+inline at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& input,
+                                    const at::Tensor& /*target*/, int64_t /*reduction*/) {
+  return at::empty(at::infer_size(grad_output.sizes(), input.sizes()), input.options());
+}
+
+// The memory format ATen's CPU and CUDA convolutions compute in (thnn_conv_use_channels_last,
+// mkldnn_conv_use_channels_last, cudnn_conv_suggest_memory_format): channels_last (3-d for
+// 5-d tensors) when the input or the weight suggests it, else contiguous.
+inline at::MemoryFormat convolution_memory_format(const at::Tensor& input,
+                                                  const at::Tensor& weight) {
+  const at::MemoryFormat channels_last = input.dim() == 4   ? at::MemoryFormat::ChannelsLast
+                                         : input.dim() == 5 ? at::MemoryFormat::ChannelsLast3d
+                                                            : at::MemoryFormat::Contiguous;
+  if (channels_last != at::MemoryFormat::Contiguous &&
+      (input.suggest_memory_format() == channels_last ||
+       weight.suggest_memory_format() == channels_last)) {
+    return channels_last;
+  }
+  return at::MemoryFormat::Contiguous;
+}
+
+// convolution_overrideable: the Meta kernel's output is contiguous; the CPU's and CUDA's is in
+// convolution_memory_format, so a channels_last network stays channels_last.
+inline at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
+                                           const std::optional<at::Tensor>& bias,
+                                           c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
+                                           c10::SymIntArrayRef dilation, bool transposed,
+                                           c10::SymIntArrayRef output_padding, c10::SymInt groups) {
+  at::Tensor out = at::_ops::convolution_overrideable::redispatch(
+      c10::DispatchKeySet(c10::DispatchKey::Meta), input, weight, bias, stride, padding, dilation,
+      transposed, output_padding, std::move(groups));
+  return out.contiguous(convolution_memory_format(input, weight));
+}
+
+// convolution_backward_overrideable: the input's and the weight's gradients in the forward's
+// memory format, as ATen's CPU and CUDA backward kernels give them.
+inline std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+    c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
+    bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups,
+    std::array<bool, 3> output_mask) {
+  auto [grad_input, grad_weight, grad_bias] =
+      at::_ops::convolution_backward_overrideable::redispatch(
+          c10::DispatchKeySet(c10::DispatchKey::Meta), grad_output, input, weight, stride, padding,
+          dilation, transposed, output_padding, std::move(groups), output_mask);
+  const at::MemoryFormat format = convolution_memory_format(input, weight);
+  if (grad_input.defined()) grad_input = grad_input.contiguous(format);
+  if (grad_weight.defined()) grad_weight = grad_weight.contiguous(format);
+  return {grad_input, grad_weight, grad_bias};
 }
 
 }  // namespace torch_backend::meta_overrides
