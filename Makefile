@@ -203,8 +203,10 @@ COMPILE_PYTEST := test/python/test_compile.py test/python/test_custom_ops.py
 # memory mode (the contract suite covers both), PyTorch's PrivateUse1 expectations (attention's
 # route, quantized tensors, autocast, IPC and storage metadata: what a vendor without the
 # optional parts gets), the fork rule (its count probes in a child), errors at the call
-# (csrc's host checks before its kernels), and its fused optimizer kernels on check_kernels'
-# generated samples.  The runtime's own error paths, vendor start and device properties run on emu, npu
+# (csrc's host checks before its kernels), its fused optimizer kernels on check_kernels'
+# generated samples, and PyTorch's own test data (module_db's modules, OpInfo's error inputs,
+# out= rules and math-bit views: expected_failures.py lists what fails, and why) and sparse
+# tensors.  The runtime's own error paths, vendor start and device properties run on emu, npu
 # and fake.
 OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_device_only_ops.py \
   test_model_zoo.py test_programs.py \
@@ -214,7 +216,8 @@ OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_de
   test_overlap.py test_device_checks.py test_faults.py \
   test_quantized.py test_attention.py test_autocast.py test_ipc.py test_storage_meta.py \
   test_errors.py::test_fork_before_use_is_fine test_host_checks.py \
-  test_check_kernels.py::test_fused_optimizers_are_checked_on_generated_samples)
+  test_check_kernels.py::test_fused_optimizers_are_checked_on_generated_samples \
+  test_modules.py test_error_inputs.py test_math_bits.py test_sparse.py)
 
 # Each vendor's suites run as two pytest jobs, each its own process: the longest suites
 # (SLOW_PYTEST) in one, the others in the other.  test/lanes.py runs the jobs of a stage on two
