@@ -145,12 +145,18 @@ class HostStage {
   // returned as they are.
   at::Tensor stage(const at::Tensor& t) {
     if (!on_device(t)) return t;
+    // A tensor passed twice (cat(tensors=[out, x], out=out)) is one host tensor, so the CPU
+    // kernel's identity checks (overlap of out= with an input) see what the caller passed.
+    for (const auto& [impl, host] : staged_) {
+      if (impl == t.unsafeGetTensorImpl()) return host;
+    }
     Entry& entry = entry_for(t.storage());
     at::Tensor host = at::detail::make_tensor<c10::TensorImpl>(
         c10::Storage(entry.host), c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
     host.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
     if (t.is_conj()) host._set_conj(true);
     if (t.is_neg()) host._set_neg(true);
+    staged_.emplace_back(t.unsafeGetTensorImpl(), host);
     if (t.numel() > 0) {
       size_t first = static_cast<size_t>(t.storage_offset());
       size_t last = first + 1;
@@ -230,6 +236,7 @@ class HostStage {
   }
 
   std::vector<Entry> entries_;  // a call touches few storages: searched linearly
+  std::vector<std::pair<const c10::TensorImpl*, at::Tensor>> staged_;  // device impl, host
 };
 
 // Operators that take host tensors beside device ones on CUDA: indices (x[cpu_mask]), and the
