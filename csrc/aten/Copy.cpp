@@ -100,7 +100,7 @@ void copy_device_to_device(const at::Tensor& src, const at::Tensor& dst) {
                               dst_stream);
   if (src_device == dst_device) {
     TB_VENDOR_CALL(memory, copy_d2d_async, vendor_stream(dst_stream), dst_device, dst.data_ptr(),
-                   src_device, src.data_ptr(), nbytes(src));
+                   src_device, src.const_data_ptr(), nbytes(src));
     activity.finish();
     return;
   }
@@ -111,7 +111,7 @@ void copy_device_to_device(const at::Tensor& src, const at::Tensor& dst) {
   record_event(src_ready.get(), src_stream);
   stream_wait_event(dst_stream, src_ready.get());
   TB_VENDOR_CALL(memory, copy_d2d_async, vendor_stream(dst_stream), dst_device, dst.data_ptr(),
-                 src_device, src.data_ptr(), nbytes(src));
+                 src_device, src.const_data_ptr(), nbytes(src));
   activity.finish();
   PooledEvent copied(dst_device, false);
   record_event(copied.get(), dst_stream);
@@ -135,8 +135,8 @@ void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst, bool non_
   }
   c10::Stream stream = current_stream(src.device().index());
   profiler::Activity activity(profiler::Kind::kMemcpy, "Memcpy DtoH (Device -> Host)", stream);
-  TB_VENDOR_CALL(memory, copy_d2h_async, vendor_stream(stream), dst.data_ptr(), src.data_ptr(),
-                 nbytes(src));
+  TB_VENDOR_CALL(memory, copy_d2h_async, vendor_stream(stream), dst.data_ptr(),
+                 src.const_data_ptr(), nbytes(src));
   activity.finish();
   // Pageable destinations are always waited for; pinned ones only when asked to block.  A
   // pinned block the copy still writes into carries an event: its tensor may be freed (and the
@@ -164,7 +164,7 @@ void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_
   } else {
     at::Tensor staging =
         pinned_empty_strided({static_cast<int64_t>(nbytes(src))}, {1}, at::ScalarType::Byte);
-    std::memcpy(staging.data_ptr(), src.data_ptr(), nbytes(src));
+    std::memcpy(staging.data_ptr(), src.const_data_ptr(), nbytes(src));
     h2d_from_pinned(dst.data_ptr(), staging, nbytes(src), stream);
   }
   if (!non_blocking) synchronize_stream(stream);

@@ -6,6 +6,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty_strided.h>
+#include <c10/core/impl/COW.h>
 
 #include <algorithm>
 #include <cstring>
@@ -400,7 +401,16 @@ bool KernelCall::launch() {
     }
     d.dtype = to_tb_dtype(t.scalar_type(), &ok);
     if (!ok) return false;
-    d.data = t.numel() == 0 ? nullptr : const_cast<void*>(t.const_data_ptr());
+    // A storage shared copy-on-write (torch._lazy_clone) gets its own copy before any kernel
+    // sees it: the call does not say which tensors a kernel writes.
+    if (t.numel() == 0) {
+      d.data = nullptr;
+    } else if (C10_UNLIKELY(c10::impl::cow::is_cow_data_ptr(t.storage().data_ptr()))) {
+      c10::DeviceGuard guard(t.device());  // the copy is allocated on the current device
+      d.data = t.mutable_data_ptr();
+    } else {
+      d.data = const_cast<void*>(t.const_data_ptr());
+    }
     d.device = t.device().index();
     d.ndim = static_cast<int32_t>(t.dim());
     d.sizes = t.sizes().data();

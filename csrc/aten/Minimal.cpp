@@ -87,26 +87,6 @@ at::Tensor unfold(const at::Tensor& self, int64_t dimension, int64_t size, int64
   return at::native::unfold(self, dimension, size, step);
 }
 
-// A lazy clone: ATen's copies on write only storages whose DataPtr's context is its data (the
-// caching allocator's context is its block), so the copy is made now, on the current stream:
-// the same geometry over a new storage of the same size.
-at::Tensor lazy_clone(const at::Tensor& self) {
-  const c10::Storage& source = self.storage();
-  c10::DeviceGuard guard(self.device());
-  c10::Storage storage(c10::Storage::use_byte_size_t(), source.nbytes(), device_allocator(),
-                       /*resizable=*/true);
-  if (source.nbytes() > 0) {
-    c10::DeviceIndex device = self.device().index();
-    TB_VENDOR_CALL(memory, copy_d2d_async, current_vendor_stream(device), device,
-                   storage.mutable_data(), device, source.data(), source.nbytes());
-  }
-  at::Tensor clone =
-      at::detail::make_tensor<c10::TensorImpl>(std::move(storage), self.key_set(), self.dtype());
-  clone.unsafeGetTensorImpl()->set_sizes_and_strides(self.sizes(), self.strides(),
-                                                     self.storage_offset());
-  return clone;
-}
-
 // Points `self` at `storage` with the given geometry, growing the storage if it is too small.
 at::Tensor& set_storage(at::Tensor& self, c10::Storage storage, int64_t offset,
                         at::IntArrayRef size, at::IntArrayRef stride) {
@@ -255,7 +235,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view_as_real", TORCH_FN(view_as_real));
   m.impl("view_as_complex", TORCH_FN(view_as_complex));
   m.impl("unfold", TORCH_FN(unfold));
-  m.impl("_lazy_clone", TORCH_FN(lazy_clone));
   m.impl("resize_", TORCH_FN(resize));
   m.impl("_copy_from", TORCH_FN(copy_from_kernel));
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));

@@ -1,6 +1,7 @@
 // Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
 #include "runtime/DeviceAllocator.h"
 
+#include <c10/core/impl/COW.h>
 #include <c10/util/Logging.h>
 #include <c10/util/ScopeExit.h>
 
@@ -215,6 +216,32 @@ void update(StatArray& stat, StatType pool, int64_t amount) {
 
 int64_t signed_size(size_t bytes) { return static_cast<int64_t>(bytes); }
 
+// The allocated blocks by address.  A storage's DataPtr has its data as its context, as
+// CUDA's caching allocator gives it: ATen's copy-on-write (`_lazy_clone`) shares only storages
+// whose context is their data.  Frees and record_stream find their block here.  Addresses are
+// unique across the devices (DeviceOf relies on it too).
+class LiveBlocks {
+ public:
+  void Add(Block* block);
+  Block* Find(const void* ptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = blocks_.find(ptr);
+    return it == blocks_.end() ? nullptr : it->second;
+  }
+  Block* Take(const void* ptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = blocks_.find(ptr);
+    if (it == blocks_.end()) return nullptr;
+    Block* block = it->second;
+    blocks_.erase(it);
+    return block;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<const void*, Block*> blocks_;
+};
+
 class CachingAllocator final : public c10::DeviceAllocator {
  public:
   c10::DataPtr allocate(size_t bytes) override {
@@ -224,7 +251,18 @@ class CachingAllocator final : public c10::DeviceAllocator {
     if (C10_UNLIKELY(c10::memoryProfilingEnabled())) {
       ReportUsage(*block->pool->cache, block->ptr, signed_size(block->size));
     }
-    return c10::DataPtr(block->ptr, block, &Deleter, make_device(device));
+    live_.Add(block);
+    return c10::DataPtr(block->ptr, block->ptr, &Deleter, make_device(device));
+  }
+
+  // The block behind a DataPtr of this allocator's, also once ATen's copy-on-write has wrapped
+  // it (its data is still the block's); null for other storages and empty ones.
+  Block* BlockOf(const c10::DataPtr& data_ptr) {
+    if (data_ptr.get() == nullptr) return nullptr;
+    if (data_ptr.get_deleter() != &Deleter && !c10::impl::cow::is_cow_data_ptr(data_ptr)) {
+      return nullptr;
+    }
+    return live_.Find(data_ptr.get());
   }
 
   // torch.profiler(profile_memory=True): an allocation (positive) or free (negative) of
@@ -241,11 +279,15 @@ class CachingAllocator final : public c10::DeviceAllocator {
 
   c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
 
+  // Allocator::clone's copy (ATen's copy-on-write materialising a shared storage): on the
+  // destination's current stream, from wherever the source lives.
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     if (count == 0) return;
-    c10::DeviceIndex device = current_device();
+    auto* self = const_cast<CachingAllocator*>(this);
+    const c10::DeviceIndex device = self->DeviceOf(dest).value_or(current_device());
+    const c10::DeviceIndex source = self->DeviceOf(src).value_or(device);
     c10::Stream stream = current_stream(device);
-    TB_VENDOR_CALL(memory, copy_d2d_async, vendor_stream(stream), device, dest, device, src, count);
+    TB_VENDOR_CALL(memory, copy_d2d_async, vendor_stream(stream), device, dest, source, src, count);
   }
 
   bool initialized() override { return Vendor::IsLoaded(); }
@@ -262,8 +304,8 @@ class CachingAllocator final : public c10::DeviceAllocator {
   }
 
   void recordStream(const c10::DataPtr& data_ptr, c10::Stream stream) override {
-    if (data_ptr.get_deleter() != &Deleter || data_ptr.get_context() == nullptr) return;
-    auto* block = static_cast<Block*>(data_ptr.get_context());
+    Block* block = BlockOf(data_ptr);
+    if (block == nullptr) return;
     TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1,
                 "torch_backend: record_stream needs a stream of the tensor's device type, got ",
                 stream);
@@ -278,9 +320,8 @@ class CachingAllocator final : public c10::DeviceAllocator {
   // Whether `data_ptr` is the start of one of this allocator's blocks; if so, its free will
   // call the vendor's release of per-storage values.
   bool MarkMeta(const c10::DataPtr& data_ptr) {
-    if (data_ptr.get_deleter() != &Deleter || data_ptr.get_context() == nullptr) return false;
-    auto* block = static_cast<Block*>(data_ptr.get_context());
-    if (block->ptr != data_ptr.get()) return false;
+    Block* block = BlockOf(data_ptr);
+    if (block == nullptr) return false;
     std::lock_guard<std::mutex> lock(Cache(block->device).mutex);
     block->has_meta = true;
     return true;
@@ -961,12 +1002,24 @@ class CachingAllocator final : public c10::DeviceAllocator {
   }
 
   static void Deleter(void* context);
+
+  LiveBlocks live_;
 };
+
+void LiveBlocks::Add(Block* block) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  blocks_.emplace(block->ptr, block);
+}
 
 CachingAllocator g_allocator;
 
 void CachingAllocator::Deleter(void* context) {
-  auto* block = static_cast<Block*>(context);
+  if (context == nullptr) return;  // an empty storage
+  Block* block = g_allocator.live_.Take(context);
+  if (block == nullptr) {
+    LOG(WARNING) << "torch_backend: freeing " << context << ", which is no allocated block";
+    return;
+  }
   try {
     g_allocator.Free(block);
   } catch (const std::exception& e) {
