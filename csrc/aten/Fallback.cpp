@@ -336,6 +336,70 @@ std::optional<c10::Device> check_devices(const c10::OperatorHandle& op, const c1
   return first;
 }
 
+bool has_complex_half(const c10::IValue& value) {
+  if (value.isTensor()) {
+    return value.toTensor().defined() && value.toTensor().scalar_type() == at::kComplexHalf;
+  }
+  if (value.isTensorList()) {
+    for (const at::Tensor& t : value.toTensorVector()) {
+      if (t.defined() && t.scalar_type() == at::kComplexHalf) return true;
+    }
+  }
+  return false;
+}
+
+// Runs the CPU kernel on the stack's arguments (from `first`).  ATen's CPU has no ComplexHalf
+// kernel for most operators CUDA runs in ComplexHalf (sum, mean, cumsum...), which CUDA
+// computes in complex<float>: where the CPU refuses a ComplexHalf argument as not
+// implemented, the call runs again as CUDA computes it -- the ComplexHalf tensors as complex64,
+// written ones rounded back, complex64 results rounded to ComplexHalf.
+void redispatch_on_cpu(const c10::OperatorHandle& kernel, torch::jit::Stack* stack, size_t first) {
+  const c10::DispatchKeySet cpu(c10::DispatchKey::CPU);
+  const std::vector<c10::IValue> arguments(stack->begin() + static_cast<std::ptrdiff_t>(first),
+                                           stack->end());
+  if (std::none_of(arguments.begin(), arguments.end(), has_complex_half)) {
+    kernel.redispatchBoxed(cpu, stack);
+    return;
+  }
+  try {
+    kernel.redispatchBoxed(cpu, stack);
+    return;
+  } catch (const c10::NotImplementedError&) {
+    // Retried below, widened.
+  }
+  std::vector<std::pair<at::Tensor, at::Tensor>> widened;  // (ComplexHalf tensor, complex64)
+  auto widen = [&](const at::Tensor& t) -> at::Tensor {
+    if (!t.defined() || t.scalar_type() != at::kComplexHalf) return t;
+    at::Tensor wide = t.to(at::kComplexFloat);
+    widened.emplace_back(t, wide);
+    return wide;
+  };
+  stack->resize(first);
+  for (const c10::IValue& value : arguments) {
+    if (value.isTensor()) {
+      stack->emplace_back(widen(value.toTensor()));
+    } else if (value.isTensorList()) {
+      c10::List<at::Tensor> list;
+      for (const at::Tensor& t : value.toTensorVector()) list.push_back(widen(t));
+      stack->emplace_back(list);
+    } else {
+      stack->push_back(value);
+    }
+  }
+  kernel.redispatchBoxed(cpu, stack);
+  for (auto& [half, wide] : widened) {
+    if (!half.sizes().equals(wide.sizes())) half.resize_(wide.sizes());
+    half.copy_(wide);
+  }
+  for (size_t i = first; i < stack->size(); i++) {
+    c10::IValue& value = (*stack)[i];
+    if (value.isTensor() && value.toTensor().defined() &&
+        value.toTensor().scalar_type() == at::kComplexFloat) {
+      value = value.toTensor().to(at::kComplexHalf);
+    }
+  }
+}
+
 bool is_written(const c10::Argument& argument) {
   return argument.alias_info() != nullptr && argument.alias_info()->isWrite();
 }
@@ -409,7 +473,7 @@ void run_on_cpu(const c10::OperatorHandle& op, const c10::OperatorHandle& kernel
   for (const c10::Argument& ret : returns) view_only &= ret.alias_info() != nullptr;
   if (!view_only) stage.fetch();
 
-  kernel.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  redispatch_on_cpu(kernel, stack, first);
 
   // Written arguments go back to the device (asynchronously: the copies are queued on the
   // current stream, from host memory staged for them).

@@ -86,6 +86,28 @@ def test_operators_implemented_by_a_composite_over_a_cpu_stub():
     torch.testing.assert_close(window.cpu(), torch.kaiser_window(7, periodic=False, beta=5.0))
 
 
+REDUCTIONS = {
+    "sum": lambda t: t.sum(),
+    "sum_dim": lambda t: t.sum(1, keepdim=True),
+    "mean": lambda t: t.mean(0),
+    "cumsum": lambda t: t.cumsum(1),
+    "sum_out": lambda t: torch.sum(t, 0, out=torch.empty(5, dtype=t.dtype, device=t.device)),
+}
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_complex_half_reductions_compute_as_cuda_does(name):
+    # The CPU has no ComplexHalf kernel for these; CUDA computes them in complex<float> and
+    # rounds: the CPU fallback does the same.
+    fn = REDUCTIONS[name]
+    cpu, _ = pair(4, 5)
+    half = cpu.to(torch.complex32)
+    result = fn(half.to(DEV))
+    assert result.dtype == torch.complex32 and result.device.type == DEV
+    expected = fn(half.to(torch.complex64)).to(torch.complex32)
+    torch.testing.assert_close(result.cpu().to(torch.complex64), expected.to(torch.complex64))
+
+
 def test_lazy_clone_is_an_independent_copy():
     cpu = torch.arange(12.0).view(3, 4).t()
     dev = cpu.to(DEV)
