@@ -299,38 +299,23 @@ std::optional<c10::Device> check_devices(const c10::OperatorHandle& op, const c1
       if (device.has_value()) return device;
     }
   }
-  // A host tensor the operator writes (an out= argument, an in-place self) beside device
-  // tensors: CUDA's TensorIterator refuses it, and the fallback would write host memory.  A
-  // host tensor it reads is refused too, as CUDA's kernels refuse it, unless it is 0-dim (a
-  // number) or the operator is one that takes host index tensors on CUDA.
-  const std::optional<c10::Device> device = first;
-  if (device.has_value() && !foreach && !takes_host_operands(op)) {
-    for (size_t i = 0; i < arguments.size(); i++) {
-      std::vector<at::Tensor> read;
-      if (values[i].isTensor()) {
-        read.push_back(values[i].toTensor());
-      } else if (values[i].isTensorList()) {
-        read = values[i].toTensorVector();
+  // A host tensor beside device tensors: CUDA refuses one the operator writes (an out=
+  // argument, an in-place self: the fallback would write host memory), and one it reads unless
+  // it is 0-dim (a number) or the operator takes host index tensors on CUDA.
+  if (!first.has_value()) return first;
+  const bool reads_host = foreach || takes_host_operands(op);
+  for (size_t i = 0; i < arguments.size(); i++) {
+    const bool written =
+        arguments[i].alias_info() != nullptr && arguments[i].alias_info()->isWrite();
+    auto refuse_host = [&](const at::Tensor& t) {
+      if (t.defined() && t.device().is_cpu() && (written || (t.dim() > 0 && !reads_host))) {
+        fail_device_mismatch(*first, t.device(), arguments[i].name().c_str(), name);
       }
-      for (const at::Tensor& t : read) {
-        if (t.defined() && t.device().is_cpu() && t.dim() > 0) {
-          fail_device_mismatch(*device, t.device(), arguments[i].name().c_str(), name);
-        }
-      }
-    }
-  }
-  for (size_t i = 0; device.has_value() && i < arguments.size(); i++) {
-    if (arguments[i].alias_info() == nullptr || !arguments[i].alias_info()->isWrite()) continue;
-    std::vector<at::Tensor> written;
+    };
     if (values[i].isTensor()) {
-      written.push_back(values[i].toTensor());
+      refuse_host(values[i].toTensor());
     } else if (values[i].isTensorList()) {
-      written = values[i].toTensorVector();
-    }
-    for (const at::Tensor& t : written) {
-      if (t.defined() && t.device().is_cpu()) {
-        fail_device_mismatch(*device, t.device(), arguments[i].name().c_str(), name);
-      }
+      for (const c10::IValue& element : values[i].toListRef()) refuse_host(element.toTensor());
     }
   }
   return first;
@@ -355,12 +340,12 @@ bool has_complex_half(const c10::IValue& value) {
 // written ones rounded back, complex64 results rounded to ComplexHalf.
 void redispatch_on_cpu(const c10::OperatorHandle& kernel, torch::jit::Stack* stack, size_t first) {
   const c10::DispatchKeySet cpu(c10::DispatchKey::CPU);
-  const std::vector<c10::IValue> arguments(stack->begin() + static_cast<std::ptrdiff_t>(first),
-                                           stack->end());
-  if (std::none_of(arguments.begin(), arguments.end(), has_complex_half)) {
+  const auto begin = stack->begin() + static_cast<std::ptrdiff_t>(first);
+  if (std::none_of(begin, stack->end(), has_complex_half)) {
     kernel.redispatchBoxed(cpu, stack);
     return;
   }
+  const std::vector<c10::IValue> arguments(begin, stack->end());  // the retry's
   try {
     kernel.redispatchBoxed(cpu, stack);
     return;
@@ -587,6 +572,64 @@ void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack)
 
 void admit_cpu_fallback(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
   admit(op, stack);
+}
+
+void run_through_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack,
+                     const CpuRoute& route) {
+  const std::string name = admit(op, *stack);
+  const auto& arguments = op.schema().arguments();
+  const size_t first = stack->size() - arguments.size();
+  std::optional<c10::Device> device = check_devices(op, stack->data() + first, name);
+  std::vector<std::pair<at::Tensor, at::Tensor>> written;  // (device tensor, its CPU copy)
+  auto to_cpu = [&](const at::Tensor& t, bool write) -> at::Tensor {
+    if (!on_device(t)) return t;
+    if (!device.has_value()) device = t.device();
+    at::Tensor host = route.to_cpu(t);
+    if (write) written.emplace_back(t, host);
+    return host;
+  };
+  const std::vector<c10::IValue> originals(stack->begin() + static_cast<std::ptrdiff_t>(first),
+                                           stack->end());
+  for (size_t i = 0; i < arguments.size(); i++) {
+    c10::IValue& value = (*stack)[first + i];
+    const bool write = is_written(arguments[i]);
+    if (value.isTensor()) {
+      value = to_cpu(value.toTensor(), write);
+    } else if (value.isTensorList()) {
+      c10::List<at::Tensor> hosts;
+      for (const at::Tensor& t : value.toTensorVector()) hosts.push_back(to_cpu(t, write));
+      value = hosts;
+    } else if (value.isDevice() && value.toDevice().type() == c10::DeviceType::PrivateUse1) {
+      device = value.toDevice();  // a factory's device
+      value = c10::Device(c10::kCPU);
+    }
+  }
+  op.callBoxed(stack);
+  for (auto& [target, host] : written) route.write_back(target, host);
+  const auto& returns = op.schema().returns();
+  const size_t results = stack->size() - returns.size();
+  for (size_t r = 0; r < returns.size(); r++) {
+    c10::IValue& value = (*stack)[results + r];
+    const c10::AliasInfo* alias = returns[r].alias_info();
+    if (alias != nullptr && alias->isWrite()) {
+      for (size_t i = 0; i < arguments.size(); i++) {
+        const c10::AliasInfo* argument = arguments[i].alias_info();
+        if (argument != nullptr && *argument == *alias) value = originals[i];
+      }
+      continue;
+    }
+    if (!device.has_value()) continue;
+    auto back = [&](const at::Tensor& t) {
+      return t.defined() && t.device().is_cpu() ? route.to_device(t, *device) : t;
+    };
+    if (value.isTensor()) {
+      value = back(value.toTensor());
+    } else if (value.isTensorList()) {
+      c10::List<at::Tensor> devices;
+      for (const at::Tensor& t : value.toTensorVector()) devices.push_back(back(t));
+      value = devices;
+    }
+  }
 }
 
 std::vector<std::pair<std::string, int64_t>> fallback_counts() {

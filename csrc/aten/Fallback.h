@@ -6,6 +6,8 @@
 // warning per operator, or not at all.
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -29,6 +31,22 @@ void reset_fallback_counts();
 // quantized tensors' one, aten/Quantized.cpp): raises when TORCH_BACKEND_FALLBACK=error or a
 // graph capture forbids it, counts the operator, warns once under =warn.
 void admit_cpu_fallback(const c10::OperatorHandle& op, const std::vector<c10::IValue>& stack);
+
+// How a boxed fallback for a dispatch key of its own (quantized tensors, aten/Quantized.cpp;
+// sparse ones, aten/Sparse.cpp) moves tensors: a device tensor to its CPU twin, a CPU result
+// into a written device argument, and a CPU result to the device.
+struct CpuRoute {
+  at::Tensor (*to_cpu)(const at::Tensor& device);
+  void (*write_back)(const at::Tensor& device, const at::Tensor& host);
+  at::Tensor (*to_device)(const at::Tensor& host, c10::Device device);
+};
+
+// Runs `op` on the CPU for such a key: admitted as every CPU fallback is, the devices checked
+// by CUDA's rules, device arguments moved by `route` (a factory's device becomes the CPU),
+// written arguments moved back, results moved to the device of the first device argument
+// (a mutable alias returns the caller's own tensor).
+void run_through_cpu(const c10::OperatorHandle& op, std::vector<c10::IValue>* stack,
+                     const CpuRoute& route);
 
 FallbackMode fallback_mode();
 void set_fallback_mode(FallbackMode mode);

@@ -170,53 +170,12 @@ Tensor copy_from(const Tensor& self, const Tensor& dst, bool non_blocking) {
 // the operator there, tensor results back to the device of the first device argument, written
 // arguments copied back.
 void quantized_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  admit_cpu_fallback(op, *stack);
-  const auto& arguments = op.schema().arguments();
-  const size_t first = stack->size() - arguments.size();
-  std::optional<c10::Device> device;
-  std::vector<std::pair<Tensor, Tensor>> written;  // (device tensor, its CPU copy)
-  auto to_cpu = [&](const Tensor& t, bool write) -> Tensor {
-    if (!on_device(t)) return t;
-    if (!device.has_value()) device = t.device();
-    Tensor host = t.cpu();
-    if (write) written.emplace_back(t, host);
-    return host;
+  static constexpr CpuRoute route{
+      [](const Tensor& t) { return t.cpu(); },
+      [](const Tensor& target, const Tensor& host) { target.copy_(host); },
+      [](const Tensor& t, c10::Device device) { return t.to(device); },
   };
-  std::vector<c10::IValue> originals(stack->begin() + static_cast<std::ptrdiff_t>(first),
-                                     stack->end());
-  for (size_t i = 0; i < arguments.size(); i++) {
-    c10::IValue& value = (*stack)[first + i];
-    const bool write = arguments[i].alias_info() != nullptr && arguments[i].alias_info()->isWrite();
-    if (value.isTensor()) {
-      value = to_cpu(value.toTensor(), write);
-    } else if (value.isTensorList()) {
-      c10::List<Tensor> hosts;
-      for (const Tensor& t : value.toTensorVector()) hosts.push_back(to_cpu(t, write));
-      value = hosts;
-    }
-  }
-  op.callBoxed(stack);
-  for (auto& [target, host] : written) target.copy_(host);
-  const auto& returns = op.schema().returns();
-  const size_t results = stack->size() - returns.size();
-  for (size_t r = 0; r < returns.size(); r++) {
-    c10::IValue& value = (*stack)[results + r];
-    const c10::AliasInfo* alias = returns[r].alias_info();
-    if (alias != nullptr && alias->isWrite()) {
-      for (size_t i = 0; i < arguments.size(); i++) {
-        const c10::AliasInfo* argument = arguments[i].alias_info();
-        if (argument != nullptr && *argument == *alias) value = originals[i];
-      }
-      continue;
-    }
-    if (value.isTensor() && device.has_value() && value.toTensor().defined()) {
-      value = value.toTensor().to(*device);
-    } else if (value.isTensorList() && device.has_value()) {
-      c10::List<Tensor> devices;
-      for (const Tensor& t : value.toTensorVector()) devices.push_back(t.to(*device));
-      value = devices;
-    }
-  }
+  run_through_cpu(op, stack, route);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

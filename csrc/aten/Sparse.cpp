@@ -50,17 +50,12 @@
 #include <torch/library.h>
 
 #include "aten/Fallback.h"
-#include "aten/KernelCall.h"
 #include "runtime/Vendor.h"
 
 namespace torch_backend {
 namespace {
 
 using at::Tensor;
-
-bool on_device(const Tensor& t) {
-  return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1;
-}
 
 // copy_ into a sparse device tensor, from a sparse tensor anywhere: ATen's copy_sparse_ rules
 // (same sizes after the copy, the source's sparse and dense dims, its coalesced flag), the
@@ -104,96 +99,34 @@ void set_compressed(const Tensor& self, const Tensor& src) {
 }
 
 Tensor to_device(const Tensor& t, c10::Device device) {
-  if (!t.defined() || !t.device().is_cpu()) return t;
   if (!t.is_sparse()) return t.to(device);  // dense, or compressed (ATen's constructor)
   return at::native::new_with_dims_and_tensor_sparse_symint(
       t.sparse_dim(), t.dense_dim(), t.sym_sizes(), t._indices().to(device), t._values().to(device),
       t.scalar_type(), at::kSparse, device, std::nullopt, t.is_coalesced());
 }
 
-// The boxed fallback for the sparse key.
+// A written sparse device argument takes the CPU kernel's result.
+void write_back(const Tensor& target, const Tensor& host) {
+  if (target.is_sparse()) {
+    Tensor t = target;
+    copy_sparse(t, host, /*non_blocking=*/false);
+  } else if (is_compressed(target)) {
+    set_compressed(target, host);
+  } else {
+    if (!target.sizes().equals(host.sizes())) target.resize_(host.sizes());
+    target.copy_(host);
+  }
+}
+
+// The boxed fallback for the sparse keys: sparse (and dense) device arguments to the CPU, the
+// operator there, results back to the device.
 void sparse_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  admit_cpu_fallback(op, *stack);
-  const auto& arguments = op.schema().arguments();
-  const size_t first = stack->size() - arguments.size();
-  std::optional<c10::Device> device;
-  std::vector<std::pair<Tensor, Tensor>> written;  // (device tensor, its CPU copy)
-  // CUDA's device rules: device tensors on one device, host tensors only as numbers (0-dim).
-  const std::string name = op.operator_name().name;
-  for (size_t i = 0; i < arguments.size(); i++) {
-    const c10::IValue& value = (*stack)[first + i];
-    std::vector<Tensor> tensors;
-    if (value.isTensor()) {
-      tensors.push_back(value.toTensor());
-    } else if (value.isTensorList()) {
-      tensors = value.toTensorVector();
-    }
-    for (const Tensor& t : tensors) {
-      if (!t.defined() || (t.device().is_cpu() && t.dim() == 0)) continue;
-      if (!device.has_value() && on_device(t)) device = t.device();
-    }
-    for (const Tensor& t : tensors) {
-      if (!t.defined() || (t.device().is_cpu() && t.dim() == 0) || !device.has_value()) continue;
-      if (t.device() != *device) {
-        fail_device_mismatch(*device, t.device(), arguments[i].name().c_str(), name);
-      }
-    }
-  }
-  auto to_cpu = [&](const Tensor& t, bool write) -> Tensor {
-    if (!on_device(t)) return t;
-    if (!device.has_value()) device = t.device();
-    Tensor host = t.is_sparse() ? sparse_to_cpu(t) : t.cpu();  // compressed: ATen's copy
-    if (write) written.emplace_back(t, host);
-    return host;
+  static constexpr CpuRoute route{
+      [](const Tensor& t) { return t.is_sparse() ? sparse_to_cpu(t) : t.cpu(); },
+      write_back,
+      to_device,
   };
-  const std::vector<c10::IValue> originals(stack->begin() + static_cast<std::ptrdiff_t>(first),
-                                           stack->end());
-  for (size_t i = 0; i < arguments.size(); i++) {
-    c10::IValue& value = (*stack)[first + i];
-    const bool write = arguments[i].alias_info() != nullptr && arguments[i].alias_info()->isWrite();
-    if (value.isTensor()) {
-      value = to_cpu(value.toTensor(), write);
-    } else if (value.isTensorList()) {
-      c10::List<Tensor> hosts;
-      for (const Tensor& t : value.toTensorVector()) hosts.push_back(to_cpu(t, write));
-      value = hosts;
-    } else if (value.isDevice() && value.toDevice().type() == c10::DeviceType::PrivateUse1) {
-      device = value.toDevice();  // a factory's device
-      value = c10::Device(c10::kCPU);
-    }
-  }
-  op.callBoxed(stack);
-  for (auto& [target, host] : written) {
-    if (target.is_sparse()) {
-      copy_sparse(target, host, /*non_blocking=*/false);
-    } else if (is_compressed(target)) {
-      set_compressed(target, host);
-    } else {
-      if (!target.sizes().equals(host.sizes())) target.resize_(host.sizes());
-      target.copy_(host);
-    }
-  }
-  const auto& returns = op.schema().returns();
-  const size_t results = stack->size() - returns.size();
-  for (size_t r = 0; r < returns.size(); r++) {
-    c10::IValue& value = (*stack)[results + r];
-    const c10::AliasInfo* alias = returns[r].alias_info();
-    if (alias != nullptr && alias->isWrite()) {
-      for (size_t i = 0; i < arguments.size(); i++) {
-        const c10::AliasInfo* argument = arguments[i].alias_info();
-        if (argument != nullptr && *argument == *alias) value = originals[i];
-      }
-      continue;
-    }
-    if (!device.has_value()) continue;
-    if (value.isTensor()) {
-      value = to_device(value.toTensor(), *device);
-    } else if (value.isTensorList()) {
-      c10::List<Tensor> devices;
-      for (const Tensor& t : value.toTensorVector()) devices.push_back(to_device(t, *device));
-      value = devices;
-    }
-  }
+  run_through_cpu(op, stack, route);
 }
 
 // ATen gives structured operators' functional variants one default kernel for every key

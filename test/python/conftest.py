@@ -81,6 +81,28 @@ def fallback_ops(count: int) -> list[tuple[str, str]]:
     return found[:count]
 
 
+def opinfo_skip(
+    op: object, test_class: str, test: str, dtype: torch.dtype | None = None
+) -> str | None:
+    """Why OpInfo (or ModuleInfo) skips ``<test_class>.<test>``, or expects it to fail, on this
+    device type, if it does: its DecorateInfo entries for every device or for ours by name,
+    whose decorators are unittest's own skip or expectedFailure (not the device-specific ones,
+    such as skipCUDAIf)."""
+    for info in getattr(op, "decorators", ()):
+        if not hasattr(info, "is_active"):
+            continue
+        if info.cls_name not in (None, test_class) or info.test_name not in (None, test):
+            continue
+        if info.device_type not in (None, DEV):
+            continue
+        if dtype is not None and info.dtypes is not None and dtype not in info.dtypes:
+            continue
+        names = [getattr(d, "__qualname__", type(d).__name__) for d in info.decorators]
+        if any(n == "expectedFailure" or n.startswith("skip.<locals>") for n in names):
+            return f"OpInfo marks {test_class}.{test} ({', '.join(names)})"
+    return None
+
+
 def synchronize_all() -> None:
     for i in range(MODULE.device_count()):
         MODULE.synchronize(i)

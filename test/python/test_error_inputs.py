@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 import pytest
 import torch
-from conftest import DEV
+from conftest import DEV, opinfo_skip
 from expected_failures import param, unused
 
 pytest.importorskip("expecttest")  # needed by torch.testing._internal
@@ -50,25 +50,6 @@ FILLS = {"ones", "zeros", "full"}
 
 def _id(op: Any) -> str:
     return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
-
-
-def _opinfo_skip(op: Any, test: str, dtype: torch.dtype | None = None) -> str | None:
-    """Why OpInfo skips or expects ``TestCommon.<test>`` to fail for this device type, if it
-    does (its DecorateInfo entries for every device, or for ours by name)."""
-    for info in getattr(op, "decorators", ()):
-        if not hasattr(info, "is_active"):
-            continue
-        if info.cls_name not in (None, "TestCommon") or info.test_name not in (None, test):
-            continue
-        if info.device_type not in (None, DEV):
-            continue
-        if dtype is not None and info.dtypes is not None and dtype not in info.dtypes:
-            continue
-        names = [getattr(d, "__qualname__", type(d).__name__) for d in info.decorators]
-        # unittest's own skip and expectedFailure; not the device-specific ones (skipCUDAIf).
-        if any(n == "expectedFailure" or n.startswith("skip.<locals>") for n in names):
-            return f"OpInfo marks TestCommon.{test} ({', '.join(names)})"
-    return None
 
 
 def _alive() -> None:
@@ -105,23 +86,6 @@ def _outcome(call: Callable[[], Any]) -> Outcome:
 ERROR_CASES = [
     param(DEV, "error_inputs", _id(op), op) for op in OP_DB if op.error_inputs_func is not None
 ]
-
-
-def _tensors(sample: Any) -> list[torch.Tensor]:
-    found: list[torch.Tensor] = []
-
-    def visit(value: Any) -> None:
-        if isinstance(value, torch.Tensor):
-            found.append(value)
-        elif isinstance(value, (list, tuple)):
-            for element in value:
-                visit(element)
-        elif isinstance(value, dict):
-            for element in value.values():
-                visit(element)
-
-    visit((sample.input, sample.args, sample.kwargs))
-    return found
 
 
 def _error_input_failures(op: Any) -> list[str]:
@@ -164,7 +128,7 @@ def _error_input_failures(op: Any) -> list[str]:
 
 @pytest.mark.parametrize("op", ERROR_CASES)
 def test_error_inputs(op: Any) -> None:
-    if reason := _opinfo_skip(op, "test_errors"):
+    if reason := opinfo_skip(op, "TestCommon", "test_errors"):
         pytest.skip(reason)
     # Judged in a function of its own: a failure's traceback then holds no device tensor.
     failures = _error_input_failures(op)
@@ -237,7 +201,7 @@ def _out_failures(op: Any) -> list[str] | str:
 
 @pytest.mark.parametrize("op", OUT_CASES)
 def test_out(op: Any) -> None:
-    if reason := _opinfo_skip(op, "test_out", torch.float32):
+    if reason := opinfo_skip(op, "TestCommon", "test_out", torch.float32):
         pytest.skip(reason)
     failures = _out_failures(op)
     if isinstance(failures, str):

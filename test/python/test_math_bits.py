@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import torch
-from conftest import DEV
+from conftest import DEV, opinfo_skip
 from expected_failures import param, unused
 
 pytest.importorskip("expecttest")  # needed by torch.testing._internal
@@ -55,23 +55,6 @@ def _cases() -> list[object]:
 
 
 CASES = _cases()
-
-
-def _opinfo_skip(op: Any, test: str, dtype: torch.dtype) -> str | None:
-    for info in getattr(op, "decorators", ()):
-        if not hasattr(info, "is_active"):
-            continue
-        if info.cls_name not in (None, "TestMathBits") or info.test_name not in (None, test):
-            continue
-        if info.device_type not in (None, DEV) or (
-            info.dtypes is not None and dtype not in info.dtypes
-        ):
-            continue
-        names = [getattr(d, "__qualname__", type(d).__name__) for d in info.decorators]
-        # unittest's own skip and expectedFailure; not the device-specific ones (skipCUDAIf).
-        if any(n == "expectedFailure" or n.startswith("skip.<locals>") for n in names):
-            return f"OpInfo marks TestMathBits.{test} ({', '.join(names)})"
-    return None
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -127,7 +110,7 @@ def _failures(op: Any, bit: str) -> list[str] | str:
 @pytest.mark.parametrize(("op", "bit"), CASES)
 def test_math_bit_view(op: Any, bit: str) -> None:
     dtype, _, _, test = BITS[bit]
-    if reason := _opinfo_skip(op, test, dtype):
+    if reason := opinfo_skip(op, "TestMathBits", test, dtype):
         pytest.skip(reason)
     failures = _failures(op, bit)  # a function of its own: no device tensor in a traceback
     if isinstance(failures, str):

@@ -111,6 +111,8 @@ def test_sparse_mm_backward_matches_the_cpu():
 def test_a_sparse_tensor_on_another_device_is_refused():
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         torch.sparse.mm(sparse(DEV), torch.randn(3, 4))
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.mm(torch.randn(3, 2), sparse(DEV))  # the host operand first
 
 
 CROW, COL, CSR_VALUES = (
