@@ -134,7 +134,7 @@ demo: $(STAMP)/build
 # same cores as PyTorch CPU, so its ratios say what the OpenCL path costs, not what a GPU
 # gives -- where the package has it (no collectives, no torch.compile row); and npu's rows of
 # what it maps onto CANN's fused operators or leaves to the fallback (attention, quantize).
-OPENCL_BENCHES := latency,elementwise,mm,training,zoo,allocator
+OPENCL_BENCHES := latency,launch_floor,elementwise,mm,training,zoo,allocator
 NPU_BENCHES := attention,quantize,ipc
 bench: $(STAMP)/build
 	$(PYTHON) benchmarks/bench.py --json $(BUILD)/bench.json --plot $(BUILD)/bench.png
@@ -217,7 +217,7 @@ OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_de
   test_quantized.py test_attention.py test_autocast.py test_ipc.py test_storage_meta.py \
   test_errors.py::test_fork_before_use_is_fine test_host_checks.py \
   test_check_kernels.py::test_fused_optimizers_are_checked_on_generated_samples \
-  test_modules.py test_error_inputs.py test_math_bits.py test_sparse.py)
+  test_modules.py test_error_inputs.py test_math_bits.py test_sparse.py test_compile_kernel.py)
 
 # Each vendor's suites run as two pytest jobs, each its own process: the longest suites
 # (SLOW_PYTEST) in one, the others in the other.  test/lanes.py runs the jobs of a stage on two

@@ -135,6 +135,103 @@ def bench_small_ops(quick: bool) -> list[dict]:
     return rows
 
 
+RELU_SOURCE = """
+__kernel void relu(__global const float *x, __global float *y, uint n) {
+  size_t i = get_global_id(0);
+  if (i < n) y[i] = fmax(x[i], 0.0f);
+}
+"""
+
+
+def _ocl_floor() -> Callable[[int, int, bool], float]:
+    """benchmarks/ocl_floor.c, compiled with the machine's C compiler into build/ (once per
+    edit of the source), as a function (n, calls, with_events) -> microseconds per launch."""
+    import subprocess
+
+    source = Path(__file__).resolve().parent / "ocl_floor.c"
+    library = Path(__file__).resolve().parents[1] / "build" / "ocl_floor.so"
+    if not library.exists() or library.stat().st_mtime < source.stat().st_mtime:
+        library.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                os.environ.get("CC", "cc"),
+                "-O2",
+                "-std=c11",
+                "-shared",
+                "-fPIC",
+                str(source),
+                "-lOpenCL",
+                "-o",
+                str(library),
+            ],
+            check=True,
+        )
+    floor = ctypes.CDLL(str(library)).tb_ocl_floor_us
+    floor.restype = ctypes.c_double
+    floor.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint, ctypes.c_int, ctypes.c_int]
+
+    def run(n: int, calls: int, with_events: bool) -> float:
+        us = floor(RELU_SOURCE.encode(), b"relu", n, calls, int(with_events))
+        if us < 0:
+            raise RuntimeError(f"ocl_floor.c failed with OpenCL error {us:.0f}")
+        return us
+
+    return run
+
+
+def bench_launch_floor(quick: bool) -> list[dict]:
+    """What one small operator costs through torch_backend on the opencl vendor against the
+    SDK's floor: the same relu kernel launched by a C loop straight through clSetKernelArg and
+    clEnqueueNDRangeKernel (benchmarks/ocl_floor.c), in the same run.  Rows: eager torch.relu,
+    the kernel launched from Python through torch.ocl.compile_kernel, and what asking OpenCL
+    for an event per launch (which the vendor no longer does) costs the raw loop."""
+    if DEVICE != "ocl":
+        return []
+    floor = _ocl_floor()
+    n, calls, trials = 1024, (1000 if quick else 5000), (3 if quick else 9)
+    x = torch.randn(32, 32, device=DEVICE)
+    y = torch.empty_like(x)
+    relu = MODULE.compile_kernel(RELU_SOURCE, "relu")
+
+    def median(fn: Callable[[], float]) -> float:
+        return statistics.median(fn() for _ in range(trials))
+
+    raw = median(lambda: floor(n, calls, False))
+    raw_events = median(lambda: floor(n, calls, True))
+    eager = median(lambda: timed(lambda: torch.relu(x), DEVICE, calls) * 1e6)
+    launched = median(lambda: timed(lambda: relu(x, y, n, threads=n), DEVICE, calls) * 1e6)
+    floor_name = "raw enqueue"
+    return [
+        row(
+            "launch floor",
+            "eager relu [32x32] vs raw clEnqueueNDRangeKernel loop",
+            eager,
+            raw,
+            "us",
+            "<= 1.5x",
+            floor_name,
+        ),
+        row(
+            "launch floor",
+            "compile_kernel relu from Python vs raw loop",
+            launched,
+            raw,
+            "us",
+            "",
+            floor_name,
+        ),
+        row(
+            "launch floor",
+            "raw loop with an event per launch vs without",
+            raw_events,
+            raw,
+            "us",
+            "",
+            floor_name,
+        ),
+    ]
+
+
 def bench_elementwise(quick: bool) -> list[dict]:
     n = 1 << 24
     trials = 3 if quick else 9
@@ -647,6 +744,7 @@ def machine() -> dict:
 
 BENCHES: dict[str, Callable[[bool], list[dict]]] = {
     "latency": bench_small_ops,
+    "launch_floor": bench_launch_floor,
     "elementwise": bench_elementwise,
     "mm": bench_mm,
     "training": bench_training,

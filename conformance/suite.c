@@ -17,7 +17,8 @@
 static const tb_check *const k_groups[] = {
     tbc_context_checks,    tbc_device_checks, tbc_memory_checks,       tbc_stream_checks,
     tbc_event_checks,      tbc_thread_checks, tbc_fault_checks,        tbc_kernel_checks,
-    tbc_collective_checks, tbc_graph_checks,  tbc_storage_meta_checks, tbc_ipc_checks};
+    tbc_collective_checks, tbc_graph_checks,  tbc_storage_meta_checks, tbc_ipc_checks,
+    tbc_program_checks};
 
 /* Flattened once (pthread_once) from the constant group arrays into one array sized to fit;
  * read-only afterwards. */
@@ -30,7 +31,8 @@ static void flatten(void) {
       tbc_context_check_count, tbc_device_check_count,       tbc_memory_check_count,
       tbc_stream_check_count,  tbc_event_check_count,        tbc_thread_check_count,
       tbc_fault_check_count,   tbc_kernel_check_count,       tbc_collective_check_count,
-      tbc_graph_check_count,   tbc_storage_meta_check_count, tbc_ipc_check_count};
+      tbc_graph_check_count,   tbc_storage_meta_check_count, tbc_ipc_check_count,
+      tbc_program_check_count};
   _Static_assert(sizeof counts / sizeof counts[0] == sizeof k_groups / sizeof k_groups[0],
                  "one count per check group");
   size_t total = 0;

@@ -108,5 +108,7 @@ extern const tb_check tbc_storage_meta_checks[];
 extern const size_t tbc_storage_meta_check_count;
 extern const tb_check tbc_ipc_checks[];
 extern const size_t tbc_ipc_check_count;
+extern const tb_check tbc_program_checks[];
+extern const size_t tbc_program_check_count;
 
 #endif /* TORCH_BACKEND_CONFORMANCE_SUPPORT_H_ */

@@ -46,6 +46,7 @@ extensions = [
     "sphinx.ext.graphviz",
     "tb_bench",
     "tb_coverage",
+    "tb_run",
     "tb_slots",
     "tb_timeline",
     "tb_zoo",

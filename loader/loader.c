@@ -717,3 +717,28 @@ const tb_ipc_extension *tb_loader_ipc(const tb_vendor_handle *handle, char *erro
              ? found
              : NULL;
 }
+
+const tb_programs_extension *tb_loader_programs(const tb_vendor_handle *handle, char *error,
+                                                size_t error_size) {
+  const tb_programs_extension *found = (const tb_programs_extension *)find_extension(
+      handle, TB_EXTENSION_PROGRAMS, "TB_EXTENSION_PROGRAMS", error, error_size);
+  if (found == NULL ||
+      !big_enough(handle, &found->base, "tb_programs_extension", "2.6",
+                  TB_STRUCT_SIZE(tb_programs_extension, release), error, error_size)) {
+    return NULL;
+  }
+  const required_fn required[] = {{"build", found->build != NULL},
+                                  {"get_kernel", found->get_kernel != NULL},
+                                  {"launch", found->launch != NULL},
+                                  {"release", found->release != NULL}};
+  if (!has_required(handle, "tb_programs_extension", required, sizeof required / sizeof required[0],
+                    error, error_size)) {
+    return NULL;
+  }
+  if (found->languages == 0) {
+    (void)fail(error, error_size, TB_OK, "%s: its tb_programs_extension declares no language",
+               handle->device_type);
+    return NULL;
+  }
+  return found;
+}

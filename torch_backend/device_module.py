@@ -639,3 +639,12 @@ def __getattr__(name: str) -> Any:
 
         return _compile._inductor_hook(name)
     raise AttributeError(f"module 'torch.{_device_type}' has no attribute '{name}'")
+
+
+def compile_kernel(source: str, name: str, **options: Any) -> Any:
+    """Builds a kernel from source for the device and returns it as a callable
+    (:func:`torch_backend.programs.compile_kernel`; ``torch.mps.compile_shader``'s
+    counterpart, for vendors that build programs)."""
+    from torch_backend import programs
+
+    return programs.compile_kernel(source, name, **options)

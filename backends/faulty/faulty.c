@@ -8,7 +8,9 @@
  * Configuration (read when the entry point is first called):
  *   TORCH_BACKEND_FAULTY_VENDOR  the wrapped vendor, a bundled name or a path (default "fake")
  *   TORCH_BACKEND_FAULTY_CALL    the call to fail, as "group.function" (for example
- *                                "memory.device_malloc"), "vendor.init" for the context's
+ *                                "memory.device_malloc", or "programs.build" of the device
+ *                                programs extension, which faulty forwards when the wrapped
+ *                                vendor has it), "vendor.init" for the context's
  *                                creation, "kernel.<operator>" for one of the wrapped vendor's
  *                                kernels ("kernel.mm.out"), or "kernel" for any kernel; several
  *                                calls separated by commas ("event.record,stream.synchronize")
@@ -303,6 +305,63 @@ static void build_kernels(void) {
   g_kernel_api = (tb_kernel_api){sizeof g_kernel_api, count, g_kernel_table};
 }
 
+/* ---- device programs (TB_EXTENSION_PROGRAMS): forwarded when the wrapped vendor has them,
+ * failing as "programs.build", "programs.get_kernel", "programs.launch", "programs.release" ---- */
+
+static const tb_programs_extension *g_wrapped_programs;
+static tb_programs_extension g_programs;
+
+static tb_status faulty_programs_build(tb_context ctx, int32_t device, tb_program_language language,
+                                       const char *source, size_t size, const char *options,
+                                       tb_program *program) {
+  (void)ctx;
+  tb_status injected;
+  if (inject("programs.build", NULL, &injected)) return injected;
+  return pass(
+      g_wrapped_programs->build(W->context, device, language, source, size, options, program));
+}
+
+static tb_status faulty_programs_get_kernel(tb_context ctx, tb_program program, const char *name,
+                                            tb_program_kernel *kernel,
+                                            tb_program_kernel_info *info) {
+  (void)ctx;
+  tb_status injected;
+  if (inject("programs.get_kernel", NULL, &injected)) return injected;
+  return pass(g_wrapped_programs->get_kernel(W->context, program, name, kernel, info));
+}
+
+static tb_status faulty_programs_launch(tb_context ctx, tb_stream stream, tb_program_kernel kernel,
+                                        const tb_launch_dims *dims, const void *const *args,
+                                        size_t count) {
+  (void)ctx;
+  tb_status injected;
+  if (inject("programs.launch", NULL, &injected)) return injected;
+  return pass(g_wrapped_programs->launch(W->context, stream, kernel, dims, args, count));
+}
+
+static tb_status faulty_programs_release(tb_context ctx, tb_program program) {
+  (void)ctx;
+  tb_status injected;
+  if (inject("programs.release", NULL, &injected)) return injected;
+  return pass(g_wrapped_programs->release(W->context, program));
+}
+
+/* The extension chain: the wrapped vendor's programs, if it has usable ones. */
+static const tb_extension_base *build_extensions(void) {
+  char error[256];
+  g_wrapped_programs = tb_loader_programs(W, error, sizeof error);
+  if (g_wrapped_programs == NULL) return NULL;
+  g_programs = (tb_programs_extension){
+      .base = {sizeof g_programs, TB_EXTENSION_PROGRAMS, NULL},
+      .languages = g_wrapped_programs->languages,
+      .build = faulty_programs_build,
+      .get_kernel = faulty_programs_get_kernel,
+      .launch = faulty_programs_launch,
+      .release = faulty_programs_release,
+  };
+  return &g_programs.base;
+}
+
 /* ---- the table ---- */
 
 static tb_device_api g_device;
@@ -339,6 +398,7 @@ static void build_table(void) {
       .stream = &g_stream,
       .event = &g_event,
       .kernels = g_kernel_api.count > 0 ? &g_kernel_api : NULL,
+      .extensions = build_extensions(),
   };
 }
 

@@ -331,10 +331,9 @@ tb_status ocl_memory_copy_h2d_async(tb_context ctx, tb_stream stream, void *dst,
   int32_t device = -1;
   tb_status status = stream_device(ctx, stream, "copy_h2d_async", &device);
   if (status != TB_OK || size == 0) return status;
-  cl_event event = NULL;
   ocl_stream_begin(ocl_stream_of(stream));
-  status = copy_in(ctx, device, ocl_stream_of(stream)->queue, CL_FALSE, dst, src, size, &event);
-  ocl_stream_end(ocl_stream_of(stream), status == TB_OK ? event : NULL);
+  status = copy_in(ctx, device, ocl_stream_of(stream)->queue, CL_FALSE, dst, src, size, NULL);
+  ocl_stream_end(ocl_stream_of(stream), status == TB_OK);
   return status;
 }
 
@@ -343,10 +342,9 @@ tb_status ocl_memory_copy_d2h_async(tb_context ctx, tb_stream stream, void *dst,
   int32_t device = -1;
   tb_status status = stream_device(ctx, stream, "copy_d2h_async", &device);
   if (status != TB_OK || size == 0) return status;
-  cl_event event = NULL;
   ocl_stream_begin(ocl_stream_of(stream));
-  status = copy_out(ctx, device, ocl_stream_of(stream)->queue, CL_FALSE, dst, src, size, &event);
-  ocl_stream_end(ocl_stream_of(stream), status == TB_OK ? event : NULL);
+  status = copy_out(ctx, device, ocl_stream_of(stream)->queue, CL_FALSE, dst, src, size, NULL);
+  ocl_stream_end(ocl_stream_of(stream), status == TB_OK);
   return status;
 }
 
@@ -363,11 +361,10 @@ tb_status ocl_memory_copy_d2d_async(tb_context ctx, tb_stream stream, int32_t ds
                     "ocl:%d nor the source's ocl:%d",
                     (int)device, (int)dst_device, (int)src_device);
   }
-  cl_event event = NULL;
   ocl_stream_begin(ocl_stream_of(stream));
   status = copy_across(ctx, device, ocl_stream_of(stream)->queue, dst_device, dst, src_device, src,
-                       size, &event);
-  ocl_stream_end(ocl_stream_of(stream), status == TB_OK ? event : NULL);
+                       size, NULL);
+  ocl_stream_end(ocl_stream_of(stream), status == TB_OK);
   return status;
 }
 
@@ -381,13 +378,12 @@ tb_status ocl_memory_memset_async(tb_context ctx, tb_stream stream, void *ptr, i
   if (status != TB_OK) return status;
   const cl_uchar byte = (cl_uchar)value;
   cl_command_queue queue = ocl_stream_of(stream)->queue;
-  cl_event event = NULL;
   ocl_stream_begin(ocl_stream_of(stream));
   cl_int err =
       ctx->mode == OCL_MEMORY_SVM
-          ? clEnqueueSVMMemFill(queue, ptr, &byte, 1, size, 0, NULL, &event)
-          : clEnqueueFillBuffer(queue, place.mem, &byte, 1, place.offset, size, 0, NULL, &event);
-  ocl_stream_end(ocl_stream_of(stream), err == CL_SUCCESS ? event : NULL);
+          ? clEnqueueSVMMemFill(queue, ptr, &byte, 1, size, 0, NULL, NULL)
+          : clEnqueueFillBuffer(queue, place.mem, &byte, 1, place.offset, size, 0, NULL, NULL);
+  ocl_stream_end(ocl_stream_of(stream), err == CL_SUCCESS);
   return ocl_check(ctx, device, err,
                    ctx->mode == OCL_MEMORY_SVM ? "clEnqueueSVMMemFill" : "clEnqueueFillBuffer");
 }

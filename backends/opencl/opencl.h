@@ -150,13 +150,16 @@ struct tb_context_impl {
   struct ocl_program *programs[OCL_PROGRAM_BUCKETS]; /* a hash table by key and device */
 };
 
-/** A stream: an in-order command queue of one device, and the event of the last command
- *  enqueued on it (NULL: none yet), which query and synchronize look at. */
+/** A stream: an in-order command queue of one device, and the marker that query and
+ *  synchronize look at: `last`, the latest marker or barrier (NULL: none yet), which covers
+ *  every command before it; `dirty` says commands were enqueued after it, so that the next
+ *  look enqueues a new marker first.  Commands themselves record no event. */
 typedef struct ocl_stream {
   int32_t device;
   cl_command_queue queue;
-  pthread_mutex_t lock; /* guards last */
+  pthread_mutex_t lock; /* guards last and dirty */
   cl_event last;
+  bool dirty;
 } ocl_stream;
 
 /** An event: the marker of its latest record (NULL: never recorded). */
@@ -289,14 +292,18 @@ static inline ocl_stream *ocl_stream_of(tb_stream stream) { return (ocl_stream *
 
 /**
  * Enqueueing on a stream: ocl_stream_begin takes the stream's lock; the caller enqueues one
- * command asking for its event and passes that event (owned: released here or later; NULL
- * when the enqueue failed) to ocl_stream_end, which makes it the stream's last command and
- * unlocks.  Holding the lock across the enqueue keeps `last` the latest command when threads
- * share a stream.  Query and synchronize look at `last`.
+ * command without asking for its event (an event costs the driver an allocation and a status
+ * update per command) and tells ocl_stream_end whether the enqueue succeeded, which marks the
+ * stream dirty and unlocks.  Holding the lock across the enqueue keeps markers ordered when
+ * threads share a stream.  Query, synchronize and destroy enqueue a marker when the stream is
+ * dirty and look at it.
  */
 void ocl_stream_begin(ocl_stream *stream);
 /** See ocl_stream_begin. */
-void ocl_stream_end(ocl_stream *stream, cl_event event);
+void ocl_stream_end(ocl_stream *stream, bool enqueued);
+/** Ends an enqueue of a marker or barrier whose event @p event (owned; NULL when the enqueue
+ *  failed) covers every command before it: it becomes the stream's `last`. */
+void ocl_stream_end_marker(ocl_stream *stream, cl_event event);
 
 /**
  * Waits for every command queued on @p device so far (its streams', destroyed streams' and
@@ -351,6 +358,18 @@ tb_status ocl_kernel_get(tb_context ctx, int32_t device, const char *key,
  */
 tb_status ocl_set_arg_place(tb_context ctx, int32_t device, cl_kernel kernel, cl_uint index,
                             const ocl_place *place);
+
+/**
+ * Builds the @p count OpenCL C @p sources, after the prelude, for @p device with the vendor's
+ * options and @p extra (NULL: none), through the disk cache.  A build error is
+ * TB_ERROR_INVALID_ARGUMENT for a @p user source and TB_ERROR_INTERNAL for the vendor's own,
+ * with the compiler's log in the message.
+ */
+tb_status ocl_program_build(tb_context ctx, int32_t device, const char *const *sources,
+                            size_t count, const char *extra, bool user, cl_program *program);
+
+/** The ::TB_EXTENSION_PROGRAMS extension (device_programs.c). */
+const tb_extension_base *ocl_programs_extension(void);
 
 /** Releases every program and kernel (finalize). */
 void ocl_programs_release(tb_context ctx);

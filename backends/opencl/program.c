@@ -147,10 +147,17 @@ static void build_log(cl_program program, const ocl_device *dev, char *log, size
   log[size - 1] = '\0';
 }
 
-static tb_status build(tb_context ctx, int32_t device, const char *const *sources, size_t count,
-                       cl_program *out) {
+tb_status ocl_program_build(tb_context ctx, int32_t device, const char *const *sources,
+                            size_t count, const char *extra, bool user, cl_program *out) {
   const ocl_device *dev = &ctx->devices[device];
-  const char *options = dev->fp64 ? "-cl-std=CL1.2 -DTB_FP64" : "-cl-std=CL1.2";
+  char options[1024];
+  int written = snprintf(options, sizeof options, "%s%s%s",
+                         dev->fp64 ? "-cl-std=CL1.2 -DTB_FP64" : "-cl-std=CL1.2",
+                         extra != NULL && extra[0] != '\0' ? " " : "", extra != NULL ? extra : "");
+  if (written < 0 || (size_t)written >= sizeof options) {
+    return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "build options longer than %zu bytes",
+                    sizeof options - 40);
+  }
   char path[1200] = "";
   cl_int err = CL_SUCCESS;
   if (ctx->cache_dir[0] != '\0') {
@@ -179,12 +186,15 @@ static tb_status build(tb_context ctx, int32_t device, const char *const *source
   if (err != CL_SUCCESS) return ocl_check(ctx, device, err, "clCreateProgramWithSource");
   err = clBuildProgram(program, 1, &dev->id, options, NULL, NULL);
   if (err != CL_SUCCESS) {
-    char log[2048];
+    char log[3072];
     build_log(program, dev, log, sizeof log);
     clReleaseProgram(program);
-    return ocl_fail(err == CL_BUILD_PROGRAM_FAILURE ? TB_ERROR_INTERNAL : TB_ERROR_UNAVAILABLE,
-                    "clBuildProgram failed on ocl:%d (%s) with %s (%d): %s", (int)device, dev->name,
-                    ocl_error_name(err), (int)err, log);
+    /* A user's source that does not compile is the caller's error; the vendor's own is a bug. */
+    tb_status status = err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS
+                           ? (user ? TB_ERROR_INVALID_ARGUMENT : TB_ERROR_INTERNAL)
+                           : TB_ERROR_UNAVAILABLE;
+    return ocl_fail(status, "clBuildProgram failed on ocl:%d (%s) with %s (%d): %s", (int)device,
+                    dev->name, ocl_error_name(err), (int)err, log);
   }
   if (path[0] != '\0') store_binary(ctx, program, path);
   *out = program;
@@ -220,7 +230,7 @@ tb_status ocl_kernel_get(tb_context ctx, int32_t device, const char *key,
     }
     memcpy(key_copy, key, key_size);
     /* Built under the lock: two threads never compile the same program twice. */
-    status = build(ctx, device, sources, count, &program->program);
+    status = ocl_program_build(ctx, device, sources, count, NULL, false, &program->program);
     if (status != TB_OK) {
       free(program);
       free(key_copy);

@@ -3,13 +3,15 @@
  *
  * The opencl vendor's streams and events.
  *
- * A stream is an in-order command queue with profiling on.  An event is the marker
- * (clEnqueueMarkerWithWaitList) its latest record enqueued: query reads the marker's execution
- * status, synchronize waits for it, elapsed_time reads the markers' CL_PROFILING_COMMAND_END,
- * and a stream waits for it with a barrier whose wait list holds it (markers of another device's
- * queue are fine: the devices share one cl_context).  Every record flushes its queue: OpenCL
- * says a queue whose event another queue waits for must be flushed, and a queue nobody flushes
- * may never start.
+ * A stream is an in-order command queue with profiling on.  Commands record no event: the
+ * stream enqueues a marker after them only when a query, synchronize or destroy looks (the
+ * `dirty` flag), so that a launch costs the driver one command, not a command and an event.
+ * An event is the marker (clEnqueueMarkerWithWaitList) its latest record enqueued: query reads the
+ * marker's execution status, synchronize waits for it, elapsed_time reads the markers'
+ * CL_PROFILING_COMMAND_END, and a stream waits for it with a barrier whose wait list holds it
+ * (markers of another device's queue are fine: the devices share one cl_context).  Every record
+ * flushes its queue: OpenCL says a queue whose event another queue waits for must be flushed, and a
+ * queue nobody flushes may never start.
  *
  * The device keeps the list of its live queues, so that device.synchronize finishes them all,
  * and the marker of each destroyed stream's last work until that work completes (vendor.h,
@@ -27,6 +29,8 @@
 #include "opencl.h"
 
 /* ---- streams ---- */
+
+static cl_int last_command(ocl_stream *stream, cl_event *out);
 
 static tb_status add_stream(ocl_device *dev, ocl_stream *stream) {
   pthread_mutex_lock(&dev->lock);
@@ -94,8 +98,11 @@ tb_status ocl_stream_destroy(tb_context ctx, tb_stream handle) {
   ocl_stream *stream = ocl_stream_of(handle);
   if (stream == NULL) return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "stream.destroy: stream is NULL");
   ocl_device *dev = &ctx->devices[stream->device];
-  /* Its last command, which device.synchronize waits for until it completes. */
-  cl_event last = stream->last;
+  /* Its last command, which device.synchronize waits for until it completes.  Without a
+   * marker (none could be enqueued), the queue's work is waited for here. */
+  cl_event last = NULL;
+  if (last_command(stream, &last) != CL_SUCCESS) clFinish(stream->queue);
+  if (stream->last != NULL) clReleaseEvent(stream->last);
   stream->last = NULL;
   clFlush(stream->queue);
   pthread_mutex_lock(&dev->lock);
@@ -136,23 +143,43 @@ tb_status ocl_stream_destroy(tb_context ctx, tb_stream handle) {
 
 void ocl_stream_begin(ocl_stream *stream) { pthread_mutex_lock(&stream->lock); }
 
-void ocl_stream_end(ocl_stream *stream, cl_event event) {
+void ocl_stream_end(ocl_stream *stream, bool enqueued) {
+  if (enqueued) stream->dirty = true;
+  pthread_mutex_unlock(&stream->lock);
+}
+
+void ocl_stream_end_marker(ocl_stream *stream, cl_event event) {
   cl_event old = NULL;
   if (event != NULL) {
     old = stream->last;
     stream->last = event;
+    stream->dirty = false;
   }
   pthread_mutex_unlock(&stream->lock);
   if (old != NULL) clReleaseEvent(old);
 }
 
-/* The stream's last command's event, retained (NULL: nothing enqueued yet). */
-static cl_event last_command(ocl_stream *stream) {
+/* A marker after every command enqueued on the stream so far, retained, into `out` (NULL:
+ * nothing enqueued yet): the last one when nothing was enqueued after it, else a new one. */
+static cl_int last_command(ocl_stream *stream, cl_event *out) {
+  cl_event old = NULL;
+  cl_int err = CL_SUCCESS;
   pthread_mutex_lock(&stream->lock);
+  if (stream->dirty) {
+    cl_event marker = NULL;
+    err = clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &marker);
+    if (err == CL_SUCCESS) {
+      old = stream->last;
+      stream->last = marker;
+      stream->dirty = false;
+    }
+  }
   cl_event last = stream->last;
   if (last != NULL) clRetainEvent(last);
   pthread_mutex_unlock(&stream->lock);
-  return last;
+  if (old != NULL) clReleaseEvent(old);
+  *out = last;
+  return err;
 }
 
 tb_status ocl_stream_query(tb_context ctx, tb_stream handle) {
@@ -163,7 +190,12 @@ tb_status ocl_stream_query(tb_context ctx, tb_stream handle) {
   status = ocl_fault_status(ctx, stream->device);
   if (status != TB_OK) return status;
   unsigned long long launches = atomic_load(&ctx->devices[stream->device].fault_launches);
-  cl_event last = last_command(stream);
+  cl_event last = NULL;
+  cl_int marked = last_command(stream, &last);
+  if (marked != CL_SUCCESS) {
+    if (last != NULL) clReleaseEvent(last);
+    return ocl_check(ctx, stream->device, marked, "clEnqueueMarkerWithWaitList");
+  }
   if (last != NULL) {
     status = ocl_event_state(ctx, stream->device, last, "a command of the stream");
     clReleaseEvent(last);
@@ -186,7 +218,12 @@ tb_status ocl_stream_synchronize(tb_context ctx, tb_stream handle) {
   status = ocl_fault_status(ctx, stream->device);
   if (status != TB_OK) return status;
   unsigned long long launches = atomic_load(&ctx->devices[stream->device].fault_launches);
-  cl_event last = last_command(stream);
+  cl_event last = NULL;
+  cl_int marked = last_command(stream, &last);
+  if (marked != CL_SUCCESS) {
+    if (last != NULL) clReleaseEvent(last);
+    return ocl_check(ctx, stream->device, marked, "clEnqueueMarkerWithWaitList");
+  }
   if (last != NULL) {
     cl_int err = clFlush(stream->queue);
     if (err == CL_SUCCESS) err = clWaitForEvents(1, &last);
@@ -320,7 +357,7 @@ tb_status ocl_event_record(tb_context ctx, tb_event handle, tb_stream stream_han
   ocl_stream_begin(ocl_stream_of(stream_handle));
   cl_int err = clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &marker);
   if (err == CL_SUCCESS) clRetainEvent(marker); /* one for the stream, one for the event */
-  ocl_stream_end(ocl_stream_of(stream_handle), err == CL_SUCCESS ? marker : NULL);
+  ocl_stream_end_marker(ocl_stream_of(stream_handle), err == CL_SUCCESS ? marker : NULL);
   if (err == CL_SUCCESS) err = clFlush(stream->queue);
   if (err != CL_SUCCESS) {
     if (marker != NULL) clReleaseEvent(marker);
@@ -388,7 +425,7 @@ tb_status ocl_stream_wait_event(tb_context ctx, tb_stream stream_handle, tb_even
   cl_event barrier = NULL;
   ocl_stream_begin(ocl_stream_of(stream_handle));
   cl_int err = clEnqueueBarrierWithWaitList(stream->queue, 1, &marker, &barrier);
-  ocl_stream_end(ocl_stream_of(stream_handle), err == CL_SUCCESS ? barrier : NULL);
+  ocl_stream_end_marker(ocl_stream_of(stream_handle), err == CL_SUCCESS ? barrier : NULL);
   clReleaseEvent(marker);
   return ocl_check(ctx, stream->device, err, "clEnqueueBarrierWithWaitList");
 }
@@ -469,15 +506,14 @@ tb_status ocl_stream_inject_fault(tb_context ctx, tb_stream handle, const char *
   pthread_mutex_unlock(&dev->lock);
   atomic_fetch_add(&dev->fault_launches, 1);
   size_t global = 1;
-  cl_event done = NULL;
   pthread_mutex_lock(&kernel->lock);
   cl_int err = clSetKernelArg(kernel->kernel, 0, sizeof(cl_mem), &dev->fault);
   if (err == CL_SUCCESS) err = clSetKernelArg(kernel->kernel, 1, sizeof slot, &slot);
   if (err == CL_SUCCESS) {
     ocl_stream_begin(ocl_stream_of(handle));
     err = clEnqueueNDRangeKernel(stream->queue, kernel->kernel, 1, NULL, &global, NULL, 0, NULL,
-                                 &done);
-    ocl_stream_end(ocl_stream_of(handle), err == CL_SUCCESS ? done : NULL);
+                                 NULL);
+    ocl_stream_end(ocl_stream_of(handle), err == CL_SUCCESS);
   }
   pthread_mutex_unlock(&kernel->lock);
   if (err == CL_SUCCESS) err = clFlush(stream->queue);

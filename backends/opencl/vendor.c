@@ -174,7 +174,7 @@ static void build(void) {
       .stream = &k_stream,
       .event = &k_event,
       .kernels = ocl_kernel_api(),
-      .extensions = NULL,
+      .extensions = ocl_programs_extension(),
   };
 }
 

@@ -24,6 +24,7 @@
 #include "runtime/Generator.h"
 #include "runtime/Graph.h"
 #include "runtime/Ipc.h"
+#include "runtime/Programs.h"
 #include "runtime/StorageMeta.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
@@ -353,6 +354,10 @@ TORCH_LIBRARY(torch_backend, m) {
       &ipc_open);
   m.def("_ipc_release(int counter_fd, int slot) -> ()", &ipc::release);
   m.def("_ipc_collect() -> int", &ipc::collect);
+  m.def("_program_languages() -> str[]", &programs::languages);
+  m.def("_program_build(int device, str language, str source, str options) -> int",
+        &programs::build);
+  m.def("_program_kernel(int program, str name) -> (int, str, int)", &programs::kernel);
   m.def("_graph_pool_reserved(int device, int first, int second) -> int", &get_graph_pool_reserved);
 }
 

@@ -209,6 +209,20 @@ const tb_ipc_extension *tb_loader_ipc(const tb_vendor_handle *handle, char *erro
                                       size_t error_size);
 
 /**
+ * The vendor's device programs built at run time (vendor.h, ::TB_EXTENSION_PROGRAMS),
+ * validated: every function present and tb_programs_extension::languages not 0.
+ *
+ * @param handle      The vendor.
+ * @param[out] error  Receives "" when the vendor simply has no such extension; otherwise why
+ *                    the one it has cannot be used (`"<device type>: its tb_programs_extension
+ *                    ..."`: too small, a required function NULL, no language, the type twice).
+ * @param error_size  Size of @p error in bytes.
+ * @return The extension, or NULL when the vendor has none or an unusable one.
+ */
+const tb_programs_extension *tb_loader_programs(const tb_vendor_handle *handle, char *error,
+                                                size_t error_size);
+
+/**
  * Writes the directory that holds the loader library (where bundled vendors are installed)
  * into @p dir.  Returns ::TB_OK, or ::TB_ERROR_INTERNAL when it cannot be determined.
  */

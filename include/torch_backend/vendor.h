@@ -65,6 +65,8 @@
  *   format), carried through torch.save/torch.load (@ref tb_storage_meta).
  * - 2.5: ::TB_EXTENSION_IPC, device memory shared with other processes (@ref tb_ipc):
  *   device tensors sent through torch.multiprocessing.
+ * - 2.6: ::TB_EXTENSION_PROGRAMS, device programs built from source at run time
+ *   (@ref tb_programs): the kernels torch.compile generates and `torch.<device>.compile_kernel`.
  *
  * torch_backend 2.x still loads vendors built against any 1.x header, unchanged and without a
  * rebuild: when a library returns no table for major 2, the loader asks it for major 1 and
@@ -193,7 +195,7 @@ extern "C" {
 /** Major version of this ABI.  Bumped only for incompatible changes (see @ref tb_versioning). */
 #define TB_ABI_VERSION_MAJOR 2
 /** Minor version of this ABI.  Bumped when fields are appended to a struct. */
-#define TB_ABI_VERSION_MINOR 5
+#define TB_ABI_VERSION_MINOR 6
 
 /** Marks a symbol as exported from the vendor's shared library. */
 #if defined(_WIN32)
@@ -1165,7 +1167,10 @@ typedef enum tb_extension_type {
   TB_EXTENSION_STORAGE_META = 4,
   /** ABI 2.5.  A ::tb_ipc_extension: device memory shared between processes (see
    *  @ref tb_ipc). */
-  TB_EXTENSION_IPC = 5
+  TB_EXTENSION_IPC = 5,
+  /** ABI 2.6.  A ::tb_programs_extension: device programs built from source at run time (see
+   *  @ref tb_programs). */
+  TB_EXTENSION_PROGRAMS = 6
 } tb_extension_type;
 
 /**
@@ -1675,6 +1680,178 @@ typedef struct tb_ipc_extension {
    *  @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT when @p ptr is no import of @p device. */
   tb_status (*close_memory)(tb_context ctx, int32_t device, void *ptr);
 } tb_ipc_extension;
+
+/** @} */
+
+/** @defgroup tb_programs Device programs built at run time (ABI 2.6)
+ *
+ * Kernels that exist only once the program runs: the fused kernels torch.compile generates
+ * for a graph, and the kernels a user writes as a string (`torch.<device>.compile_kernel`).  A
+ * vendor whose device runs programs it builds from source -- OpenCL C, SPIR-V, PTX, its own
+ * language -- offers that through a ::tb_programs_extension, the way CUDA offers NVRTC and the
+ * driver API's cuModuleLoadData / cuLaunchKernel, and OpenCL clBuildProgram /
+ * clEnqueueNDRangeKernel:
+ *
+ * - tb_programs_extension::languages says which source languages the vendor builds
+ *   (::tb_program_language); torch.compile generates code for the first it knows.
+ * - tb_programs_extension::build compiles a source with options into a ::tb_program for one
+ *   device; a source that does not compile fails with ::TB_ERROR_INVALID_ARGUMENT and the
+ *   compiler's log in the last error, which torch_backend shows the user.
+ * - tb_programs_extension::get_kernel finds a kernel of the program by name and describes its
+ *   parameters (::tb_program_param): device memory or a scalar of a given size.
+ * - tb_programs_extension::launch queues the kernel on a stream, in stream order like any
+ *   kernel, over a grid of work items in up to three dimensions (::tb_launch_dims), with one
+ *   value per parameter: a device pointer (an address from tb_memory_api::device_malloc, or
+ *   inside one) or a scalar's bytes.
+ * - tb_programs_extension::release frees a program and its kernels once work queued with them
+ *   no longer needs them (the vendor keeps what queued work still uses).
+ *
+ * Builds are slow (tens to hundreds of milliseconds) and the same sources come back in every
+ * process, so a vendor should cache what it builds across processes -- on disk, under a key
+ * made of everything that decides the binary (device, driver, options and source).
+ * torch_backend also keeps each program it built for the life of the process, keyed by source
+ * and options, and calls build once per key and device.
+ *
+ * Device faults (@ref tb_faults) apply: a kernel that finds an error writes it where the
+ * vendor's own kernels would, and the next synchronizing call reports it.  tb-conformance
+ * checks an extension it finds with a source in each language the vendor declares that it
+ * knows: a build error's log, an unknown kernel, parameter descriptions, a launch over an odd
+ * number of work items reading and writing device memory at an offset, scalars of each size,
+ * launch arguments refused, and release.  A vendor without the extension keeps compiled graphs
+ * on its own kernels, and compile_kernel raises NotImplementedError naming it.
+ *  @{ */
+
+/** A source language of device programs.  Values are stable; new languages are appended. */
+typedef enum tb_program_language {
+  /** OpenCL C (OpenCL 1.2's, or the device's newer version).  Device memory parameters are
+   *  `__global T *`; scalars are OpenCL C scalars (`int`, `long`, `float`, ...). */
+  TB_PROGRAM_OPENCL_C = 1,
+  /** SPIR-V binary modules (OpenCL's or Vulkan's environment, the vendor says which). */
+  TB_PROGRAM_SPIRV = 2,
+  /** NVIDIA PTX assembly. */
+  TB_PROGRAM_PTX = 3,
+  /** ISO C11 compiled for and run by the host, over device pointers it may address (a device
+   *  with ::TB_DEVICE_HOST_ACCESS). */
+  TB_PROGRAM_HOST_C = 4,
+  /** The first value of a vendor's own languages: vendors agree on nothing above it, and
+   *  torch.compile generates none of them. */
+  TB_PROGRAM_VENDOR = 1024
+} tb_program_language;
+
+/** The bit of @p language in tb_programs_extension::languages (languages below 64). */
+#define TB_PROGRAM_LANGUAGE_BIT(language) (UINT64_C(1) << (unsigned)(language))
+
+/** A program built for one device, by tb_programs_extension::build.  Opaque. */
+typedef struct tb_program_impl *tb_program;
+/** A kernel of a ::tb_program, from tb_programs_extension::get_kernel; lives as long as its
+ *  program.  Opaque. */
+typedef struct tb_program_kernel_impl *tb_program_kernel;
+
+/** What a kernel parameter is.  Values are stable. */
+typedef enum tb_param_kind {
+  /** Device memory: the launch passes a device pointer (`void *`). */
+  TB_PARAM_POINTER = 1,
+  /** A signed integer of tb_program_param::size bytes (1, 2, 4 or 8). */
+  TB_PARAM_INT = 2,
+  /** An unsigned integer of tb_program_param::size bytes (1, 2, 4 or 8). */
+  TB_PARAM_UINT = 3,
+  /** A floating-point number of tb_program_param::size bytes (2, 4 or 8). */
+  TB_PARAM_FLOAT = 4,
+  /** Anything else passed by value (a struct, a vector type): tb_program_param::size bytes
+   *  the caller lays out as the language does. */
+  TB_PARAM_BYTES = 5
+} tb_param_kind;
+
+/** One parameter of a kernel, as tb_programs_extension::get_kernel describes it. */
+typedef struct tb_program_param {
+  /** What it is. */
+  tb_param_kind kind;
+  /** Its size in bytes: `sizeof(void *)` for ::TB_PARAM_POINTER. */
+  uint32_t size;
+} tb_program_param;
+
+/** What tb_programs_extension::get_kernel tells about a kernel.  Owned by the vendor, valid
+ *  as long as the kernel's program. */
+typedef struct tb_program_kernel_info {
+  /** `sizeof(tb_program_kernel_info)` as the vendor compiled it. */
+  size_t struct_size;
+  /** How many parameters the kernel takes. */
+  uint32_t param_count;
+  /** Each parameter, in order: `param_count` entries. */
+  const tb_program_param *params;
+  /** The most work items one work group (thread block) of this kernel may hold on its
+   *  device. */
+  uint64_t max_group_size;
+} tb_program_kernel_info;
+
+/** The grid of a launch: `global[d]` work items in each of `dims` dimensions, in work groups
+ *  of `local[d]` (all 0: the vendor chooses).  Unused dimensions are ignored. */
+typedef struct tb_launch_dims {
+  /** 1, 2 or 3. */
+  uint32_t dims;
+  /** Work items in each dimension; 0 in a used dimension launches nothing. */
+  uint64_t global[3];
+  /** Work items per group in each dimension, or all 0.  `global[d]` need not be a multiple
+   *  of `local[d]`: the vendor may then run whole groups, up to the next multiple (OpenCL
+   *  1.2 and CUDA do), so a kernel checks its index against the size it was given. */
+  uint64_t local[3];
+} tb_launch_dims;
+
+/** The ::TB_EXTENSION_PROGRAMS extension.  Every function is required and may be called from
+ *  any thread. */
+typedef struct tb_programs_extension {
+  /** `struct_size` is `sizeof(tb_programs_extension)`, `type` ::TB_EXTENSION_PROGRAMS. */
+  tb_extension_base base;
+
+  /** The languages the vendor builds: ::TB_PROGRAM_LANGUAGE_BIT of each; not 0. */
+  uint64_t languages;
+
+  /**
+   * Builds @p source, @p size bytes in @p language (text need not end with a NUL), for
+   * @p device, with @p options (the language's compiler options, such as "-cl-fast-relaxed-math"
+   * for OpenCL C; "" or NULL for none).  May take long; may use a cache.
+   * @param[out] program  Receives the program.  Unchanged on failure.
+   * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT when the source does not build (the last
+   *         error holds the compiler's log), the language is not one the vendor builds, or
+   *         the options are refused; ::TB_ERROR_OUT_OF_MEMORY; ::TB_ERROR_DEVICE_FAULT.
+   */
+  tb_status (*build)(tb_context ctx, int32_t device, tb_program_language language,
+                     const char *source, size_t size, const char *options, tb_program *program);
+
+  /**
+   * Finds the kernel @p name of @p program.
+   * @param[out] kernel  Receives the kernel.
+   * @param[out] info    Receives its description (the vendor sets every field the caller's
+   *                     `info->struct_size` holds).
+   * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT when the program has no such kernel (naming
+   *         it), or a kernel has a parameter the vendor cannot describe.
+   */
+  tb_status (*get_kernel)(tb_context ctx, tb_program program, const char *name,
+                          tb_program_kernel *kernel, tb_program_kernel_info *info);
+
+  /**
+   * Queues @p kernel on @p stream (of the program's device) over @p dims, with @p args: one
+   * pointer per parameter, to the parameter's value -- for ::TB_PARAM_POINTER a `void *`
+   * holding the device pointer (NULL allowed), otherwise the parameter's `size` bytes -- read
+   * before the call returns (the caller's variables may change afterwards).  A device pointer
+   * may lie anywhere inside an allocation; a device that can pass memory to a kernel only at
+   * aligned places (OpenCL 1.2 buffers: CL_DEVICE_MEM_BASE_ADDR_ALIGN) may refuse others,
+   * saying so -- every device takes multiples of 4096 bytes.  Returns once the launch is
+   * queued: the kernel runs after the work queued before it on the stream.
+   * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT for @p arg_count other than the kernel's
+   *         parameter count, a device pointer that is no memory of the device, a stream of
+   *         another device, or dimensions the device cannot run (saying which);
+   *         ::TB_ERROR_DEVICE_FAULT.
+   */
+  tb_status (*launch)(tb_context ctx, tb_stream stream, tb_program_kernel kernel,
+                      const tb_launch_dims *dims, const void *const *args, size_t arg_count);
+
+  /**
+   * Releases @p program and its kernels.  Launches already queued still run.
+   * @return ::TB_OK; ::TB_ERROR_INVALID_ARGUMENT for NULL.
+   */
+  tb_status (*release)(tb_context ctx, tb_program program);
+} tb_programs_extension;
 
 /** @} */
 

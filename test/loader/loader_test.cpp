@@ -146,7 +146,8 @@ TEST(Loader, WrongMajorNamesBothVersions) {
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, BadLib("wrong_major")));
   EXPECT_TRUE(Contains(bad.error, "implements ABI 3.5"));
-  EXPECT_TRUE(Contains(bad.error, "speaks ABI 2.5 and loads vendors of majors 2 and 1"));
+  EXPECT_TRUE(Contains(bad.error, "speaks ABI 2." + std::to_string(TB_ABI_VERSION_MINOR) +
+                                      " and loads vendors of majors 2 and 1"));
 }
 
 TEST(Loader, TableTooSmall) {
@@ -175,7 +176,9 @@ TEST(Loader, MissingFunctionsAreEachNamed) {
   Open(BadLib("missing_functions"), &bad);
   EXPECT_EQ(bad.status, TB_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(Contains(bad.error, BadLib("missing_functions")));
-  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 2.5) lacks 3 required functions"));
+  EXPECT_TRUE(Contains(bad.error, "(device type 'broken', ABI 2." +
+                                      std::to_string(TB_ABI_VERSION_MINOR) +
+                                      ") lacks 3 required functions"));
   EXPECT_TRUE(Contains(bad.error, "memory.copy_h2d"));
   EXPECT_TRUE(Contains(bad.error, "stream.query"));
   EXPECT_TRUE(Contains(bad.error, "event.synchronize"));
@@ -440,4 +443,47 @@ TEST(Loader, IpcExtensionIsFoundAndValidated) {
   ipc.base.struct_size = sizeof(tb_extension_base);
   EXPECT_EQ(tb_loader_ipc(&handle, error, sizeof error), nullptr);
   EXPECT_TRUE(Contains(error, "acme: its tb_ipc_extension has struct_size"));
+}
+
+// tb_loader_programs (ABI 2.6): found behind other extensions, refused with a message naming
+// what is wrong (a function missing, no language, too small), absent when the vendor has none.
+TEST(Loader, ProgramsExtensionIsFoundAndValidated) {
+  tb_vendor table{};
+  table.struct_size = sizeof table;
+  tb_vendor_handle handle{};
+  handle.table = &table;
+  handle.abi_major = 2;
+  std::snprintf(handle.device_type, sizeof handle.device_type, "acme");
+  char error[512] = "x";
+  EXPECT_EQ(tb_loader_programs(&handle, error, sizeof error), nullptr);
+  EXPECT_STREQ(error, "");
+
+  tb_programs_extension programs{};
+  programs.base = {sizeof programs, TB_EXTENSION_PROGRAMS, nullptr};
+  programs.languages = TB_PROGRAM_LANGUAGE_BIT(TB_PROGRAM_OPENCL_C);
+  programs.build = [](tb_context, int32_t, tb_program_language, const char*, size_t, const char*,
+                      tb_program*) { return TB_OK; };
+  programs.get_kernel = [](tb_context, tb_program, const char*, tb_program_kernel*,
+                           tb_program_kernel_info*) { return TB_OK; };
+  programs.launch = [](tb_context, tb_stream, tb_program_kernel, const tb_launch_dims*,
+                       const void* const*, size_t) { return TB_OK; };
+  programs.release = [](tb_context, tb_program) { return TB_OK; };
+  tb_extension_base unknown{sizeof unknown, static_cast<tb_extension_type>(99), &programs.base};
+  table.extensions = &unknown;
+  EXPECT_EQ(tb_loader_programs(&handle, error, sizeof error), &programs);
+  EXPECT_STREQ(error, "");
+
+  programs.languages = 0;
+  EXPECT_EQ(tb_loader_programs(&handle, error, sizeof error), nullptr);
+  EXPECT_TRUE(Contains(error, "acme: its tb_programs_extension declares no language"));
+  programs.languages = TB_PROGRAM_LANGUAGE_BIT(TB_PROGRAM_OPENCL_C);
+
+  programs.launch = nullptr;
+  EXPECT_EQ(tb_loader_programs(&handle, error, sizeof error), nullptr);
+  EXPECT_TRUE(
+      Contains(error, "acme: its tb_programs_extension lacks the required function launch"));
+
+  programs.base.struct_size = sizeof(tb_extension_base);
+  EXPECT_EQ(tb_loader_programs(&handle, error, sizeof error), nullptr);
+  EXPECT_TRUE(Contains(error, "acme: its tb_programs_extension has struct_size"));
 }

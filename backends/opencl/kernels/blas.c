@@ -218,30 +218,29 @@ static tb_status gemm(tb_context ctx, const tb_kernel_call *call) {
   if (status != TB_OK) return status;
   size_t item = ocl_dtype_size(out->dtype);
   ocl_stream *stream = ocl_stream_of(call->stream);
-  cl_event done = NULL;
   CLBlastStatusCode code;
   ocl_stream_begin(stream);
   size_t oa = pa.offset / item, ob = pb.offset / item, oc = pc.offset / item;
   if (batch == 1 && out->dtype == TB_DTYPE_FLOAT32) {
     code = g_clblast.sgemm(CLBlastLayoutRowMajor, ma.transpose, mb.transpose, (size_t)m, (size_t)n,
                            (size_t)k, (float)alpha, pa.mem, oa, ma.ld, pb.mem, ob, mb.ld,
-                           (float)beta, pc.mem, oc, mc.ld, &stream->queue, &done);
+                           (float)beta, pc.mem, oc, mc.ld, &stream->queue, NULL);
   } else if (batch == 1) {
     code = g_clblast.dgemm(CLBlastLayoutRowMajor, ma.transpose, mb.transpose, (size_t)m, (size_t)n,
                            (size_t)k, alpha, pa.mem, oa, ma.ld, pb.mem, ob, mb.ld, beta, pc.mem, oc,
-                           mc.ld, &stream->queue, &done);
+                           mc.ld, &stream->queue, NULL);
   } else if (out->dtype == TB_DTYPE_FLOAT32) {
     code = g_clblast.sgemm_batched(CLBlastLayoutRowMajor, ma.transpose, mb.transpose, (size_t)m,
                                    (size_t)n, (size_t)k, (float)alpha, pa.mem, oa, ma.ld, batch_a,
                                    pb.mem, ob, mb.ld, batch_b, (float)beta, pc.mem, oc, mc.ld,
-                                   batch_c, (size_t)batch, &stream->queue, &done);
+                                   batch_c, (size_t)batch, &stream->queue, NULL);
   } else {
     code = g_clblast.dgemm_batched(CLBlastLayoutRowMajor, ma.transpose, mb.transpose, (size_t)m,
                                    (size_t)n, (size_t)k, alpha, pa.mem, oa, ma.ld, batch_a, pb.mem,
                                    ob, mb.ld, batch_b, beta, pc.mem, oc, mc.ld, batch_c,
-                                   (size_t)batch, &stream->queue, &done);
+                                   (size_t)batch, &stream->queue, NULL);
   }
-  ocl_stream_end(stream, code == CLBlastSuccess ? done : NULL);
+  ocl_stream_end(stream, code == CLBlastSuccess);
   if (code == CLBlastSuccess) return TB_OK;
   if (code > -1000) return ocl_check(ctx, device, (cl_int)code, "CLBlast GEMM");
   return ocl_fail(TB_ERROR_INTERNAL, "CLBlast GEMM failed on ocl:%d (%s) with CLBlast status %d",
@@ -265,17 +264,16 @@ tb_status ocl_gemm(tb_context ctx, const tb_kernel_call *call, int32_t device, t
   size_t oa = a->offset / item + offset_a, ob = b->offset / item + offset_b;
   size_t oc = c->offset / item + offset_c;
   ocl_stream *stream = ocl_stream_of(call->stream);
-  cl_event done = NULL;
   CLBlastStatusCode code;
   ocl_stream_begin(stream);
   if (dtype == TB_DTYPE_FLOAT32) {
     code = g_clblast.sgemm(CLBlastLayoutRowMajor, ta, tb, m, n, k, (float)alpha, a->mem, oa, lda,
-                           b->mem, ob, ldb, (float)beta, c->mem, oc, ldc, &stream->queue, &done);
+                           b->mem, ob, ldb, (float)beta, c->mem, oc, ldc, &stream->queue, NULL);
   } else {
     code = g_clblast.dgemm(CLBlastLayoutRowMajor, ta, tb, m, n, k, alpha, a->mem, oa, lda, b->mem,
-                           ob, ldb, beta, c->mem, oc, ldc, &stream->queue, &done);
+                           ob, ldb, beta, c->mem, oc, ldc, &stream->queue, NULL);
   }
-  ocl_stream_end(stream, code == CLBlastSuccess ? done : NULL);
+  ocl_stream_end(stream, code == CLBlastSuccess);
   if (code == CLBlastSuccess) return TB_OK;
   if (code > -1000) return ocl_check(ctx, device, (cl_int)code, "CLBlast GEMM");
   return ocl_fail(TB_ERROR_INTERNAL, "CLBlast GEMM failed on ocl:%d (%s) with CLBlast status %d",

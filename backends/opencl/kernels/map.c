@@ -135,11 +135,10 @@ tb_status ocl_enqueue(tb_context ctx, int32_t device, const tb_kernel_call *call
   size_t local = kernel->work_group < 64 ? kernel->work_group : 64;
   size_t global = ((size_t)numel + local - 1) / local * local;
   ocl_stream *stream = ocl_stream_of(call->stream);
-  cl_event done = NULL;
   ocl_stream_begin(stream);
   cl_int err = clEnqueueNDRangeKernel(stream->queue, kernel->kernel, 1, NULL, &global, &local, 0,
-                                      NULL, &done);
-  ocl_stream_end(stream, err == CL_SUCCESS ? done : NULL);
+                                      NULL, NULL);
+  ocl_stream_end(stream, err == CL_SUCCESS);
   if (err == CL_SUCCESS) return TB_OK;
   char call_name[160];
   snprintf(call_name, sizeof call_name, "clEnqueueNDRangeKernel (%s)", what);

@@ -40,11 +40,10 @@ static tb_status run_groups(tb_context ctx, int32_t device, const tb_kernel_call
                             ocl_kernel *kernel, int64_t groups, int wg, const char *what) {
   ocl_stream *stream = ocl_stream_of(call->stream);
   size_t local = (size_t)wg, global = (size_t)groups * local;
-  cl_event done = NULL;
   ocl_stream_begin(stream);
   cl_int err = clEnqueueNDRangeKernel(stream->queue, kernel->kernel, 1, NULL, &global, &local, 0,
-                                      NULL, &done);
-  ocl_stream_end(stream, err == CL_SUCCESS ? done : NULL);
+                                      NULL, NULL);
+  ocl_stream_end(stream, err == CL_SUCCESS);
   return err == CL_SUCCESS ? TB_OK : ocl_check(ctx, device, err, what);
 }
 

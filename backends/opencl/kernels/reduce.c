@@ -108,11 +108,10 @@ static tb_status launch(tb_context ctx, const tb_kernel_call *call, int32_t devi
   if (status == TB_OK) {
     ocl_stream *stream = ocl_stream_of(call->stream);
     size_t local = (size_t)wg, global = (size_t)rows->rows * local;
-    cl_event done = NULL;
     ocl_stream_begin(stream);
     err = clEnqueueNDRangeKernel(stream->queue, kernel->kernel, 1, NULL, &global, &local, 0, NULL,
-                                 &done);
-    ocl_stream_end(stream, err == CL_SUCCESS ? done : NULL);
+                                 NULL);
+    ocl_stream_end(stream, err == CL_SUCCESS);
     if (err != CL_SUCCESS) status = ocl_check(ctx, device, err, "clEnqueueNDRangeKernel (rows)");
   }
   pthread_mutex_unlock(&kernel->lock);
