@@ -134,7 +134,7 @@ demo: $(STAMP)/build
 # same cores as PyTorch CPU, so its ratios say what the OpenCL path costs, not what a GPU
 # gives -- where the package has it (no collectives, no torch.compile row); and npu's rows of
 # what it maps onto CANN's fused operators or leaves to the fallback (attention, quantize).
-OPENCL_BENCHES := latency,launch_floor,elementwise,mm,training,zoo,allocator
+OPENCL_BENCHES := latency,launch_floor,elementwise,mm,training,compile,zoo,allocator
 NPU_BENCHES := attention,quantize,ipc
 bench: $(STAMP)/build
 	$(PYTHON) benchmarks/bench.py --json $(BUILD)/bench.json --plot $(BUILD)/bench.png
@@ -205,8 +205,9 @@ COMPILE_PYTEST := test/python/test_compile.py test/python/test_custom_ops.py
 # optional parts gets), the fork rule (its count probes in a child), errors at the call
 # (csrc's host checks before its kernels), its fused optimizer kernels on check_kernels'
 # generated samples, and PyTorch's own test data (module_db's modules, OpInfo's error inputs,
-# out= rules and math-bit views: expected_failures.py lists what fails, and why) and sparse
-# tensors.  The runtime's own error paths, vendor start and device properties run on emu, npu
+# out= rules and math-bit views: expected_failures.py lists what fails, and why), sparse
+# tensors, kernels from source (compile_kernel) and torch.compile's OpenCL C kernels
+# (test_compile.py: the MLP, the encoder block, GPT-2 and resnet18).  The runtime's own error paths, vendor start and device properties run on emu, npu
 # and fake.
 OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_device_only_ops.py \
   test_model_zoo.py test_programs.py \
@@ -217,7 +218,8 @@ OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_de
   test_quantized.py test_attention.py test_autocast.py test_ipc.py test_storage_meta.py \
   test_errors.py::test_fork_before_use_is_fine test_host_checks.py \
   test_check_kernels.py::test_fused_optimizers_are_checked_on_generated_samples \
-  test_modules.py test_error_inputs.py test_math_bits.py test_sparse.py test_compile_kernel.py)
+  test_modules.py test_error_inputs.py test_math_bits.py test_sparse.py test_compile_kernel.py \
+  test_compile.py test_compile_opinfo.py)
 
 # Each vendor's suites run as two pytest jobs, each its own process: the longest suites
 # (SLOW_PYTEST) in one, the others in the other.  test/lanes.py runs the jobs of a stage on two

@@ -50,6 +50,17 @@ _ops = torch.ops.torch_backend
 
 
 @functools.cache
+def opencl_programs() -> bool:
+    """True when Inductor generates OpenCL C for the device: no host access, and the vendor
+    builds OpenCL C programs (vendor.h ABI 2.6, ``TB_EXTENSION_PROGRAMS``)."""
+    if host_access() or _dm.device_count() == 0:
+        return False
+    from torch_backend import programs
+
+    return "opencl_c" in programs.languages()
+
+
+@functools.cache
 def host_access() -> bool:
     """True when the host may address the device's memory directly (vendor.h,
     ``TB_DEVICE_HOST_ACCESS``), so Inductor generates C++ kernels for it; False when compiled
@@ -231,6 +242,39 @@ def _make_wrapper() -> type:
             self.writeline(call)  # type: ignore[attr-defined]
             if enqueued:  # it reads CPU tensors: wait for it before the caller reuses them
                 self.writeline(f"tb_host_barrier({device.index or 0})")  # type: ignore[attr-defined]
+
+        # ---- OpenCL C kernels (torch_backend.inductor_opencl) ----
+
+        def _tb_define_opencl(self, name: str, source: str, origins: str) -> None:
+            """Adds a generated kernel to the graph's program, which the module builds when it
+            loads (write_async_compile_wait)."""
+            kernels = getattr(self, "_tb_ocl_kernels", None)
+            if kernels is None:
+                kernels = self._tb_ocl_kernels = []  # type: ignore[attr-defined]
+                device = V.graph.get_current_device_or_throw()
+                self.header.writeline("from torch_backend._C import launch as tb_launch")  # type: ignore[attr-defined]
+                self.header.writeline(f"tb_ocl_device = {device.index or 0}")  # type: ignore[attr-defined]
+                self.header.writeline("tb_ocl_kernels = {}")  # type: ignore[attr-defined]
+            kernels.append(name)
+            self.header.writeline(f"# {name}: {origins}".replace("\n", " "))  # type: ignore[attr-defined]
+            self.header.writeline(f"tb_ocl_kernels[{name!r}] = r'''")  # type: ignore[attr-defined]
+            for line in source.rstrip().split("\n"):
+                self.header.writeline(line)  # type: ignore[attr-defined]
+            self.header.writeline("'''")  # type: ignore[attr-defined]
+
+        def _tb_launch(self, name: str, grid: str, args: str) -> None:
+            self.writeline(f"tb_launch({name}, {grid}, None, {args})")  # type: ignore[attr-defined]
+
+        def _tb_expr(self, expr: Any) -> str:
+            return self.codegen_python_sizevar(expr)  # type: ignore[attr-defined]
+
+        def write_async_compile_wait(self) -> None:
+            if opencl_programs():
+                self.prefix.writeline(  # type: ignore[attr-defined]
+                    "from torch_backend.inductor_opencl import build_from_globals"
+                )
+                self.prefix.writeline("build_from_globals(globals())")  # type: ignore[attr-defined]
+            super().write_async_compile_wait()  # type: ignore[misc]
 
         def make_allocation(self, name: str, device: Any, *args: Any, **kwargs: Any) -> str:
             # Inductor allocates by device type and lets a GPU's device guard pick the index;
@@ -446,7 +490,15 @@ def _register_inductor() -> None:
     device_type = _dm._device_type
     if common.get_scheduling_for_device(device_type) is not None:
         return
-    scheduling = CppScheduling if host_access() else _make_no_kernel_scheduling()
+    if host_access():
+        scheduling = CppScheduling
+    elif opencl_programs():
+        from torch_backend.inductor_opencl import OpenCLScheduling, fallback_unsupported
+
+        scheduling = OpenCLScheduling
+        fallback_unsupported(device_type)
+    else:
+        scheduling = _make_no_kernel_scheduling()
     for key, value in _config_record().items():
         setattr(_inductor_config, key, value)
     common.register_backend_for_device(
@@ -461,11 +513,18 @@ def _register_inductor() -> None:
 
 @functools.cache
 def _config_record() -> dict[str, str]:
-    """What ``_inductor_config`` records: how generated kernels run, and the release and this
-    file's code generation (a change to either never reuses a cached graph)."""
-    source = hashlib.sha256(open(__file__, "rb").read()).hexdigest()[:16]
+    """What ``_inductor_config`` records: how generated kernels run, and the release and the
+    code generation here and in inductor_opencl.py (a change to either never reuses a cached
+    graph)."""
+    digest = hashlib.sha256()
+    for path in (__file__, os.path.join(os.path.dirname(__file__), "inductor_opencl.py")):
+        with open(path, "rb") as code:
+            digest.update(code.read())
+    source = digest.hexdigest()[:16]
     return {
-        "kernels": ("queued" if host_funcs() else "barrier") if host_access() else "none",
+        "kernels": ("queued" if host_funcs() else "barrier")
+        if host_access()
+        else ("opencl" if opencl_programs() else "none"),
         "version": f"{sys.modules['torch_backend'].__version__}+{source}",
     }
 
@@ -536,6 +595,11 @@ def _graph_on_device(gm: Any, example_inputs: Any) -> bool:
 # started from that thread spins between kernels on the cores the host needs to enqueue the next
 # ones (on two cores it made the compiled encoder step 1.4x slower than eager instead of faster).
 _FALLBACK_PATCHES: dict[str, Any] = {"fallback_by_default": True}
+# OpenCL C kernels (inductor_opencl): Inductor's defaults for GPUs, but no layout optimisation,
+# which converts convolutions' inputs to channels_last for a GPU's cuDNN and predicts their
+# outputs by the meta kernel's rule (channels_last only after a channels_last input off CUDA)
+# while the vendor's convolution follows eager's (input or weight): the two disagree.
+_OPENCL_PATCHES: dict[str, Any] = {"layout_optimization": False}
 _HOST_PATCHES: dict[str, Any] = {
     "cuda_backend": "cpp",
     "loop_reindexing_after_fusion": False,
@@ -553,7 +617,10 @@ def _device_patches() -> dict[str, Any]:
             value = getattr(value, part)
         return value
 
-    patches = _HOST_PATCHES if host_access() else _FALLBACK_PATCHES
+    if opencl_programs():
+        patches = _OPENCL_PATCHES
+    else:
+        patches = _HOST_PATCHES if host_access() else _FALLBACK_PATCHES
     return {key: value for key, value in patches.items() if current(key) != value}
 
 

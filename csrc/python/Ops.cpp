@@ -358,6 +358,7 @@ TORCH_LIBRARY(torch_backend, m) {
   m.def("_program_build(int device, str language, str source, str options) -> int",
         &programs::build);
   m.def("_program_kernel(int program, str name) -> (int, str, int)", &programs::kernel);
+  m.def("_program_launch_count() -> int", &programs::launch_count);
   m.def("_graph_pool_reserved(int device, int first, int second) -> int", &get_graph_pool_reserved);
 }
 

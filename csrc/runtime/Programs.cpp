@@ -6,6 +6,7 @@
 #include <torch_backend/loader.h>
 
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -53,6 +54,8 @@ struct Registry {
   std::map<std::pair<int64_t, std::string>, int64_t> named;
   std::vector<std::unique_ptr<Kernel>> kernels;
 };
+
+std::atomic<int64_t> g_launches{0};  // launches queued, for the benchmark's count
 
 Registry& registry() {
   static Registry* r = new Registry();  // never destroyed: kernels may launch at exit
@@ -125,6 +128,8 @@ int64_t build(int64_t device, const std::string& language, const std::string& so
   r.built.emplace(std::move(key), id);
   return id;
 }
+
+int64_t launch_count() { return g_launches.load(std::memory_order_relaxed); }
 
 std::tuple<int64_t, std::string, int64_t> kernel(int64_t program, const std::string& name) {
   const Vendor& vendor = Vendor::Use("programs.get_kernel");
@@ -295,6 +300,7 @@ extern "C" __attribute__((visibility("default"))) int torch_backend_program_laun
       vendor.Fail("programs.launch", status,
                   c10::str("kernel='", k->name, "', device=", static_cast<int>(k->device)));
     }
+    g_launches.fetch_add(1, std::memory_order_relaxed);
     return 0;
   } catch (const LaunchError& e) {
     return report(e.kind, e.message.c_str());

@@ -32,6 +32,9 @@ std::vector<std::string> languages();
 int64_t build(int64_t device, const std::string& language, const std::string& source,
               const std::string& options);
 
+// How many kernels of device programs this process has launched.
+int64_t launch_count();
+
 // Kernel `name` of `program`: its id, its parameters ("p" for device memory, "i4", "u8", "f4",
 // "x16", ... kind and bytes, joined by ",") and the most work items of one group.
 std::tuple<int64_t, std::string, int64_t> kernel(int64_t program, const std::string& name);

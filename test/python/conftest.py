@@ -185,8 +185,8 @@ def pytest_collection_finish(session) -> None:
 
 def pytest_terminal_summary(terminalreporter) -> None:
     """Prints the OpInfo conformance summary (test_opinfo.py), the fault matrix
-    (test_fault_matrix.py) and the operator sweeps' figures (test_sweeps.py) when those suites
-    ran."""
+    (test_fault_matrix.py), the operator sweeps' figures (test_sweeps.py) and the kernels
+    torch.compile generated per model (test_compile.py) when those suites ran."""
     module = sys.modules.get("test_opinfo")
     summary = getattr(module, "SUMMARY", None)
     if summary is not None and summary.samples:
@@ -203,3 +203,8 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.section("Operator sweeps")
         for report in reports.values():
             terminalreporter.write_line(report.line())
+    generated = getattr(sys.modules.get("test_compile"), "GENERATED", None)
+    if generated:
+        terminalreporter.section("Kernels torch.compile generated")
+        for line in generated:
+            terminalreporter.write_line(line)

@@ -1,7 +1,8 @@
 """torch.compile on the device (torch_backend.compile): dynamo traces device tensors, streams
 and events; the default Inductor backend compiles on every vendor -- C++ kernels on a device
-with host access (emu), a graph of the vendor's own kernels on any other (fake, npu) -- and
-compiled results equal eager ones."""
+with host access (emu), OpenCL C kernels on a device that builds OpenCL C programs (ocl,
+torch_backend.inductor_opencl), a graph of the vendor's own kernels on any other (fake, npu) --
+and compiled results equal eager ones."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import copy
 
 import pytest
 import torch
-from conftest import DEV, MODULE
+from conftest import DEV, MODULE, REPO
 from torch._dynamo.testing import CompileCounterWithBackend
 from torch._inductor.codegen import common as inductor_common
 from torch._inductor.utils import run_and_get_code
@@ -18,6 +19,9 @@ import torch_backend
 from torch_backend import compile as tb_compile
 
 HOST = tb_compile.host_access()
+OPENCL = tb_compile.opencl_programs()
+GENERATES = HOST or OPENCL
+GENERATED: list[str] = []  # printed by conftest's terminal summary
 TOL = {"atol": 1e-5, "rtol": 1e-4}
 
 
@@ -46,6 +50,12 @@ def train_step(model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
     return loss
 
 
+def _kernels_built() -> int:
+    from torch_backend import inductor_opencl
+
+    return inductor_opencl.kernels_built() if OPENCL else 0
+
+
 def compare_step(make, shape: tuple[int, ...]) -> list[str]:
     """One forward+backward, compiled on the device and eager on the CPU: loss and every
     gradient equal.  Returns Inductor's generated code."""
@@ -54,7 +64,15 @@ def compare_step(make, shape: tuple[int, ...]) -> list[str]:
     model = copy.deepcopy(reference).to(DEV)
     x = torch.randn(*shape)
     expected = train_step(reference, x)
+    built = _kernels_built()
+    torch_backend.reset_fallback_counts()
     loss, code = run_and_get_code(torch.compile(train_step), model, x.to(DEV))
+    if OPENCL:
+        GENERATED.append(
+            f"{make.__name__} step: {_kernels_built() - built} OpenCL C kernels generated, "
+            f"{sum(torch_backend.fallback_counts().values())} CPU fallbacks"
+        )
+        assert torch_backend.fallback_counts() == {}
     torch.testing.assert_close(loss.cpu(), expected, **TOL)
     for (name, p), q in zip(reference.named_parameters(), model.parameters(), strict=True):
         assert q.grad is not None and q.grad.device.type == DEV, name
@@ -72,6 +90,10 @@ def test_mlp_forward_backward_matches_eager():
     elif HOST:
         # generated kernels run on the host after a wait for the stream
         assert all("cpp_fused" in c and "tb_host_barrier(0)" in c for c in code)
+    elif OPENCL:
+        # OpenCL C kernels, launched on the stream; products stay the vendor's
+        assert all("__kernel void tb_ocl_kernel_0(" in c and "tb_launch(" in c for c in code)
+        assert all("extern_kernels.addmm" in c or "extern_kernels.mm" in c for c in code)
     else:
         assert not any("cpp_fused" in c or "async_compile.cpp" in c for c in code)
 
@@ -83,8 +105,8 @@ def test_encoder_block_forward_backward_matches_eager():
 def test_graph_without_host_access_runs_vendor_kernels_only():
     """On a device the host cannot address, every operator of a compiled graph is the one eager
     mode would run (the vendor's kernel or the CPU fallback), and nothing is generated."""
-    if HOST:
-        pytest.skip(f"{DEV} has host access: Inductor generates C++ kernels for it")
+    if GENERATES:
+        pytest.skip(f"Inductor generates kernels for {DEV}")
     x = torch.randn(64, device=DEV)
     torch_backend.reset_kernel_counts()
     torch_backend.reset_fallback_counts()
@@ -102,8 +124,8 @@ def test_graph_without_host_access_runs_vendor_kernels_only():
 def test_generated_kernel_waits_for_the_stream():
     """A generated kernel reading a vendor kernel's result sees it complete: the product is
     queued on the stream, and the kernel after it must not run before it (the host barrier)."""
-    if not HOST:
-        pytest.skip(f"{DEV} has no host access: nothing is generated")
+    if not GENERATES:
+        pytest.skip(f"{DEV}: nothing is generated")
     a = torch.randn(384, 384, device=DEV)
     b = torch.randn(384, 384, device=DEV)
 
@@ -118,8 +140,8 @@ def test_generated_kernel_waits_for_the_stream():
 
 def test_generated_kernel_is_ordered_before_later_vendor_work():
     """Vendor work queued after a generated kernel sees its result, also on a side stream."""
-    if not HOST:
-        pytest.skip(f"{DEV} has no host access: nothing is generated")
+    if not GENERATES:
+        pytest.skip(f"{DEV}: nothing is generated")
     x = torch.randn(256, 256, device=DEV)
     compiled = torch.compile(lambda t: torch.sigmoid(t) * 3.0)
     side = MODULE.Stream()
@@ -130,6 +152,64 @@ def test_generated_kernel_is_ordered_before_later_vendor_work():
     MODULE.current_stream().wait_stream(side)
     ref = torch.sigmoid(x.cpu()) * 3.0
     torch.testing.assert_close(z.cpu(), ref @ ref, atol=1e-3, rtol=1e-4)
+
+
+def test_opencl_kernels_fuse_what_eager_runs_one_by_one():
+    """On a device that builds OpenCL C, a compiled graph's pointwise work and reductions run
+    as generated kernels -- fewer launches than eager's, no CPU fallback -- with results equal
+    to eager's: softmax (max, sum), layer norm (welford), argmax, a masked pad, a cast, and
+    broadcasting."""
+    if not OPENCL:
+        pytest.skip(f"{DEV} builds no OpenCL C programs")
+    from torch_backend import inductor_opencl
+
+    def f(x: torch.Tensor, w: torch.Tensor, i: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        soft = torch.softmax(x * 2 + w, dim=-1)
+        norm = torch.nn.functional.layer_norm(x, (x.shape[-1],))
+        padded = torch.nn.functional.pad(torch.relu(x), (1, 2), value=-1.0)
+        picked = x.argmax(dim=1) + i.to(torch.int64)
+        var, mean = torch.var_mean(x, dim=0)
+        return soft, norm, padded, picked, (x > 0).half().float() * var + mean, x.sum()
+
+    x = torch.randn(6, 37)
+    w = torch.randn(37)
+    i = torch.arange(6, dtype=torch.int32)
+    expected = f(x, w, i)
+    args = (x.to(DEV), w.to(DEV), i.to(DEV))
+    torch_backend.reset_kernel_counts()
+    torch_backend.reset_fallback_counts()
+    eager = f(*args)
+    eager_launches = sum(torch_backend.kernel_counts().values())
+    built = inductor_opencl.kernels_built()
+    compiled = torch.compile(f)
+    compiled(*args)  # compiles
+    assert inductor_opencl.kernels_built() > built
+    torch_backend.reset_kernel_counts()
+    torch_backend.reset_fallback_counts()
+    result = compiled(*args)
+    assert torch_backend.fallback_counts() == {}
+    assert sum(torch_backend.kernel_counts().values()) < eager_launches
+    for got, want, seen in zip(result, expected, eager, strict=True):
+        torch.testing.assert_close(got.cpu(), want, **TOL)
+        torch.testing.assert_close(got.cpu(), seen.cpu(), **TOL)
+
+
+def test_opencl_random_numbers_come_from_the_device_generator():
+    """Dropout in a compiled graph draws from the device's generator: the same seed gives the
+    same mask, another seed another, and the kept fraction is about 1 - p."""
+    if not OPENCL:
+        pytest.skip(f"{DEV} builds no OpenCL C programs")
+    compiled = torch.compile(lambda t: torch.nn.functional.dropout(t, 0.25, training=True))
+    x = torch.ones(4096, device=DEV)
+    MODULE.manual_seed(7)
+    a = compiled(x).cpu()
+    MODULE.manual_seed(7)
+    b = compiled(x).cpu()
+    MODULE.manual_seed(8)
+    c = compiled(x).cpu()
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    assert set(a.unique().tolist()) <= {0.0, torch.tensor(1 / 0.75).item()}
+    assert 0.70 < (a > 0).float().mean().item() < 0.80
 
 
 def test_dynamic_shapes_compile_once():
@@ -262,3 +342,52 @@ def test_cpp_wrapper_is_refused_by_name():
     refused = rf"(?i)device {DEV} not supported|not supported on '{DEV}'"
     with pytest.raises(Exception, match=refused):
         compiled(torch.randn(4, device=DEV))
+
+
+@pytest.mark.parametrize("name", ["gpt2", "resnet18"])
+def test_zoo_models_compile_to_opencl_kernels(name):
+    """GPT-2 (HF) training step and resnet18's forward, compiled on a device that builds OpenCL
+    C: every graph's fused work runs as generated kernels (their count is reported), none
+    through the CPU, and the results equal the CPU's."""
+    if not OPENCL:
+        pytest.skip(f"{DEV} builds no OpenCL C programs")
+    import sys
+
+    sys.path.insert(0, str(REPO / "examples"))
+    try:
+        import zoo
+    finally:
+        sys.path.pop(0)
+    from torch_backend import inductor_opencl
+
+    case = zoo.CASES[name]
+    model, batch = zoo.build(case)
+    device_model = copy.deepcopy(model).to(DEV)
+    device_batch = zoo.to_device(batch, DEV)
+    built = inductor_opencl.kernels_built()
+    torch_backend.reset_fallback_counts()
+    if name == "resnet18":
+        model.eval()
+        device_model.eval()
+        with torch.no_grad():
+            expected = model(batch["x"])
+            got = torch.compile(device_model)(device_batch["x"])
+        torch.testing.assert_close(got.cpu(), expected, atol=case.atol, rtol=case.rtol)
+    else:
+
+        def step(m: torch.nn.Module, b: dict) -> torch.Tensor:
+            _, loss = case.step(m, b)
+            loss.backward()
+            return loss
+
+        expected = step(model, batch)
+        got = torch.compile(step)(device_model, device_batch)
+        torch.testing.assert_close(got.cpu(), expected, atol=case.atol, rtol=case.rtol)
+        for (pname, p), q in zip(model.named_parameters(), device_model.parameters(), strict=True):
+            torch.testing.assert_close(
+                q.grad.cpu(), p.grad, atol=case.atol, rtol=case.rtol, msg=pname
+            )
+    kernels = inductor_opencl.kernels_built() - built
+    GENERATED.append(f"{name}: {kernels} OpenCL C kernels generated, 0 CPU fallbacks")
+    assert kernels >= 10
+    assert torch_backend.fallback_counts() == {}
