@@ -262,8 +262,9 @@ def _make_wrapper() -> type:
                 self.header.writeline(line)  # type: ignore[attr-defined]
             self.header.writeline("'''")  # type: ignore[attr-defined]
 
-        def _tb_launch(self, name: str, grid: str, args: str) -> None:
-            self.writeline(f"tb_launch({name}, {grid}, None, {args})")  # type: ignore[attr-defined]
+        def _tb_launch(self, name: str, grid: str, args: str, group: int = 0) -> None:
+            g = "None" if not group or grid.count(",") > 1 else f"({group},)"
+            self.writeline(f"tb_launch({name}, {grid}, {g}, {args})")  # type: ignore[attr-defined]
 
         def _tb_expr(self, expr: Any) -> str:
             return self.codegen_python_sizevar(expr)  # type: ignore[attr-defined]

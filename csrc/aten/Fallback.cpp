@@ -72,6 +72,20 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+}  // namespace
+
+at::Generator cpu_generator_from(at::Generator device_generator) {
+  uint64_t seed = 0, offset = 0;
+  {
+    std::lock_guard<std::mutex> lock(device_generator.mutex());
+    std::tie(seed, offset) =
+        device_generator.get<PhiloxGenerator>()->philox_inputs(/*increment=*/4);
+  }
+  return at::make_generator<at::CPUGeneratorImpl>(splitmix64(seed ^ splitmix64(offset)));
+}
+
+namespace {
+
 // Random operators run on the CPU with a CPU generator seeded from the device generator's
 // (seed, offset), so torch.<device>.manual_seed and generator states govern them and results
 // are reproducible.
@@ -93,13 +107,7 @@ void replace_generators(const c10::OperatorHandle& op, torch::jit::Stack& stack)
     } else {
       continue;  // a CPU generator already
     }
-    uint64_t seed = 0, offset = 0;
-    {
-      std::lock_guard<std::mutex> lock(device_generator.mutex());
-      std::tie(seed, offset) =
-          device_generator.get<PhiloxGenerator>()->philox_inputs(/*increment=*/4);
-    }
-    value = at::make_generator<at::CPUGeneratorImpl>(splitmix64(seed ^ splitmix64(offset)));
+    value = cpu_generator_from(device_generator);
   }
 }
 

@@ -6,6 +6,7 @@
 // warning per operator, or not at all.
 #pragma once
 
+#include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
@@ -49,6 +50,10 @@ void run_through_cpu(const c10::OperatorHandle& op, std::vector<c10::IValue>* st
                      const CpuRoute& route);
 
 FallbackMode fallback_mode();
+// A CPU generator seeded from the next draw of `device_generator` (a device generator): what
+// random operators that run on the CPU draw from, so that the device's seed governs them.
+at::Generator cpu_generator_from(at::Generator device_generator);
+
 void set_fallback_mode(FallbackMode mode);
 // "allow" / "warn" / "error" and back; parse throws on anything else.
 const char* fallback_mode_name(FallbackMode mode);

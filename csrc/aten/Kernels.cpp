@@ -22,6 +22,7 @@
 #include "aten/DeviceOnlyOps.h"
 #include "aten/GeneratedKernels.h"
 #include "aten/KernelCall.h"
+#include "aten/Random.h"
 #include "aten/Schemas.h"
 #include "runtime/Vendor.h"
 
@@ -161,6 +162,8 @@ void resolve() {
     refuse(kernel, std::move(reason));
   }
   *g_boxed = std::move(outcome.registered);
+  register_host_random(*g_library,
+                       [](const std::string& name) { return g_by_name->count(name) > 0; });
   std::vector<c10::OperatorName> routed = register_cpu_substitutes(*g_library);
   g_routed_to_fallback = new std::unordered_set<c10::OperatorName>(routed.begin(), routed.end());
 }

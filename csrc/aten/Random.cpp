@@ -4,13 +4,26 @@
 // generator.  Through the CPU fallback they would draw from the CPU generator instead and
 // ignore torch.<device>.manual_seed; here they are composed from operators that take an
 // explicit generator (which the fallback maps onto the device generator).
+//
+// random_ (integers, and what randint and torch.compile's seeds call): drawn on the host from
+// the device generator's stream, into pinned memory, and copied to the device asynchronously.
+// Through the CPU fallback it would first copy `self` to the host -- a wait for everything
+// queued on the stream, in the middle of every compiled graph with dropout -- for values it
+// overwrites.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/zeros_like.h>
 #include <torch/library.h>
 
+#include <optional>
 #include <tuple>
+
+#include "aten/Fallback.h"
+#include "aten/Random.h"
+#include "runtime/Generator.h"
+#include "runtime/Graph.h"
 
 namespace torch_backend {
 namespace {
@@ -28,7 +41,53 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   return {input.mul(mask).mul(1.0 / (1.0 - p)), mask};
 }
 
+// random_ in every form, as the CPU computes it from the device generator's next draw.
+template <typename Fill>
+at::Tensor& random_on_host(at::Tensor& self, const std::optional<at::Generator>& generator,
+                           Fill fill) {
+  at::Generator device_generator = generator.has_value() && generator->defined()
+                                       ? *generator
+                                       : default_generator(self.device().index());
+  TORCH_CHECK(device_generator.device().type() == c10::DeviceType::PrivateUse1,
+              "random_: expected a generator of ", self.device(), ", got one of ",
+              device_generator.device());
+  // A captured graph would replay the values drawn at capture: refuse, as a host draw cannot
+  // be replayed with new numbers.
+  TORCH_CHECK(!graph::is_current_stream_capturing(), self.device(),
+              ": random_ (integers: randint, randperm's keys, torch.compile's seeds) draws on "
+              "the host and cannot be captured into a graph; draw before the capture and pass "
+              "the tensor in");
+  at::Tensor host = at::empty(self.sizes(), self.options().device(at::kCPU).pinned_memory(true));
+  fill(host, cpu_generator_from(device_generator));
+  self.copy_(host, /*non_blocking=*/true);
+  return self;
+}
+
+at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to,
+                        std::optional<at::Generator> generator) {
+  return random_on_host(self, generator, [&](at::Tensor& host, const at::Generator& cpu) {
+    host.random_(from, to, cpu);
+  });
+}
+
+at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> generator) {
+  return random_on_host(self, generator,
+                        [&](at::Tensor& host, const at::Generator& cpu) { host.random_(to, cpu); });
+}
+
+at::Tensor& random_plain(at::Tensor& self, std::optional<at::Generator> generator) {
+  return random_on_host(self, generator,
+                        [&](at::Tensor& host, const at::Generator& cpu) { host.random_(cpu); });
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("native_dropout", TORCH_FN(native_dropout)); }
 
 }  // namespace
+
+void register_host_random(torch::Library& library,
+                          const std::function<bool(const std::string&)>& vendor_has) {
+  if (!vendor_has("random_.from")) library.impl("random_.from", TORCH_FN(random_from));
+  if (!vendor_has("random_.to")) library.impl("random_.to", TORCH_FN(random_to));
+  if (!vendor_has("random_")) library.impl("random_", TORCH_FN(random_plain));
+}
 }  // namespace torch_backend

@@ -7,6 +7,8 @@ import torch
 from conftest import DEV, MODULE
 from test_graphs import needs_graphs
 
+import torch_backend
+
 
 def test_manual_seed_is_deterministic():
     MODULE.manual_seed(1234)
@@ -180,3 +182,28 @@ def test_philox_state_in_a_capture_is_the_state_each_replay_writes():
     graph.replay()
     assert seed.item() == 21 and offset.item() == before
     assert kept.item() == 21 + before
+
+
+def _randint_runs_a_vendor_kernel() -> bool:
+    torch_backend.reset_kernel_counts()
+    torch.randint(0, 10, (8,), device=DEV)
+    return "random_.from" in torch_backend.kernel_counts()
+
+
+@needs_graphs
+def test_randint_in_a_capture_is_refused():
+    """Without a vendor kernel, random_ draws on the host (so that it never waits for the
+    stream): a captured graph would replay the numbers drawn at capture, so capturing it is
+    refused with the way out named.  (A vendor kernel, like emu's, reads the generator state
+    each replay writes.)"""
+    if _randint_runs_a_vendor_kernel():
+        pytest.skip(f"{DEV} has a random_.from kernel of its own")
+    side = torch.Stream(device=DEV)
+    graph = torch.accelerator.Graph()
+    with pytest.raises(
+        RuntimeError, match=r"random_ .* cannot be captured into a graph; draw before"
+    ):
+        with side, graph:
+            torch.randint(0, 10, (8,), device=DEV)
+    # the device still works, and randint outside a capture too
+    assert torch.randint(0, 10, (8,), device=DEV).cpu().max() < 10
