@@ -337,7 +337,7 @@ test-sanitize: $(STAMP)/build
 	  '$(call asan_pytest,emu,$(filter-out $(SANITIZE_SLOW_EMU),$(SANITIZE_PYTEST_EMU)))' \
 	  '$(call asan_pytest,fake,$(SANITIZE_PYTEST_FAKE))' \
 	  $(if $(filter opencl,$(ALL_VENDORS)),'export POCL_DEVICES="pthread pthread" && \
-	    $(call asan_pytest,opencl,test_kernels.py test_device_only_ops.py)')
+	    $(call asan_pytest,opencl,test_kernels.py test_device_only_ops.py test_compile_kernel.py)')
 
 # test-tsan: the C part built with ThreadSanitizer into build/tsan; the whole contract suite (its
 # thread checks, and every stream and event check, which run on emu's stream workers) against emu,

@@ -186,8 +186,9 @@ def bench_launch_floor(quick: bool) -> list[dict]:
     """What one small operator costs through torch_backend on the opencl vendor against the
     SDK's floor: the same relu kernel launched by a C loop straight through clSetKernelArg and
     clEnqueueNDRangeKernel (benchmarks/ocl_floor.c), in the same run.  Rows: eager torch.relu,
-    the kernel launched from Python through torch.ocl.compile_kernel, and what asking OpenCL
-    for an event per launch (which the vendor no longer does) costs the raw loop."""
+    the kernel launched from Python through torch.ocl.compile_kernel, what asking OpenCL for an
+    event per launch (which the vendor no longer does) costs the raw loop, and PyTorch's own
+    CPU relu: what the framework costs before any device is involved."""
     if DEVICE != "ocl":
         return []
     floor = _ocl_floor()
@@ -202,6 +203,8 @@ def bench_launch_floor(quick: bool) -> list[dict]:
     raw = median(lambda: floor(n, calls, False))
     raw_events = median(lambda: floor(n, calls, True))
     eager = median(lambda: timed(lambda: torch.relu(x), DEVICE, calls) * 1e6)
+    x_cpu = x.cpu()
+    cpu = median(lambda: timed(lambda: torch.relu(x_cpu), "cpu", calls) * 1e6)
     launched = median(lambda: timed(lambda: relu(x, y, n, threads=n), DEVICE, calls) * 1e6)
     floor_name = "raw enqueue"
     return [
@@ -227,6 +230,15 @@ def bench_launch_floor(quick: bool) -> list[dict]:
             "launch floor",
             "raw loop with an event per launch vs without",
             raw_events,
+            raw,
+            "us",
+            "",
+            floor_name,
+        ),
+        row(
+            "launch floor",
+            "PyTorch CPU relu [32x32] (the framework's own cost) vs raw loop",
+            cpu,
             raw,
             "us",
             "",

@@ -595,6 +595,10 @@ def _graph_on_device(gm: Any, example_inputs: Any) -> bool:
 # one thread each, as a GPU stream's kernels do not borrow the host's cores: an OpenMP team
 # started from that thread spins between kernels on the cores the host needs to enqueue the next
 # ones (on two cores it made the compiled encoder step 1.4x slower than eager instead of faster).
+# Random numbers come from the vendor's own kernels (fallback_random): the C++ code generator
+# draws each element with a scalar Philox in that one thread, which made the compiled encoder
+# step's three dropouts cost more than all of eager's work (1.23-1.36x eager; 0.80-0.96x with
+# the vendor's bernoulli), and the vendor's kernels give the masks eager gives for a seed.
 _FALLBACK_PATCHES: dict[str, Any] = {"fallback_by_default": True}
 # OpenCL C kernels (inductor_opencl): Inductor's defaults for GPUs, but no layout optimisation,
 # which converts convolutions' inputs to channels_last for a GPU's cuDNN and predicts their
@@ -605,6 +609,7 @@ _HOST_PATCHES: dict[str, Any] = {
     "cuda_backend": "cpp",
     "loop_reindexing_after_fusion": False,
     "cpp.threads": 1,
+    "fallback_random": True,
 }
 
 

@@ -212,6 +212,19 @@ def test_opencl_random_numbers_come_from_the_device_generator():
     assert 0.70 < (a > 0).float().mean().item() < 0.80
 
 
+def test_host_access_dropout_draws_what_eager_draws():
+    """With host access, compiled random operators run the vendor's own kernels
+    (fallback_random): a seed gives the compiled graph the mask eager mode gives."""
+    if not HOST:
+        pytest.skip(f"{DEV} has no host access")
+    x = torch.ones(4096, device=DEV)
+    MODULE.manual_seed(3)
+    eager = torch.nn.functional.dropout(x, 0.3, training=True).cpu()
+    compiled = torch.compile(lambda t: torch.nn.functional.dropout(t, 0.3, training=True))
+    MODULE.manual_seed(3)
+    assert torch.equal(compiled(x).cpu(), eager)
+
+
 def test_dynamic_shapes_compile_once():
     counter = CompileCounterWithBackend("inductor")
     model = mlp().to(DEV)
