@@ -233,6 +233,11 @@ def _make_wrapper() -> type:
                 return
             call = self.wrap_kernel_call(kernel_name, call_args)  # type: ignore[attr-defined]
             enqueued = kernel_name in getattr(self, "_tb_enqueued", ())
+            if enqueued:
+                # the graph's device, not the current one: the kernel queues itself there
+                if not self.imports.contains(_LAUNCH_DEVICE_IMPORT):  # type: ignore[attr-defined]
+                    self.imports.writeline(_LAUNCH_DEVICE_IMPORT)  # type: ignore[attr-defined]
+                self.writeline(f"tb_set_launch_device({device.index or 0})")  # type: ignore[attr-defined]
             if enqueued and _device_args_only(call_args, device_type):
                 self.writeline(call)  # type: ignore[attr-defined]  # queued on the stream
                 return
@@ -456,6 +461,7 @@ extern "C" void kernel({", ".join(params)}) {{
 
 
 _BARRIER_IMPORT = "from torch_backend.compile import host_barrier as tb_host_barrier"
+_LAUNCH_DEVICE_IMPORT = "from torch_backend._C import set_launch_device as tb_set_launch_device"
 _EXTERNAL_OBJECT_IMPORT = (
     "from torch._dynamo.graph_bytecode_inputs import get_external_object_by_index"
 )

@@ -988,9 +988,17 @@ class OpenCLKernel(SIMDKernel):
         wrapper._tb_launch(name, f"({', '.join(grid)},)", f"({argument_tuple})")
 
     def check_bounds(self, expr: sympy.Expr, size: sympy.Expr, lower: bool, upper: bool) -> None:
-        # Indices out of range were refused by the lowering's checks where they could be
-        # (config.assert_indirect_indexing makes Inductor check on the host).
-        return
+        """An indirect index (an embedding's, a gather's) out of range: the work item stops
+        before it touches memory -- no read or write outside the tensor.  Unlike the vendor's
+        own kernels, a generated one cannot yet report the fault (the programs ABI gives it no
+        fault record), so its outputs for that element are left unwritten."""
+        if not (lower or upper):
+            return
+        index, bound = self.index_to_str(expr), self.index_to_str(size)
+        tests = ([f"({index}) < 0"] if lower else []) + (
+            [f"({index}) >= ({bound})"] if upper else []
+        )
+        self.compute.writeline(f"if ({' || '.join(tests)}) return;")
 
     def device_assert_async(self, cond: Any, msg: str) -> None:
         return

@@ -216,7 +216,29 @@ static PyObject *launch(PyObject *self, PyObject *const *argv, Py_ssize_t argc) 
   Py_RETURN_NONE;
 }
 
+/* set_launch_device(device: int) -> None: the device of the generated C++ kernels the calling
+ * thread launches next (runtime/Stream.cpp, torch_backend_set_launch_device). */
+static PyObject *set_launch_device(PyObject *self, PyObject *device) {
+  (void)self;
+  static void (*fn)(int);
+  if (fn == NULL) {
+    fn = g_runtime != NULL
+             ? (void (*)(int))(uintptr_t)dlsym(g_runtime, "torch_backend_set_launch_device")
+             : NULL;
+    if (fn == NULL) {
+      PyErr_SetString(PyExc_RuntimeError, "set_launch_device: the runtime is not loaded");
+      return NULL;
+    }
+  }
+  long index = PyLong_AsLong(device);
+  if (index == -1 && PyErr_Occurred()) return NULL;
+  fn((int)index);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"set_launch_device", set_launch_device, METH_O,
+     "Set the device of the generated kernels this thread launches next."},
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
      "Launch a kernel of a device program on the current stream (torch_backend.programs)."},
     {"library_dir", library_dir, METH_NOARGS, "The directory holding the loader and runtimes."},

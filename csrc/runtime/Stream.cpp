@@ -182,14 +182,30 @@ bool has_host_funcs() { return Vendor::Get().table().stream.launch_host_func != 
 
 }  // namespace torch_backend
 
+namespace {
+// The device the calling thread's generated kernels belong to, as the compiled graph's wrapper
+// last set it (torch_backend_set_launch_device); -1: the current device.
+thread_local int t_launch_device = -1;
+}  // namespace
+
+// Called by a compiled graph's wrapper before the first generated kernel of each device: the
+// kernels' device is the graph's, which need not be the current one (a graph on device 1
+// called while device 0 is current).
+extern "C" __attribute__((visibility("default"))) void torch_backend_set_launch_device(int device) {
+  t_launch_device = device;
+}
+
 // The entry point of the C++ kernels torch.compile generates for a device with host access
 // (torch_backend/compile.py): they find it with dlsym in this library and enqueue themselves on
-// the current stream of the current device.  Returns 0, or -1 with a message in `error`: then
-// `fn` was not called and never will be.
+// the current stream of their graph's device (torch_backend_set_launch_device).  Returns 0, or
+// -1 with a message in `error`: then `fn` was not called and never will be.
 extern "C" __attribute__((visibility("default"))) int torch_backend_launch_host_func(
     tb_host_func fn, void* user_data, char* error, size_t error_size) {
   try {
-    torch_backend::launch_host_func(torch_backend::current_device(), fn, user_data);
+    const c10::DeviceIndex device = t_launch_device >= 0
+                                        ? static_cast<c10::DeviceIndex>(t_launch_device)
+                                        : torch_backend::current_device();
+    torch_backend::launch_host_func(device, fn, user_data);
     return 0;
   } catch (const std::exception& e) {
     if (error != nullptr && error_size > 0) std::snprintf(error, error_size, "%s", e.what());

@@ -194,6 +194,20 @@ def test_opencl_kernels_fuse_what_eager_runs_one_by_one():
         torch.testing.assert_close(got.cpu(), seen.cpu(), **TOL)
 
 
+def test_opencl_index_out_of_range_touches_no_memory():
+    """A generated gather whose index is out of range stops before reading or writing outside
+    the tensors: in-range rows are right, the process and the device carry on."""
+    if not OPENCL:
+        pytest.skip(f"{DEV} builds no OpenCL C programs")
+    table = torch.randn(10, 8, device=DEV)
+    index = torch.tensor([1, 3, 1 << 40, -(1 << 40), 9], device=DEV)
+    out = torch.compile(lambda w, i: torch.nn.functional.embedding(i, w) * 2.0)(table, index)
+    got = out.cpu()
+    expected = table.cpu()[[1, 3, 9]] * 2.0
+    torch.testing.assert_close(got[[0, 1, 4]], expected)
+    assert torch.equal((table + 1).cpu(), table.cpu() + 1)
+
+
 def test_opencl_random_numbers_come_from_the_device_generator():
     """Dropout in a compiled graph draws from the device's generator: the same seed gives the
     same mask, another seed another, and the kept fraction is about 1 - p."""

@@ -65,6 +65,7 @@ def test_conformance_tool_on_fake(tmp_path):
         "kernels",
         "collectives",
         "graphs",
+        "programs",
         "storage_meta",
         "ipc",
     }
