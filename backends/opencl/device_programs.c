@@ -366,8 +366,15 @@ static tb_status ext_launch(tb_context ctx, tb_stream stream_handle, tb_program_
                       (unsigned long long)entry->info.max_group_size, (int)device);
     }
   }
-  /* Sub-buffers of this launch (buffer mode, pointers inside buffers). */
-  cl_mem subs[16];
+  /* Sub-buffers of this launch (buffer mode, pointers inside buffers), released once the
+   * launch is queued (the command keeps what it uses). */
+  cl_mem inline_subs[16];
+  cl_mem *subs = inline_subs;
+  if (ctx->mode != OCL_MEMORY_SVM && count > sizeof inline_subs / sizeof inline_subs[0]) {
+    subs = calloc(count, sizeof *subs);
+    if (subs == NULL)
+      return ocl_fail(TB_ERROR_OUT_OF_MEMORY, "programs.launch: out of host memory");
+  }
   size_t sub_count = 0;
   pthread_mutex_lock(&entry->lock);
   for (size_t i = 0; i < count && status == TB_OK; i++) {
@@ -378,13 +385,7 @@ static tb_status ext_launch(tb_context ctx, tb_stream stream_handle, tb_program_
     } else if (param->kind == TB_PARAM_POINTER) {
       cl_mem sub = NULL;
       status = set_pointer(ctx, device, entry, (cl_uint)i, *(void *const *)args[i], &sub);
-      if (sub != NULL) {
-        if (sub_count < sizeof subs / sizeof subs[0]) {
-          subs[sub_count++] = sub;
-        } else {
-          clReleaseMemObject(sub); /* the kernel's argument holds it now */
-        }
-      }
+      if (sub != NULL) subs[sub_count++] = sub;
     } else {
       cl_int err = clSetKernelArg(entry->kernel, (cl_uint)i, param->size, args[i]);
       status = ocl_check(ctx, device, err, "clSetKernelArg");
@@ -403,6 +404,7 @@ static tb_status ext_launch(tb_context ctx, tb_stream stream_handle, tb_program_
   }
   pthread_mutex_unlock(&entry->lock);
   for (size_t i = 0; i < sub_count; i++) clReleaseMemObject(subs[i]);
+  if (subs != inline_subs) free(subs);
   return status;
 }
 
