@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -102,10 +103,41 @@ def test_environment_variable():
     assert "TORCH_BACKEND_FALLBACK='maybe' is not a fallback mode" in bad.stderr
 
 
+_PRODUCTS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
+
+
+@pytest.mark.skipif(DEV != "ocl", reason="the opencl vendor's GEMM engines")
+@pytest.mark.parametrize("engine", ["native", "clblast"])
+def test_opencl_gemm_engines_match_cpu(engine):
+    """TORCH_BACKEND_OPENCL_GEMM picks the engine (native on CPU devices by default, CLBlast on
+    GPUs): each computes every layout of test_kernels' sweep, float32 and float64, as the CPU
+    does; the native engine takes every layout, without the CPU fallback."""
+    result = run_python(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        import torch, torch_backend
+        from test_kernels import _matrix_products
+        for dtype, tolerance in ((torch.float32, 1e-4), (torch.float64, 1e-10)):
+            pairs = zip(_matrix_products(dtype, "ocl"), _matrix_products(dtype, "cpu"), strict=True)
+            for i, (got, want) in enumerate(pairs):
+                torch.testing.assert_close(got, want, atol=tolerance, rtol=tolerance,
+                                           msg=lambda m, i=i: f"product {{i}}: {{m}}")
+        print(sorted(torch_backend.fallback_counts()))
+        """,
+        TORCH_BACKEND_OPENCL_GEMM=engine,
+    )
+    assert result.returncode == 0, result.stderr
+    if engine == "native":  # CLBlast declines some layouts (vendor.h allows it)
+        assert not [op for op in _PRODUCTS if op in result.stdout], result.stdout
+
+
 @pytest.mark.skipif(DEV != "ocl", reason="the opencl vendor's CLBlast")
-def test_opencl_without_clblast_runs_matrix_products_on_the_fallback(tmp_path):
-    """Where CLBlast is not installed, the products decline to the CPU fallback (their results
-    right) and convolutions take their direct kernels instead of im2col and GEMM."""
+@pytest.mark.parametrize("engine", ["", "clblast"])
+def test_opencl_without_clblast(tmp_path, engine):
+    """Where CLBlast is not installed the native engine serves every device; with CLBlast asked
+    for by name the products decline to the CPU fallback (their results right).  Convolutions
+    take their direct kernels then instead of im2col and GEMM."""
     result = run_python(
         """
         import torch, torch.nn.functional as F, torch_backend
@@ -117,7 +149,8 @@ def test_opencl_without_clblast_runs_matrix_products_on_the_fallback(tmp_path):
         print(sorted(torch_backend.fallback_counts()))
         """,
         TORCH_BACKEND_OPENCL_CLBLAST=str(tmp_path / "libclblast.so.1"),
+        TORCH_BACKEND_OPENCL_GEMM=engine,
     )
     assert result.returncode == 0, result.stderr
-    assert "aten::mm" in result.stdout
+    assert ("aten::mm" in result.stdout) == (engine == "clblast"), result.stdout
     assert "convolution" not in result.stdout

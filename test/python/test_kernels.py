@@ -771,6 +771,50 @@ def test_addmm_bias_layouts_match_cpu(dtype, bias):
     torch.testing.assert_close(actual.cpu().float(), expected, atol=1e-1, rtol=2e-2)
 
 
+def _matrix_products(dtype: torch.dtype, device: str) -> list[torch.Tensor]:
+    """mm, addmm, bmm and baddbmm over the layouts and shapes a GEMM kernel's tiling has edges
+    for: rows and columns around multiples of 8, 16 and 32, one column, an empty inner
+    dimension, transposed and strided operands, views at offsets, broadcast batches, alpha,
+    beta (0 with a NaN `self` ignores it) and the in-place forms."""
+    generator = torch.Generator().manual_seed(11)
+
+    def randn(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=generator, dtype=dtype).to(device)
+
+    results = []
+    for m, k, n in ((1, 3, 1), (7, 5, 10), (8, 64, 16), (9, 17, 33), (33, 1, 48), (16, 0, 50)):
+        a, b = randn(m, k), randn(k, n)
+        a_t, b_t = randn(k, m).t(), randn(n, k).t()  # column-major operands
+        results += [a @ b, a_t @ b, a @ b_t, a_t @ b_t]
+        wide = randn(m, 2 * k + 1)[:, 1 : k + 1]  # a view at an offset with a row stride
+        results.append(wide @ randn(k, 2 * n)[:, ::2])  # ... and a column stride of 2
+        self = randn(n)
+        results.append(torch.addmm(self, a, b_t, beta=0.5, alpha=-2.0))
+        results.append(torch.addmm(randn(m, 1), a_t, b))
+        nan = torch.full((m, n), math.nan, dtype=dtype, device=device)
+        results.append(torch.addmm(nan, a, b, beta=0.0))
+        out = randn(m, n)
+        results.append(out.addmm_(a, b, alpha=0.25))
+    for batch, m, k, n in ((3, 5, 4, 6), (32, 16, 16, 16), (2, 9, 8, 40)):
+        a, b = randn(batch, m, k), randn(batch, k, n)
+        results += [torch.bmm(a, b), torch.bmm(a, randn(batch, n, k).transpose(1, 2))]
+        results.append(torch.bmm(randn(m, k).expand(batch, m, k), b))  # batch stride 0
+        results.append(torch.baddbmm(randn(n), a, b, beta=2.0, alpha=0.5))
+        results.append(randn(batch, m, n).baddbmm_(randn(batch, k, m).transpose(1, 2), b))
+    return [r.cpu() for r in results]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_matrix_products_every_layout_match_cpu(dtype):
+    expected = _matrix_products(dtype, "cpu")
+    actual = _matrix_products(dtype, DEV)
+    tolerance = 1e-4 if dtype == torch.float32 else 1e-10
+    for i, (got, want) in enumerate(zip(actual, expected, strict=True)):
+        torch.testing.assert_close(
+            got, want, atol=tolerance, rtol=tolerance, msg=lambda m, i=i: f"product {i}: {m}"
+        )
+
+
 @pytest.mark.parametrize(
     ("dtype", "exponents"),
     [

@@ -31,6 +31,7 @@ extern const char ocl_source_gather[];
 extern const char ocl_source_optim[];
 extern const char ocl_source_window[];
 extern const char ocl_source_rnn[];
+extern const char ocl_source_gemm[];
 
 /** The OpenCL C type of @p dtype's elements ("float", "uchar" for bool), NULL when the vendor
  *  has no kernels for it (float16, bfloat16). */
@@ -162,13 +163,15 @@ extern const tb_kernel *const ocl_shape_kernels[];
 extern const tb_kernel *const ocl_window_kernels[];
 extern const tb_kernel *const ocl_rnn_kernels[];
 
-/** Whether CLBlast loaded (blas.c; loads it on the first call). */
-bool ocl_have_gemm(void);
+/** Whether products run on @p device: the native engine serves it, or CLBlast loaded (blas.c;
+ *  loads it on the first call). */
+bool ocl_have_gemm(tb_context ctx, int32_t device);
 
-/** C (m x n, row-major, leading dimension ldc) = alpha op(A) op(B) + beta C through CLBlast on
- *  the call's stream, op transposing where asked; each matrix a place plus an offset in
- *  elements.  C is read even when beta is 0: the caller initializes it.  Declines
- *  (TB_ERROR_NOT_SUPPORTED, with the reason) where CLBlast is not installed. */
+/** C (m x n, row-major, leading dimension ldc) = alpha op(A) op(B) + beta C on the call's
+ *  stream (the native engine or CLBlast, blas.c), op transposing where asked; each matrix a
+ *  place plus an offset in elements.  The caller initializes C even when beta is 0 (CLBlast
+ *  reads it).  Declines (TB_ERROR_NOT_SUPPORTED, with the reason) where neither engine serves
+ *  the device. */
 tb_status ocl_gemm(tb_context ctx, const tb_kernel_call *call, int32_t device, tb_dtype dtype,
                    bool trans_a, bool trans_b, size_t m, size_t n, size_t k, double alpha,
                    const ocl_place *a, size_t offset_a, size_t lda, const ocl_place *b,

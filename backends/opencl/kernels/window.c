@@ -5,8 +5,8 @@
  * ATen selects for an accelerator as for CUDA: 1-d and 2-d, any stride, padding, dilation and
  * groups; transposed convolutions are declined) and 2-d max pooling with indices and its
  * backward.  Convolutions with groups 1 unfold each image into the call's workspace (im2col)
- * for CLBlast's GEMM; the others, and every convolution where CLBlast is absent, run
- * window.cl's direct kernels in gather form.  No atomics anywhere: the same bits every run.
+ * for a GEMM (blas.c: the native engine or CLBlast); the others run window.cl's direct
+ * kernels in gather form.  No atomics anywhere: the same bits every run.
  */
 #include <stdio.h>
 #include <string.h>
@@ -127,8 +127,8 @@ static bool conv_layout(const tb_tensor *input, const tb_tensor *weight, const t
   return true;
 }
 
-/* ---- the GEMM path (groups 1, CLBlast present): im2col into the call's workspace, one
- * CLBlast GEMM per image against the [oc, c kh kw] weight, col2im in gather form ---- */
+/* ---- the GEMM path (groups 1, a GEMM engine): im2col into the call's workspace, one
+ * GEMM per image against the [oc, c kh kw] weight, col2im in gather form ---- */
 
 /* Whether c x h x w elements with strides s[1..3] are one contiguous row-major block (strides
  * of dimensions of size 1 never matter). */
@@ -136,13 +136,14 @@ static bool block_dense(int64_t c, int64_t h, int64_t w, const cl_long *s) {
   return (w == 1 || s[3] == 1) && (h == 1 || s[2] == w) && (c == 1 || s[1] == h * w);
 }
 
-/* Whether the GEMM path takes this convolution: out (grad) and weight dense per image, CLBlast
- * loaded, a workspace to ask for. */
-static bool gemm_path(const tb_kernel_call *call, const ocl_window *L) {
+/* Whether the GEMM path takes this convolution: out (grad) and weight dense per image, a GEMM
+ * engine for the device (blas.c), a workspace to ask for. */
+static bool gemm_path(tb_context ctx, int32_t device, const tb_kernel_call *call,
+                      const ocl_window *L) {
   return call->workspace != NULL && L->groups == 1 &&
          block_dense(L->oc, L->oh, L->ow, L->out_strides) &&
          block_dense(L->c, L->kh, L->kw, L->weight_strides) &&
-         (L->oc == 1 || L->weight_strides[0] == L->c * L->kh * L->kw) && ocl_have_gemm();
+         (L->oc == 1 || L->weight_strides[0] == L->c * L->kh * L->kw) && ocl_have_gemm(ctx, device);
 }
 
 /* Zeroes the column matrix at `ptr`: CLBlast reads C even with beta 0 (0 * Inf is NaN), and
@@ -293,7 +294,8 @@ static tb_status conv(tb_context ctx, const tb_kernel_call *call) {
   p[3] = p[2];
   if (status == TB_OK && bias != NULL) status = ocl_tensor_place(ctx, device, bias, "bias", &p[3]);
   if (status != TB_OK) return status;
-  if (gemm_path(call, &L)) return conv_forward_gemm(ctx, call, device, &L, out, bias, p);
+  if (gemm_path(ctx, device, call, &L))
+    return conv_forward_gemm(ctx, call, device, &L, out, bias, p);
   return launch(ctx, device, call, input->dtype, "tb_conv", p, 4, &L, NULL, 0,
                 L.n * L.oc * L.oh * L.ow);
 }
@@ -338,9 +340,9 @@ static tb_status conv_backward(tb_context ctx, const tb_kernel_call *call) {
     return ocl_decline(call, "float64 on a device without cl_khr_fp64");
   }
   ocl_place p[3];
-  bool gemm =
-      gemm_path(call, &L) && (gw == NULL || (block_dense(L.c, L.kh, L.kw, gw_strides) &&
-                                             (L.oc == 1 || gw_strides[0] == L.c * L.kh * L.kw)));
+  bool gemm = gemm_path(ctx, device, call, &L) &&
+              (gw == NULL || (block_dense(L.c, L.kh, L.kw, gw_strides) &&
+                              (L.oc == 1 || gw_strides[0] == L.c * L.kh * L.kw)));
   if (gemm) {
     status = conv_backward_gemm(ctx, call, device, &L, grad, input, weight, gi, gi_strides, gw);
   }
