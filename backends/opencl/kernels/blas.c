@@ -152,18 +152,11 @@ static tb_status gemm_kernel(tb_context ctx, int32_t device, tb_dtype dtype, con
   return ocl_kernel_get(ctx, device, defines, sources, 2, name, kernel);
 }
 
+/* A 3-d grid of one-work-item groups: each work-item a tile (or a row of B to pack). */
 static tb_status enqueue_3d(tb_context ctx, int32_t device, const tb_kernel_call *call,
                             ocl_kernel *kernel, const size_t global[3], const char *what) {
   const size_t local[3] = {1, 1, 1};
-  ocl_stream *stream = ocl_stream_of(call->stream);
-  ocl_stream_begin(stream);
-  cl_int err =
-      clEnqueueNDRangeKernel(stream->queue, kernel->kernel, 3, NULL, global, local, 0, NULL, NULL);
-  ocl_stream_end(stream, err == CL_SUCCESS);
-  if (err == CL_SUCCESS) return TB_OK;
-  char call_name[160];
-  snprintf(call_name, sizeof call_name, "clEnqueueNDRangeKernel (%s)", what);
-  return ocl_check(ctx, device, err, call_name);
+  return ocl_enqueue_grid(ctx, device, call, kernel, 3, global, local, what);
 }
 
 /* Copies B (batch x k x n, any strides) row-major into the call's workspace, where the native

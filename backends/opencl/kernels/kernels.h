@@ -70,6 +70,12 @@ tb_status ocl_tensor_place(tb_context ctx, int32_t device, const tb_tensor *tens
 tb_status ocl_enqueue(tb_context ctx, int32_t device, const tb_kernel_call *call,
                       ocl_kernel *kernel, int64_t numel, const char *what);
 
+/** Enqueues @p kernel over the @p dims -dimensional grid @p global in work-groups of @p local
+ *  (each dividing its extent) on the call's stream. */
+tb_status ocl_enqueue_grid(tb_context ctx, int32_t device, const tb_kernel_call *call,
+                           ocl_kernel *kernel, cl_uint dims, const size_t *global,
+                           const size_t *local, const char *what);
+
 /** Setting a kernel's arguments in order: the first failure is kept and later calls do
  *  nothing; ocl_args_done returns it.  The caller holds the kernel's lock. */
 typedef struct ocl_args {

@@ -134,9 +134,15 @@ tb_status ocl_enqueue(tb_context ctx, int32_t device, const tb_kernel_call *call
                       ocl_kernel *kernel, int64_t numel, const char *what) {
   size_t local = kernel->work_group < 64 ? kernel->work_group : 64;
   size_t global = ((size_t)numel + local - 1) / local * local;
+  return ocl_enqueue_grid(ctx, device, call, kernel, 1, &global, &local, what);
+}
+
+tb_status ocl_enqueue_grid(tb_context ctx, int32_t device, const tb_kernel_call *call,
+                           ocl_kernel *kernel, cl_uint dims, const size_t *global,
+                           const size_t *local, const char *what) {
   ocl_stream *stream = ocl_stream_of(call->stream);
   ocl_stream_begin(stream);
-  cl_int err = clEnqueueNDRangeKernel(stream->queue, kernel->kernel, 1, NULL, &global, &local, 0,
+  cl_int err = clEnqueueNDRangeKernel(stream->queue, kernel->kernel, dims, NULL, global, local, 0,
                                       NULL, NULL);
   ocl_stream_end(stream, err == CL_SUCCESS);
   if (err == CL_SUCCESS) return TB_OK;

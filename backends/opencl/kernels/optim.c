@@ -2,7 +2,7 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * The fused optimizer steps (_fused_sgd_, _fused_adamw_: one launch per parameter, each
- * element's whole update in one work-item) and bernoulli_ on the device's own Philox stream
+ * element's whole update in one work-item, a run of elements per work-item for AdamW off GPUs) and bernoulli_ on the device's own Philox stream
  * (vendor.h, "Random numbers": element i uses the counter values from offset + 4 i).  Dense
  * tensors only; grad_scale and found_inf (AMP's scaler) are declined to the CPU fallback.
  */
@@ -85,6 +85,10 @@ static tb_status fused_step(tb_context ctx, const tb_kernel_call *call) {
       return ocl_decline(call, "optimizer state that is not dense, or a step that is not float32");
     }
   }
+  /* Elements per work-item of tb_adamw (optim.cl): 1 on GPUs, where neighbouring work-items
+   * must touch neighbouring elements; on other devices a run of them, which a CPU driver
+   * vectorizes, and the step's two pow() calls once per run. */
+  cl_long chunk = ctx->devices[device].type & CL_DEVICE_TYPE_GPU ? 1 : 256;
   for (int64_t i = 0; i < count && status == TB_OK; i++) {
     const tb_tensor *p = a[0].as.tensors.items[i];
     int64_t n = 0;
@@ -120,9 +124,15 @@ static tb_status fused_step(tb_context ctx, const tb_kernel_call *call) {
     } else { /* lr, beta1, beta2, weight_decay, eps */
       for (int k = 0; k < 5; k++) ocl_arg_acc(&args, p->dtype, s[k]);
       for (int k = 0; k < 2; k++) ocl_arg_value(&args, sizeof(cl_int), &flags[k]);
+      ocl_arg_value(&args, sizeof chunk, &chunk);
     }
     status = ocl_args_done(&args);
-    if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, n, call->kernel->name);
+    if (status == TB_OK && kind == O_ADAMW && chunk > 1) {
+      size_t items = (size_t)((n + chunk - 1) / chunk), one = 1;
+      status = ocl_enqueue_grid(ctx, device, call, kernel, 1, &items, &one, call->kernel->name);
+    } else if (status == TB_OK) {
+      status = ocl_enqueue(ctx, device, call, kernel, n, call->kernel->name);
+    }
     pthread_mutex_unlock(&kernel->lock);
   }
   return status;

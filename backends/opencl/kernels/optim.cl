@@ -24,34 +24,43 @@ __kernel void tb_sgd(OCL_PTR(T, param), OCL_PTR(T, grad), OCL_PTR(T, buf), long 
   OCL_AT(T, param)[i] = (T)(p - lr * g);
 }
 
-/* AdamW, as ATen's fused kernel: the step count read from its device tensor. */
+/* AdamW, as ATen's fused kernel: the step count read from its device tensor.  Each work-item
+ * updates `chunk` consecutive elements (the host picks 1 on GPUs, where neighbouring
+ * work-items read neighbouring elements, and a few hundred on CPUs): the bias corrections,
+ * two pow() calls that cost more than the rest of an element's update on a CPU driver, are
+ * computed once per work-item. */
 __kernel void tb_adamw(OCL_PTR(T, param), OCL_PTR(T, grad), OCL_PTR(T, exp_avg),
                        OCL_PTR(T, exp_avg_sq), OCL_PTR(T, max_exp_avg_sq), OCL_PTR(float, step),
                        long n, ACC lr, ACC beta1, ACC beta2, ACC weight_decay, ACC eps,
-                       int amsgrad, int maximize) {
-  long i = get_global_id(0);
-  if (i >= n) return;
-  ACC p = (ACC)OCL_AT(T, param)[i];
-  ACC g = (ACC)OCL_AT(T, grad)[i];
-  if (maximize) g = -g;
-  p *= (ACC)1 - lr * weight_decay;
-  ACC m = (ACC)OCL_AT(T, exp_avg)[i];
-  m = m + ((ACC)1 - beta1) * (g - m); /* lerp, as ATen */
-  ACC v = beta2 * (ACC)OCL_AT(T, exp_avg_sq)[i] + ((ACC)1 - beta2) * g * g;
+                       int amsgrad, int maximize, long chunk) {
+  long first = get_global_id(0) * chunk;
+  if (first >= n) return;
+  long end = min(first + chunk, n);
   ACC t = (ACC)OCL_AT(float, step)[0];
-  ACC bias1 = (ACC)1 - pow(beta1, t);
+  ACC step_size = lr / ((ACC)1 - pow(beta1, t));
   ACC bias2_sqrt = sqrt((ACC)1 - pow(beta2, t));
-  ACC denom;
-  if (amsgrad) {
-    ACC high = fmax((ACC)OCL_AT(T, max_exp_avg_sq)[i], v);
-    OCL_AT(T, max_exp_avg_sq)[i] = (T)high;
-    denom = sqrt(high) / bias2_sqrt + eps;
-  } else {
-    denom = sqrt(v) / bias2_sqrt + eps;
+  ACC decay = (ACC)1 - lr * weight_decay;
+  __global T *P = OCL_AT(T, param), *M = OCL_AT(T, exp_avg), *V = OCL_AT(T, exp_avg_sq);
+  __global T *H = OCL_AT(T, max_exp_avg_sq);
+  __global const T *G = OCL_AT(T, grad);
+  for (long i = first; i < end; i++) {
+    ACC p = (ACC)P[i] * decay;
+    ACC g = maximize ? -(ACC)G[i] : (ACC)G[i];
+    ACC m = (ACC)M[i];
+    m = m + ((ACC)1 - beta1) * (g - m); /* lerp, as ATen */
+    ACC v = beta2 * (ACC)V[i] + ((ACC)1 - beta2) * g * g;
+    ACC denom;
+    if (amsgrad) {
+      ACC high = fmax((ACC)H[i], v);
+      H[i] = (T)high;
+      denom = sqrt(high) / bias2_sqrt + eps;
+    } else {
+      denom = sqrt(v) / bias2_sqrt + eps;
+    }
+    M[i] = (T)m;
+    V[i] = (T)v;
+    P[i] = (T)(p - step_size * m / denom);
   }
-  OCL_AT(T, exp_avg)[i] = (T)m;
-  OCL_AT(T, exp_avg_sq)[i] = (T)v;
-  OCL_AT(T, param)[i] = (T)(p - (lr / bias1) * m / denom);
 }
 
 /* Philox-4x32-10 (Salmon et al., Random123). */
