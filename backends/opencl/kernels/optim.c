@@ -1,10 +1,11 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * The fused optimizer steps (_fused_sgd_, _fused_adamw_: one launch per parameter, each
- * element's whole update in one work-item, a run of elements per work-item for AdamW off GPUs) and bernoulli_ on the device's own Philox stream
- * (vendor.h, "Random numbers": element i uses the counter values from offset + 4 i).  Dense
- * tensors only; grad_scale and found_inf (AMP's scaler) are declined to the CPU fallback.
+ * The fused optimizer steps (_fused_sgd_, _fused_adamw_: one launch per parameter; each
+ * element's whole update in one work-item, or for AdamW off GPUs a run of elements per
+ * work-item) and bernoulli_ on the device's own Philox stream (vendor.h, "Random numbers":
+ * element i uses the counter values from offset + 4 i).  Dense tensors only; grad_scale and
+ * found_inf (AMP's scaler) are declined to the CPU fallback.
  */
 #include <stdio.h>
 #include <string.h>
