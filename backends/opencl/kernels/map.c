@@ -309,16 +309,27 @@ tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec
     collapse(&layout, 4);
   }
 
+  /* Every operand contiguous (or a number): tb_map_dense, without the layout. */
+  bool dense = layout.ndim == 1;
+  for (int k = 0; k < 4 && dense; k++) {
+    bool number = k > 0 && (layout.scalar_mask & (1 << (k - 1)));
+    dense = number || layout.strides[k][0] == 1 || layout.numel == 1;
+  }
+
   /* The program: its defines are its key. */
   char defines[1024];
+  char dense_define[32] = "";
+  if (dense)
+    snprintf(dense_define, sizeof dense_define, "#define TB_DENSE %d\n", layout.scalar_mask);
   snprintf(defines, sizeof defines,
            "#define T_OUT %s\n#define T0 %s\n#define T1 %s\n#define T2 %s\n#define CT %s\n"
-           "#define EXPR (%s)\n#define STORE(v) %s\n",
+           "#define EXPR (%s)\n#define STORE(v) %s\n%s",
            out_type, in_types[0], in_types[1], in_types[2], compute_type, spec->expr,
-           out->dtype == TB_DTYPE_BOOL ? "((uchar)((v) != 0))" : "((T_OUT)(v))");
+           out->dtype == TB_DTYPE_BOOL ? "((uchar)((v) != 0))" : "((T_OUT)(v))", dense_define);
   const char *sources[] = {defines, ocl_source_map};
   ocl_kernel *kernel = NULL;
-  status = ocl_kernel_get(ctx, device, defines, sources, 2, "tb_map", &kernel);
+  status =
+      ocl_kernel_get(ctx, device, defines, sources, 2, dense ? "tb_map_dense" : "tb_map", &kernel);
   if (status != TB_OK) return status;
 
   ocl_place places[4];
@@ -334,8 +345,10 @@ tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec
   for (cl_uint k = 0; k < 4 && status == TB_OK; k++) {
     status = ocl_set_arg_place(ctx, device, kernel->kernel, 2 * k, &places[k]);
   }
-  cl_int err =
-      status == TB_OK ? clSetKernelArg(kernel->kernel, 8, sizeof layout, &layout) : CL_SUCCESS;
+  cl_long numel = layout.numel;
+  cl_int err = status != TB_OK ? CL_SUCCESS
+               : dense         ? clSetKernelArg(kernel->kernel, 8, sizeof numel, &numel)
+                               : clSetKernelArg(kernel->kernel, 8, sizeof layout, &layout);
   for (int k = 0; k < 3 && err == CL_SUCCESS && status == TB_OK; k++) {
     double f = k < spec->inputs ? in[k].f : 0;
     int64_t i = k < spec->inputs ? in[k].i : 0;

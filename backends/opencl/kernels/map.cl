@@ -51,6 +51,24 @@ __kernel void tb_map(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1), OC
   OCL_AT(T_OUT, out)[off0] = STORE(EXPR);
 }
 
+#ifdef TB_DENSE
+/* tb_map where, after collapsing, every operand is contiguous: TB_DENSE is scalar_mask as a
+ * constant, so the kernel is one load per input and one store, which a CPU driver vectorizes
+ * across work-items (the layout's loop and run-time mask cost PoCL 4x on an exp). */
+__kernel void tb_map_dense(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1),
+                           OCL_PTR(T2, in2), long numel, CT s0, CT s1, CT s2, CT alpha, CT beta) {
+  long i = get_global_id(0);
+  if (i >= numel) return;
+  const struct {
+    long numel;
+  } L = {numel}; /* what an EXPR may read of the layout (arange) */
+  CT x0 = (TB_DENSE & 1) ? s0 : (CT)OCL_AT(T0, in0)[i];
+  CT x1 = (TB_DENSE & 2) ? s1 : (CT)OCL_AT(T1, in1)[i];
+  CT x2 = (TB_DENSE & 4) ? s2 : (CT)OCL_AT(T2, in2)[i];
+  OCL_AT(T_OUT, out)[i] = STORE(EXPR);
+}
+#endif
+
 /* tril (UPPER 0) / triu (UPPER 1): out[..., r, c] = in0[..., r, c] where c - r <= diagonal
  * (tril) or >= diagonal (triu), else 0.  The layout is not collapsed: its last two dimensions
  * are the matrix's rows and columns (kernels/shape.c). */
