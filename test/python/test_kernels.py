@@ -48,6 +48,40 @@ def test_bernoulli_and_dropout(p):
     torch.testing.assert_close(y[kept], x[kept] / (1 - p))
 
 
+def _philox_first_output(c0: int, c1: int, k0: int, k1: int) -> int:
+    """Philox-4x32-10's first 32-bit output for the counter (c0, c1, 0, 0) and key (k0, k1)."""
+    mask = 0xFFFFFFFF
+    c2 = c3 = 0
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = (
+            ((p1 >> 32) ^ c1 ^ k0) & mask,
+            p1 & mask,
+            ((p0 >> 32) ^ c3 ^ k1) & mask,
+            p0 & mask,
+        )
+        k0, k1 = (k0 + 0x9E3779B9) & mask, (k1 + 0xBB67AE85) & mask
+    return c0
+
+
+@pytest.mark.skipif(DEV != "ocl", reason="the opencl vendor's bernoulli_ draws")
+def test_opencl_bernoulli_draws_its_counters_across_2_to_the_32():
+    """opencl's bernoulli_ draws element i from Philox counter offset + 4 i (vendor.h, "Random
+    numbers"), sixteen elements per work-item: lanes whose counters pass 2^32 carry into the
+    counter's high word, as the scalar formula does."""
+    generator = torch.Generator(device=DEV)
+    generator.manual_seed(11)
+    start = (1 << 32) - 4 * 7  # the eighth element's counter is 2^32
+    generator.set_offset(start)
+    draws = torch.empty(40, device=DEV).bernoulli_(0.5, generator=generator).cpu()
+    expected = []
+    for i in range(40):
+        counter = start + 4 * i
+        bits = _philox_first_output(counter & 0xFFFFFFFF, counter >> 32, 11, 0)
+        expected.append(1.0 if (bits >> 8) / 16777216.0 < 0.5 else 0.0)
+    assert draws.tolist() == expected
+
+
 def test_random_streams_do_not_repeat():
     torch.manual_seed(7)
     a = torch.empty(1000, device=DEV).uniform_()

@@ -97,7 +97,7 @@ static tb_status gelu(tb_context ctx, const tb_kernel_call *call) {
   if (!backward) {
     expr = tanh_form ? "(CT)0.5 * x0 * ((CT)1 + tanh((CT)0.7978845608028654 * (x0 + "
                        "(CT)0.044715 * x0 * x0 * x0)))"
-                     : "(CT)0.5 * x0 * ((CT)1 + erf(x0 * (CT)0.7071067811865476))";
+                     : "(CT)0.5 * x0 * ((CT)1 + tb_erf(x0 * (CT)0.7071067811865476))";
   } else {
     expr = tanh_form
                ? "x0 * ((CT)0.5 * ((CT)1 + tanh((CT)0.7978845608028654 * (x1 + (CT)0.044715 * x1 "
@@ -105,7 +105,7 @@ static tb_status gelu(tb_context ctx, const tb_kernel_call *call) {
                  "(CT)0.044715 * x1 * x1 * x1)) * tanh((CT)0.7978845608028654 * (x1 + (CT)0.044715 "
                  "* x1 * x1 * x1))) * (CT)0.7978845608028654 * ((CT)1 + (CT)3 * (CT)0.044715 * x1 "
                  "* x1))"
-               : "x0 * ((CT)0.5 * ((CT)1 + erf(x1 * (CT)0.7071067811865476)) + x1 * "
+               : "x0 * ((CT)0.5 * ((CT)1 + tb_erf(x1 * (CT)0.7071067811865476)) + x1 * "
                  "(CT)0.3989422804014327 * exp((CT)-0.5 * x1 * x1))";
   }
   return run(ctx, call, call->kernel->data, expr, NULL);
@@ -158,7 +158,7 @@ UNARY(tan, "tan(x0)", NULL, F32_64)
 UNARY(tanh, "tanh(x0)", NULL, F32_64)
 UNARY(sigmoid, "(CT)1 / ((CT)1 + exp(-x0))", NULL, F32_64)
 UNARY(reciprocal, "(CT)1 / x0", NULL, F32_64)
-UNARY(erf, "erf(x0)", NULL, F32_64)
+UNARY(erf, "tb_erf(x0)", NULL, F32_64)
 UNARY(floor, "floor(x0)", "x0", NUMBERS)
 UNARY(ceil, "ceil(x0)", "x0", NUMBERS)
 UNARY(trunc, "trunc(x0)", "x0", NUMBERS)

@@ -309,27 +309,40 @@ tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec
     collapse(&layout, 4);
   }
 
-  /* Every operand contiguous (or a number): tb_map_dense, without the layout. */
+  /* Every operand contiguous (or a number): tb_map_dense, without the layout.  Otherwise, up
+   * to three dimensions: tb_map_grid over the layout padded to three.  Both take the scalar
+   * mask as the constant TB_MASK. */
   bool dense = layout.ndim == 1;
   for (int k = 0; k < 4 && dense; k++) {
     bool number = k > 0 && (layout.scalar_mask & (1 << (k - 1)));
     dense = number || layout.strides[k][0] == 1 || layout.numel == 1;
   }
+  bool grid = !dense && layout.ndim <= 3;
+  if (grid) {
+    int shift = 3 - layout.ndim;
+    for (int d = 2; d >= 0; d--) {
+      bool padded = d < shift;
+      layout.sizes[d] = padded ? 1 : layout.sizes[d - shift];
+      for (int k = 0; k < 4; k++) layout.strides[k][d] = padded ? 0 : layout.strides[k][d - shift];
+    }
+    layout.ndim = 3;
+  }
 
   /* The program: its defines are its key. */
   char defines[1024];
-  char dense_define[32] = "";
-  if (dense)
-    snprintf(dense_define, sizeof dense_define, "#define TB_DENSE %d\n", layout.scalar_mask);
+  char mask_define[32] = "";
+  if (dense || grid) {
+    snprintf(mask_define, sizeof mask_define, "#define TB_MASK %d\n", layout.scalar_mask);
+  }
   snprintf(defines, sizeof defines,
            "#define T_OUT %s\n#define T0 %s\n#define T1 %s\n#define T2 %s\n#define CT %s\n"
            "#define EXPR (%s)\n#define STORE(v) %s\n%s",
            out_type, in_types[0], in_types[1], in_types[2], compute_type, spec->expr,
-           out->dtype == TB_DTYPE_BOOL ? "((uchar)((v) != 0))" : "((T_OUT)(v))", dense_define);
+           out->dtype == TB_DTYPE_BOOL ? "((uchar)((v) != 0))" : "((T_OUT)(v))", mask_define);
   const char *sources[] = {defines, ocl_source_map};
   ocl_kernel *kernel = NULL;
-  status =
-      ocl_kernel_get(ctx, device, defines, sources, 2, dense ? "tb_map_dense" : "tb_map", &kernel);
+  const char *name = dense ? "tb_map_dense" : grid ? "tb_map_grid" : "tb_map";
+  status = ocl_kernel_get(ctx, device, defines, sources, 2, name, &kernel);
   if (status != TB_OK) return status;
 
   ocl_place places[4];
@@ -361,8 +374,17 @@ tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec
     err = set_number(kernel->kernel, 13, spec->compute, beta, (int64_t)beta);
   }
   if (status == TB_OK && err != CL_SUCCESS) status = ocl_check(ctx, device, err, "clSetKernelArg");
-  if (status == TB_OK)
+  if (status == TB_OK && grid) {
+    /* Groups along the innermost dimension, the grid rounded up to them. */
+    size_t inner = (size_t)layout.sizes[2], local[3] = {1, 1, 1};
+    size_t most = kernel->work_group < 64 ? kernel->work_group : 64;
+    while (local[0] * 2 <= most && local[0] < inner) local[0] *= 2;
+    size_t global[3] = {(inner + local[0] - 1) / local[0] * local[0], (size_t)layout.sizes[1],
+                        (size_t)layout.sizes[0]};
+    status = ocl_enqueue_grid(ctx, device, call, kernel, 3, global, local, call->kernel->name);
+  } else if (status == TB_OK) {
     status = ocl_enqueue(ctx, device, call, kernel, layout.numel, call->kernel->name);
+  }
   pthread_mutex_unlock(&kernel->lock);
   return status;
 }

@@ -51,8 +51,8 @@ __kernel void tb_map(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1), OC
   OCL_AT(T_OUT, out)[off0] = STORE(EXPR);
 }
 
-#ifdef TB_DENSE
-/* tb_map where, after collapsing, every operand is contiguous: TB_DENSE is scalar_mask as a
+#ifdef TB_MASK
+/* tb_map where, after collapsing, every operand is contiguous: TB_MASK is scalar_mask as a
  * constant, so the kernel is one load per input and one store, which a CPU driver vectorizes
  * across work-items (the layout's loop and run-time mask cost PoCL 4x on an exp). */
 __kernel void tb_map_dense(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1),
@@ -62,10 +62,28 @@ __kernel void tb_map_dense(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in
   const struct {
     long numel;
   } L = {numel}; /* what an EXPR may read of the layout (arange) */
-  CT x0 = (TB_DENSE & 1) ? s0 : (CT)OCL_AT(T0, in0)[i];
-  CT x1 = (TB_DENSE & 2) ? s1 : (CT)OCL_AT(T1, in1)[i];
-  CT x2 = (TB_DENSE & 4) ? s2 : (CT)OCL_AT(T2, in2)[i];
+  CT x0 = (TB_MASK & 1) ? s0 : (CT)OCL_AT(T0, in0)[i];
+  CT x1 = (TB_MASK & 2) ? s1 : (CT)OCL_AT(T1, in1)[i];
+  CT x2 = (TB_MASK & 4) ? s2 : (CT)OCL_AT(T2, in2)[i];
   OCL_AT(T_OUT, out)[i] = STORE(EXPR);
+}
+
+/* tb_map over a layout of exactly three dimensions (the host pads it), one per dimension of
+ * the grid, innermost first: offsets without a division per element (integer division does
+ * not vectorize, and the layout's loop paid three of them per dimension). */
+__kernel void tb_map_grid(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1),
+                          OCL_PTR(T2, in2), tb_layout L, CT s0, CT s1, CT s2, CT alpha, CT beta) {
+  long c = get_global_id(0), r = get_global_id(1), p = get_global_id(2);
+  if (c >= L.sizes[2]) return;
+  long i = (p * L.sizes[1] + r) * L.sizes[2] + c;
+  long off0 = p * L.strides[0][0] + r * L.strides[0][1] + c * L.strides[0][2];
+  long off1 = p * L.strides[1][0] + r * L.strides[1][1] + c * L.strides[1][2];
+  long off2 = p * L.strides[2][0] + r * L.strides[2][1] + c * L.strides[2][2];
+  long off3 = p * L.strides[3][0] + r * L.strides[3][1] + c * L.strides[3][2];
+  CT x0 = (TB_MASK & 1) ? s0 : (CT)OCL_AT(T0, in0)[off1];
+  CT x1 = (TB_MASK & 2) ? s1 : (CT)OCL_AT(T1, in1)[off2];
+  CT x2 = (TB_MASK & 4) ? s2 : (CT)OCL_AT(T2, in2)[off3];
+  OCL_AT(T_OUT, out)[off0] = STORE(EXPR);
 }
 #endif
 

@@ -177,7 +177,9 @@ static tb_status bernoulli(tb_context ctx, const tb_kernel_call *call) {
   ocl_arg_value(&args, sizeof offset, &offset);
   ocl_arg_value(&args, sizeof probability, &probability);
   status = ocl_args_done(&args);
-  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, n, "bernoulli_.float");
+  if (status == TB_OK) { /* sixteen elements per work-item */
+    status = ocl_enqueue(ctx, device, call, kernel, (n + 15) / 16, "bernoulli_.float");
+  }
   pthread_mutex_unlock(&kernel->lock);
   return status;
 }

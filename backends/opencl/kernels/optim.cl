@@ -63,25 +63,41 @@ __kernel void tb_adamw(OCL_PTR(T, param), OCL_PTR(T, grad), OCL_PTR(T, exp_avg),
   }
 }
 
-/* Philox-4x32-10 (Salmon et al., Random123). */
-uint4 tb_philox(uint4 ctr, uint2 key) {
+/* Philox-4x32-10 (Salmon et al., Random123): the first 32-bit outputs of the counters
+ * (c0, c1, 0, 0) under the key (k0, k1), sixteen counters at a time in explicit vectors.  A
+ * CPU driver then computes sixteen draws per instruction, where its own vectorizer gives up
+ * on the scalar rounds (PoCL: 7 ns per draw as scalars, under 2 as vectors). */
+inline uint16 tb_philox16(uint16 c0, uint16 c1, uint k0, uint k1) {
+  uint16 c2 = (uint16)(0u), c3 = (uint16)(0u);
+#pragma unroll
   for (int r = 0; r < 10; r++) {
-    ulong p0 = (ulong)0xD2511F53u * ctr.x;
-    ulong p1 = (ulong)0xCD9E8D57u * ctr.z;
-    ctr = (uint4)((uint)(p1 >> 32) ^ ctr.y ^ key.x, (uint)p1, (uint)(p0 >> 32) ^ ctr.w ^ key.y,
-                  (uint)p0);
-    key += (uint2)(0x9E3779B9u, 0xBB67AE85u);
+    ulong16 p0 = convert_ulong16(c0) * (ulong)0xD2511F53u;
+    ulong16 p1 = convert_ulong16(c2) * (ulong)0xCD9E8D57u;
+    uint16 n0 = convert_uint16(p1 >> 32) ^ c1 ^ k0, n2 = convert_uint16(p0 >> 32) ^ c3 ^ k1;
+    c1 = convert_uint16(p1);
+    c3 = convert_uint16(p0);
+    c0 = n0;
+    c2 = n2;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
   }
-  return ctr;
+  return c0;
 }
 
-/* self[i] = (u < p) with u uniform in [0, 1) from counter offset + 4 i of key seed */
+/* self[i] = (u < p) with u uniform in [0, 1) from counter offset + 4 i of key seed; each
+ * work-item draws sixteen consecutive elements. */
 __kernel void tb_bernoulli(OCL_PTR(T, self), long n, ulong seed, ulong offset, float p) {
-  long i = get_global_id(0);
-  if (i >= n) return;
-  ulong c = offset + 4 * (ulong)i;
-  uint4 bits = tb_philox((uint4)((uint)c, (uint)(c >> 32), 0u, 0u),
-                         (uint2)((uint)seed, (uint)(seed >> 32)));
-  float u = (float)(bits.x >> 8) * (1.0f / 16777216.0f);
-  OCL_AT(T, self)[i] = (T)(u < p ? 1 : 0);
+  long first = get_global_id(0) * 16;
+  if (first >= n) return;
+  const uint16 lane = (uint16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  ulong c = offset + 4 * (ulong)first; /* the lanes' counters: c + 4 l, carrying into c1 */
+  uint16 low = (uint16)((uint)c) + 4u * lane;
+  /* a vector comparison is -1 where true: subtracting it carries */
+  uint16 high = (uint16)((uint)(c >> 32)) - as_uint16(low < (uint16)((uint)c));
+  uint16 bits = tb_philox16(low, high, (uint)seed, (uint)(seed >> 32));
+  float16 u = convert_float16(bits >> 8) * (1.0f / 16777216.0f);
+  float draws[16];
+  vstore16(select((float16)(0.0f), (float16)(1.0f), u < p), 0, draws);
+  __global T *out = OCL_AT(T, self) + first;
+  for (int l = 0; l < 16 && first + l < n; l++) out[l] = (T)draws[l];
 }

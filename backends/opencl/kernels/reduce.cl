@@ -37,10 +37,17 @@ typedef struct tb_rows {
 #define PRE(v) (v)
 #endif
 
-/* The offsets of row `row` for each operand. */
+/* The offsets of row `row` for each operand (one dimension, the common case, without the
+ * division per dimension: integer division does not vectorize). */
 #define ROW_BASE(L, row, base0, base1, base2)           \
   do {                                                  \
     long rest_ = (row);                                 \
+    if ((L).kept_ndim == 1) {                           \
+      base0 += rest_ * (L).kept_strides[0][0];          \
+      base1 += rest_ * (L).kept_strides[1][0];          \
+      base2 += rest_ * (L).kept_strides[2][0];          \
+      break;                                            \
+    }                                                   \
     for (int d_ = (L).kept_ndim - 1; d_ >= 0; d_--) {   \
       long c_ = rest_ % (L).kept_sizes[d_];             \
       rest_ /= (L).kept_sizes[d_];                      \
@@ -50,10 +57,16 @@ typedef struct tb_rows {
     }                                                   \
   } while (0)
 
-/* The offsets of element `e` of a row, for each operand. */
+/* The offsets of element `e` of a row, for each operand (one dimension without division). */
 #define ROW_ELEMENT(L, e, off0, off1, off2)             \
   do {                                                  \
     long rest_ = (e);                                   \
+    if ((L).row_ndim == 1) {                            \
+      off0 += rest_ * (L).row_strides[0][0];            \
+      off1 += rest_ * (L).row_strides[1][0];            \
+      off2 += rest_ * (L).row_strides[2][0];            \
+      break;                                            \
+    }                                                   \
     for (int d_ = (L).row_ndim - 1; d_ >= 0; d_--) {    \
       long c_ = rest_ % (L).row_sizes[d_];              \
       rest_ /= (L).row_sizes[d_];                       \
