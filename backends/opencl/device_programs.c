@@ -4,12 +4,12 @@
  * The opencl vendor's device programs (vendor.h, ABI 2.6, TB_EXTENSION_PROGRAMS): OpenCL C
  * that torch.compile generates, or a user writes, built at run time and launched on a stream.
  *
- * A source is built after the vendor's prelude (program.c) with -cl-kernel-arg-info, through
- * the same disk cache as the vendor's own kernels, so that a process that meets a source again
- * loads its binary.  A kernel's parameters are read back with clGetKernelArgInfo: `__global`
- * and `__constant` pointers are device memory, OpenCL C scalars are described by their type
- * name, and anything else (`__local` pointers, structs) is refused by get_kernel, naming the
- * parameter.
+ * A source is built after a prelude that only enables doubles (none of the vendor's own names,
+ * program.c), with -cl-kernel-arg-info, through the same disk cache as the vendor's own kernels,
+ * so that a process that meets a source again loads its binary.  A kernel's parameters are read
+ * back with clGetKernelArgInfo: `__global` and `__constant` pointers are device memory, OpenCL C
+ * scalars are described by their type name, and anything else (`__local` pointers, structs) is
+ * refused by get_kernel, naming the parameter.
  *
  * A device pointer argument is the memory itself: in SVM mode the pointer (anywhere inside an
  * allocation), in buffer mode the buffer when the pointer is its start, otherwise a sub-buffer

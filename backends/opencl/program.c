@@ -60,6 +60,14 @@ static const char k_prelude[] =
     "  }\n"
     "}\n";
 
+/* What a program built through TB_EXTENSION_PROGRAMS (device_programs.c: torch.compile's, a
+ * user's) starts with: doubles enabled where the device has them, and nothing of the vendor's
+ * own names, which a user's source may use for itself. */
+static const char k_user_prelude[] =
+    "#ifdef TB_FP64\n"
+    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    "#endif\n";
+
 typedef struct ocl_kernel_entry {
   const char *name;
   ocl_kernel kernel;
@@ -88,9 +96,10 @@ static uint64_t fnv1a(uint64_t hash, const char *text) {
 }
 
 static void cache_path(tb_context ctx, const ocl_device *dev, const char *options,
-                       const char *const *sources, size_t count, char *path, size_t size) {
+                       const char *prelude, const char *const *sources, size_t count, char *path,
+                       size_t size) {
   const char *parts[] = {ctx->platform_name,  dev->name, dev->version,
-                         dev->driver_version, options,   k_prelude};
+                         dev->driver_version, options,   prelude};
   const size_t fixed = sizeof parts / sizeof parts[0];
   uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
   for (size_t i = 0; i < fixed + count; i++) {
@@ -167,6 +176,7 @@ static void build_log(cl_program program, const ocl_device *dev, char *log, size
 tb_status ocl_program_build(tb_context ctx, int32_t device, const char *const *sources,
                             size_t count, const char *extra, bool user, cl_program *out) {
   const ocl_device *dev = &ctx->devices[device];
+  const char *prelude = user ? k_user_prelude : k_prelude;
   char options[1024];
   int written = snprintf(options, sizeof options, "%s%s%s",
                          dev->fp64 ? "-cl-std=CL1.2 -DTB_FP64" : "-cl-std=CL1.2",
@@ -178,7 +188,7 @@ tb_status ocl_program_build(tb_context ctx, int32_t device, const char *const *s
   char path[1200] = "";
   cl_int err = CL_SUCCESS;
   if (ctx->cache_dir[0] != '\0') {
-    cache_path(ctx, dev, options, sources, count, path, sizeof path);
+    cache_path(ctx, dev, options, prelude, sources, count, path, sizeof path);
     size_t size = 0;
     unsigned char *binary = load_binary(path, &size);
     if (binary != NULL) {
@@ -196,7 +206,7 @@ tb_status ocl_program_build(tb_context ctx, int32_t device, const char *const *s
       remove(path); /* stale or foreign: compile afresh */
     }
   }
-  const char *all[8] = {k_prelude};
+  const char *all[8] = {prelude};
   if (count > 7) return ocl_fail(TB_ERROR_INTERNAL, "a program of more than 7 sources");
   for (size_t k = 0; k < count; k++) all[k + 1] = sources[k];
   cl_program program = clCreateProgramWithSource(ctx->context, (cl_uint)count + 1, all, NULL, &err);

@@ -12,7 +12,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
+#include "profiler/Profiler.h"
 #include "runtime/Device.h"
 #include "runtime/Stream.h"
 #include "runtime/Vendor.h"
@@ -294,8 +296,15 @@ extern "C" __attribute__((visibility("default"))) int torch_backend_program_laun
       launch.local[d] = local != nullptr ? local[d] : 0;
     }
     const Vendor& vendor = Vendor::Get();
+    // In the profiler as a kernel of its own name (the registry keeps kernels, and their
+    // names, for the life of the process), as CUDA's profiles show Triton's kernels.
+    std::optional<profiler::Activity> activity;
+    if (C10_UNLIKELY(profiler::active())) {
+      activity.emplace(profiler::Kind::kKernel, k->name.c_str(), current_stream(k->device));
+    }
     tb_status status = extension()->launch(vendor.context(), current_vendor_stream(k->device),
                                            k->handle, &launch, pointers, count);
+    if (activity.has_value() && status == TB_OK) activity->finish();
     if (status != TB_OK) {
       vendor.Fail("programs.launch", status,
                   c10::str("kernel='", k->name, "', device=", static_cast<int>(k->device)));

@@ -69,6 +69,30 @@ def test_launch_reads_and_writes_views_in_stream_order():
 
 
 @needs_programs
+def test_launches_are_device_activities_of_the_kernels_name():
+    """torch.profiler shows each launch of a built kernel as a device activity named after the
+    kernel, with device time (as CUDA's profiles show Triton's kernels): what a compiled
+    graph's generated kernels cost."""
+    from torch.profiler import ProfilerActivity, profile
+
+    axpy = MODULE.compile_kernel(AXPY, "axpy")
+    x, y = torch.randn(4096, device=DEV), torch.zeros(4096, device=DEV)
+    axpy(x, y, 2.0, x.numel())  # built and warm
+    MODULE.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        for _ in range(3):
+            axpy(x, y, 2.0, x.numel())
+        MODULE.synchronize()
+    launches = [
+        e
+        for e in prof.events()
+        if e.name == "axpy" and e.device_type == torch.autograd.DeviceType.PrivateUse1
+    ]
+    assert len(launches) == 3
+    assert all(e.device_time_total > 0 for e in launches)
+
+
+@needs_programs
 def test_grids_and_scalar_types():
     fill = MODULE.compile_kernel(AXPY, "fill_rows")
     out = torch.zeros(3, 50, dtype=torch.int32, device=DEV)
