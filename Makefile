@@ -497,16 +497,22 @@ COMPAT_PYTEST := $(addprefix test/python/,test_schemas.py test_kernels.py test_t
   test_compile.py test_graphs.py test_ipc.py test_profiler.py test_streams.py test_events.py \
   test_memory.py test_serialization.py test_autoload.py test_runtime_load.py test_accelerator.py \
   test_device_only_ops.py test_rng.py)
+# Under each other release, Inductor's OpenCL C backend too (torch_backend/inductor_opencl.py
+# follows Inductor's internals): torch.compile's suites against the opencl vendor on PoCL.
+COMPAT_OPENCL_PYTEST := $(addprefix test/python/,test_compile.py test_compile_opinfo.py)
 test-compat: $(STAMP)/build $(addprefix $(STAMP)/compat-,$(OTHER_TORCH) $(UNSUPPORTED_TORCH))
 	@mkdir -p $(BUILD)
 	$(C_CONFIGURE)
-	cmake --build $(BUILD)/c --target tb_vendor_emu
+	cmake --build $(BUILD)/c --target tb_vendor_emu \
+	  $(if $(filter opencl,$(ALL_VENDORS)),tb_vendor_opencl)
 	$(PYTHON) test/compat/compat.py --vendor $(BUILD)/c/lib/libtb_vendor_emu.so \
 	  --runtime $(PYTHON) $(BUILD)/py \
 	  $(foreach r,$(OTHER_TORCH),--runtime $(BUILD)/compat-$(r)/venv/bin/python \
 	    $(BUILD)/runtime-$(r) --pytest $(BUILD)/compat-$(r)/venv/bin/python) \
 	  --unsupported $(BUILD)/compat-$(UNSUPPORTED_TORCH)/venv/bin/python \
-	  --pytest-args $(COMPAT_PYTEST)
+	  --pytest-args $(COMPAT_PYTEST) \
+	  $(if $(filter opencl,$(ALL_VENDORS)),--opencl-vendor $(BUILD)/c/lib/libtb_vendor_opencl.so \
+	    --opencl-pytest-args $(COMPAT_OPENCL_PYTEST))
 
 lint: $(STAMP)/pip
 	clang-format --dry-run -Werror $(C_SOURCES)

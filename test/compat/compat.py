@@ -20,7 +20,8 @@ with TORCH_BACKEND_VENDOR set to the vendor's path, this runs:
 3. examples/demo.py (training beside the CPU, losses compared, no fallback);
 4. for the interpreters named by --pytest, the Python suites (test/python, or the files
    --pytest-args names), two interpreters at a time, each one's output printed whole when it
-   ends.
+   ends; with --opencl-vendor, also --opencl-pytest-args against that vendor on PoCL (the
+   torch.compile suites: Inductor's OpenCL C backend follows Inductor's internals).
 
 --unsupported names an interpreter whose torch is outside the supported window, with the wheel
 installed (--no-deps): there `import torch` must work, with one warning that names the installed
@@ -96,6 +97,7 @@ class Result:
     conformance: str = "not run"
     demo: str = "not run"
     pytest: str = "not run"
+    opencl: str = "-"
     ok: bool = True
 
 
@@ -178,13 +180,22 @@ def check_runtime(python: str, build_dir: Path, vendor: Path, identity: tuple[in
     return result
 
 
-def run_pytest(python: str, vendor: Path, args: list[str], result: Result) -> None:
-    """The Python suites under one runtime, its output printed whole when it ends."""
+def run_pytest(
+    python: str, vendor: Path, args: list[str], result: Result, opencl: bool = False
+) -> None:
+    """The Python suites under one runtime, its output printed whole when it ends; `opencl`:
+    against the opencl vendor on PoCL's two CPU devices, into the table's opencl column."""
     env = dict(os.environ, TORCH_BACKEND_VENDOR=str(vendor))
-    title = f"pytest under torch {result.torch}"
+    if opencl:
+        env["POCL_DEVICES"] = "pthread pthread"
+    title = f"pytest under torch {result.torch}" + (", vendor opencl" if opencl else "")
     status, output, seconds = run(title, [python, "-m", "pytest", "-q", *args], env, False)
     summary = last_match(r"^=* ?(\d+ (?:passed|failed).*?) in [\d.]+s", output) or "no summary"
-    result.pytest = f"{'pass' if status == 0 else 'FAIL'}: {summary} ({seconds:.0f} s)"
+    cell = f"{'pass' if status == 0 else 'FAIL'}: {summary} ({seconds:.0f} s)"
+    if opencl:
+        result.opencl = cell
+    else:
+        result.pytest = cell
     result.ok &= status == 0
 
 
@@ -283,6 +294,18 @@ def main() -> int:
         help="what --pytest runs (default: test/python, every suite)",
     )
     parser.add_argument(
+        "--opencl-vendor",
+        type=Path,
+        help="the opencl vendor library: --opencl-pytest-args run against it as well, on PoCL",
+    )
+    parser.add_argument(
+        "--opencl-pytest-args",
+        nargs="+",
+        default=[],
+        metavar="ARG",
+        help="what runs against --opencl-vendor under each --pytest interpreter",
+    )
+    parser.add_argument(
         "--unsupported",
         metavar="PYTHON",
         help="an interpreter whose torch is outside the window, with the wheel installed",
@@ -308,6 +331,19 @@ def main() -> int:
             for python, result in runs
             if python in options.pytest and result.ok
         ]
+        if options.opencl_vendor is not None and options.opencl_pytest_args:
+            futures += [
+                pool.submit(
+                    run_pytest,
+                    python,
+                    options.opencl_vendor.resolve(),
+                    options.opencl_pytest_args,
+                    result,
+                    True,
+                )
+                for python, result in runs
+                if python in options.pytest and result.ok
+            ]
         for future in futures:
             future.result()
     results = [result for _, result in runs]
@@ -320,6 +356,10 @@ def main() -> int:
     print(", unchanged by the runs" if unchanged else ", CHANGED during the runs")
     columns = ["torch", "C++", "vendor loaded", "conformance", "demo", "pytest"]
     rows = [[r.torch, r.cxx, r.loaded, r.conformance, r.demo, r.pytest] for r in results]
+    if options.opencl_vendor is not None:
+        columns.append("opencl (torch.compile)")
+        for row, r in zip(rows, results, strict=True):
+            row.append(r.opencl)
     widths = [max(len(str(c)) for c in column) for column in zip(columns, *rows, strict=True)]
     for row in [columns, ["-" * w for w in widths], *rows]:
         print("  " + "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
