@@ -446,7 +446,8 @@ tb_status ocl_gemm(tb_context ctx, const tb_kernel_call *call, int32_t device, t
     return gemm_native(ctx, call, device, dtype, 1, (int64_t)m, (int64_t)n, (int64_t)k, alpha, ga,
                        gb, beta, &gc, &gc);
   }
-  if (!ocl_have_gemm(ctx, device)) return ocl_decline(call, g_clblast.error);
+  pthread_once(&g_clblast.once, load_clblast);
+  if (g_clblast.sgemm == NULL) return ocl_decline(call, g_clblast.error);
   CLBlastTranspose ta = trans_a ? CLBlastTransposeYes : CLBlastTransposeNo;
   CLBlastTranspose tb = trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
   size_t oa = a->offset / item + offset_a, ob = b->offset / item + offset_b;

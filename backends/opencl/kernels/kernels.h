@@ -151,6 +151,11 @@ typedef struct ocl_rows {
   cl_long row_strides[3][8];
 } ocl_rows;
 
+/** Work-items per row of a row kernel (reduce.cl, a power of two): a tree of up to 64, or
+ *  on CPU devices one per row of up to 1024 elements where @p in_order sums are accurate
+ *  enough for the caller. */
+int ocl_row_group(tb_context ctx, int32_t device, int64_t row_length, bool in_order);
+
 /** Maps @p in's dimensions (reduced or in a row: the bits of @p mask) to rows; @p out has
  *  @p in's shape (@p same_shape) or is the reduction's result (with or without @p keepdim);
  *  @p in2 (or NULL) has @p in's shape.  False when more than 8 dimensions of either kind. */

@@ -2,7 +2,7 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * The fused optimizer steps (_fused_sgd_, _fused_adamw_: one launch per parameter; each
- * element's whole update in one work-item, or for AdamW off GPUs a run of elements per
+ * element's whole update in one work-item, or for AdamW on CPU devices a run of elements per
  * work-item) and bernoulli_ on the device's own Philox stream (vendor.h, "Random numbers":
  * element i uses the counter values from offset + 4 i).  Dense tensors only; grad_scale and
  * found_inf (AMP's scaler) are declined to the CPU fallback.
@@ -86,10 +86,10 @@ static tb_status fused_step(tb_context ctx, const tb_kernel_call *call) {
       return ocl_decline(call, "optimizer state that is not dense, or a step that is not float32");
     }
   }
-  /* Elements per work-item of tb_adamw (optim.cl): 1 on GPUs, where neighbouring work-items
-   * must touch neighbouring elements; on other devices a run of them, which a CPU driver
-   * vectorizes, and the step's two pow() calls once per run. */
-  cl_long chunk = ctx->devices[device].type & CL_DEVICE_TYPE_GPU ? 1 : 256;
+  /* Elements per work-item of tb_adamw (optim.cl): on CPU devices a run of them, which the
+   * driver vectorizes, and the step's two pow() calls once per run; elsewhere 1, so that
+   * neighbouring work-items touch neighbouring elements. */
+  cl_long chunk = ctx->devices[device].type & CL_DEVICE_TYPE_CPU ? 256 : 1;
   for (int64_t i = 0; i < count && status == TB_OK; i++) {
     const tb_tensor *p = a[0].as.tensors.items[i];
     int64_t n = 0;

@@ -25,9 +25,9 @@ __kernel void tb_sgd(OCL_PTR(T, param), OCL_PTR(T, grad), OCL_PTR(T, buf), long 
 }
 
 /* AdamW, as ATen's fused kernel: the step count read from its device tensor.  Each work-item
- * updates `chunk` consecutive elements (the host picks 1 on GPUs, where neighbouring
- * work-items read neighbouring elements, and a few hundred on CPUs): the bias corrections,
- * two pow() calls that cost more than the rest of an element's update on a CPU driver, are
+ * updates `chunk` consecutive elements (the host picks a few hundred on CPU devices, else 1,
+ * so that neighbouring work-items read neighbouring elements): the bias corrections, two
+ * pow() calls that cost more than the rest of an element's update on a CPU driver, are
  * computed once per work-item. */
 __kernel void tb_adamw(OCL_PTR(T, param), OCL_PTR(T, grad), OCL_PTR(T, exp_avg),
                        OCL_PTR(T, exp_avg_sq), OCL_PTR(T, max_exp_avg_sq), OCL_PTR(float, step),

@@ -61,18 +61,24 @@ static const char *acc_type(tb_dtype dtype) {
   return dtype == TB_DTYPE_FLOAT32 ? "float" : dtype == TB_DTYPE_FLOAT64 ? "double" : "long";
 }
 
+int ocl_row_group(tb_context ctx, int32_t device, int64_t row_length, bool in_order) {
+  /* A CPU driver runs a group's work-items as loops split at each barrier: for rows up to a
+   * thousand elements one work-item per row, which reads its row in order, is faster (PoCL:
+   * softmax over 128 x 128 floats in 1/6 of the time).  Longer rows keep the tree, for its
+   * rounding. */
+  if (in_order && (ctx->devices[device].type & CL_DEVICE_TYPE_CPU) && row_length <= 1024) {
+    return 1;
+  }
+  return row_length >= 64 ? 64 : row_length >= 8 ? 8 : 1;
+}
+
 /* Compiles (once) and runs kernel `name` of reduce.cl over `rows`. */
 static tb_status launch(tb_context ctx, const tb_kernel_call *call, int32_t device,
                         const char *name, const char *defines, const tb_tensor *out,
                         const tb_tensor *in0, const tb_tensor *in1, const ocl_rows *rows,
                         const tb_value *scale, tb_dtype acc) {
   if (rows->rows == 0) return TB_OK;
-  int wg = rows->row_length >= 64 ? 64 : rows->row_length >= 8 ? 8 : 1;
-  /* A CPU driver runs a group's work-items as loops split at each barrier: for rows up to a
-   * thousand elements one work-item per row, which reads its row in order, is faster (PoCL:
-   * softmax over 128 x 128 floats in 1/6 of the time).  Longer rows keep the tree, for its
-   * rounding. */
-  if ((ctx->devices[device].type & CL_DEVICE_TYPE_CPU) && rows->row_length <= 1024) wg = 1;
+  int wg = ocl_row_group(ctx, device, rows->row_length, true);
   char source[1024];
   snprintf(source, sizeof source,
            "#define T_OUT %s\n#define T0 %s\n#define T1 %s\n#define ACC %s\n#define WG %d\n%s",

@@ -37,44 +37,34 @@ typedef struct tb_rows {
 #define PRE(v) (v)
 #endif
 
-/* The offsets of row `row` for each operand (one dimension, the common case, without the
- * division per dimension: integer division does not vectorize). */
-#define ROW_BASE(L, row, base0, base1, base2)           \
-  do {                                                  \
-    long rest_ = (row);                                 \
-    if ((L).kept_ndim == 1) {                           \
-      base0 += rest_ * (L).kept_strides[0][0];          \
-      base1 += rest_ * (L).kept_strides[1][0];          \
-      base2 += rest_ * (L).kept_strides[2][0];          \
-      break;                                            \
-    }                                                   \
-    for (int d_ = (L).kept_ndim - 1; d_ >= 0; d_--) {   \
-      long c_ = rest_ % (L).kept_sizes[d_];             \
-      rest_ /= (L).kept_sizes[d_];                      \
-      base0 += c_ * (L).kept_strides[0][d_];            \
-      base1 += c_ * (L).kept_strides[1][d_];            \
-      base2 += c_ * (L).kept_strides[2][d_];            \
-    }                                                   \
+/* Adds to off0..off2 the offsets of element `index` of an ndim-dimensional index space with
+ * `sizes` and per-operand `strides`.  One dimension, the common case, takes no division
+ * (integer division does not vectorize). */
+#define ROW_OFFSETS(ndim, sizes, strides, index, off0, off1, off2) \
+  do {                                                            \
+    long rest_ = (index);                                         \
+    if ((ndim) == 1) {                                            \
+      off0 += rest_ * (strides)[0][0];                            \
+      off1 += rest_ * (strides)[1][0];                            \
+      off2 += rest_ * (strides)[2][0];                            \
+      break;                                                      \
+    }                                                             \
+    for (int d_ = (ndim) - 1; d_ >= 0; d_--) {                    \
+      long c_ = rest_ % (sizes)[d_];                              \
+      rest_ /= (sizes)[d_];                                       \
+      off0 += c_ * (strides)[0][d_];                              \
+      off1 += c_ * (strides)[1][d_];                              \
+      off2 += c_ * (strides)[2][d_];                              \
+    }                                                             \
   } while (0)
 
-/* The offsets of element `e` of a row, for each operand (one dimension without division). */
-#define ROW_ELEMENT(L, e, off0, off1, off2)             \
-  do {                                                  \
-    long rest_ = (e);                                   \
-    if ((L).row_ndim == 1) {                            \
-      off0 += rest_ * (L).row_strides[0][0];            \
-      off1 += rest_ * (L).row_strides[1][0];            \
-      off2 += rest_ * (L).row_strides[2][0];            \
-      break;                                            \
-    }                                                   \
-    for (int d_ = (L).row_ndim - 1; d_ >= 0; d_--) {    \
-      long c_ = rest_ % (L).row_sizes[d_];              \
-      rest_ /= (L).row_sizes[d_];                       \
-      off0 += c_ * (L).row_strides[0][d_];              \
-      off1 += c_ * (L).row_strides[1][d_];              \
-      off2 += c_ * (L).row_strides[2][d_];              \
-    }                                                   \
-  } while (0)
+/* The offsets of row `row` for each operand. */
+#define ROW_BASE(L, row, base0, base1, base2) \
+  ROW_OFFSETS((L).kept_ndim, (L).kept_sizes, (L).kept_strides, row, base0, base1, base2)
+
+/* The offsets of element `e` of a row, for each operand. */
+#define ROW_ELEMENT(L, e, off0, off1, off2) \
+  ROW_OFFSETS((L).row_ndim, (L).row_sizes, (L).row_strides, e, off0, off1, off2)
 
 /* Combines the group's partial values in `partial` (every work-item's in partial[lid]); the
  * result is in partial[0] for all. */
