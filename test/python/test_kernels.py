@@ -849,6 +849,46 @@ def test_matrix_products_every_layout_match_cpu(dtype):
         )
 
 
+def _row_operations(dtype: torch.dtype, device: str) -> list[torch.Tensor]:
+    """softmax, log_softmax, their backwards and the reductions over the last dimension, over
+    the layouts a row kernel's vector path has edges for: rows shorter than, equal to and
+    around multiples of 8, row counts that group by 16, 8, 2 and 1, rows at odd offsets
+    (views), rows with a stride (they take the scalar loops), and NaN and infinities in a
+    row."""
+    generator = torch.Generator().manual_seed(12)
+    results = []
+    for rows, n in ((1, 1), (3, 7), (16, 8), (48, 13), (8, 64), (10, 200), (2, 1000)):
+        base = torch.randn(rows, n + 1, generator=generator, dtype=dtype) * 4
+        base[0, 1] = math.nan if rows > 1 else base[0, 1]
+        if rows > 2:
+            base[1, 1:] = -math.inf
+            base[2, -1] = math.inf
+        grad = torch.randn(rows, n, generator=generator, dtype=dtype).to(device)
+        full = base.to(device)
+        for x in (full[:, 1:], full.t().contiguous().t()[:, 1:]):  # offset 1; then strided
+            y, log_y = torch.softmax(x, -1), torch.log_softmax(x, -1)
+            results += [y, log_y, x.sum(-1), x.mean(-1), x.amax(-1), x.amin(-1)]
+            results.append(torch.ops.aten._softmax_backward_data(grad, y, -1, dtype))
+            results.append(torch.ops.aten._log_softmax_backward_data(grad, log_y, -1, dtype))
+    return [r.cpu() for r in results]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_row_operations_every_layout_match_cpu(dtype):
+    expected = _row_operations(dtype, "cpu")
+    actual = _row_operations(dtype, DEV)
+    tolerance = 1e-4 if dtype == torch.float32 else 1e-12  # sums of up to 1000 in any order
+    for i, (got, want) in enumerate(zip(actual, expected, strict=True)):
+        torch.testing.assert_close(
+            got,
+            want,
+            atol=tolerance,
+            rtol=tolerance,
+            equal_nan=True,
+            msg=lambda m, i=i: f"result {i}: {m}",
+        )
+
+
 @pytest.mark.parametrize(
     ("dtype", "exponents"),
     [

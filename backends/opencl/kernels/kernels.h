@@ -156,6 +156,13 @@ typedef struct ocl_rows {
  *  enough for the caller. */
 int ocl_row_group(tb_context ctx, int32_t device, int64_t row_length, bool in_order);
 
+/** Queues a row kernel of reduce.cl over @p rows rows with @p wg work-items per row (from
+ *  ocl_row_group).  One work-item per row runs neighbouring rows in one work-group, so that
+ *  a CPU driver runs them in vector lanes; more make one work-group per row.  Holds no lock:
+ *  the caller holds the kernel's. */
+tb_status ocl_run_rows(tb_context ctx, int32_t device, tb_stream stream, cl_kernel kernel,
+                       int64_t rows, int wg, const char *what);
+
 /** Maps @p in's dimensions (reduced or in a row: the bits of @p mask) to rows; @p out has
  *  @p in's shape (@p same_shape) or is the reduction's result (with or without @p keepdim);
  *  @p in2 (or NULL) has @p in's shape.  False when more than 8 dimensions of either kind. */

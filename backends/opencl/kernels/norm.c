@@ -36,17 +36,6 @@ static tb_status kernel_for(tb_context ctx, int32_t device, tb_dtype dtype, int 
   return ocl_kernel_get(ctx, device, defines, sources, 2, name, kernel);
 }
 
-static tb_status run_groups(tb_context ctx, int32_t device, const tb_kernel_call *call,
-                            ocl_kernel *kernel, int64_t groups, int wg, const char *what) {
-  ocl_stream *stream = ocl_stream_of(call->stream);
-  size_t local = (size_t)wg, global = (size_t)groups * local;
-  ocl_stream_begin(stream);
-  cl_int err = clEnqueueNDRangeKernel(stream->queue, kernel->kernel, 1, NULL, &global, &local, 0,
-                                      NULL, NULL);
-  ocl_stream_end(stream, err == CL_SUCCESS);
-  return err == CL_SUCCESS ? TB_OK : ocl_check(ctx, device, err, what);
-}
-
 /* The shape of a layer_norm call: rows x n, n the normalized elements. */
 static bool shape_of(const tb_tensor *input, const tb_value *normalized, int64_t *rows,
                      int64_t *n) {
@@ -111,7 +100,7 @@ static tb_status layer_norm(tb_context ctx, const tb_kernel_call *call) {
   ocl_arg_acc(&args, dtype, a[4].as.f);
   status = ocl_args_done(&args);
   if (status == TB_OK)
-    status = run_groups(ctx, device, call, kernel, rows, wg, "native_layer_norm");
+    status = ocl_run_rows(ctx, device, call->stream, kernel->kernel, rows, wg, "native_layer_norm");
   pthread_mutex_unlock(&kernel->lock);
   return status;
 }
@@ -174,7 +163,8 @@ static tb_status layer_norm_backward(tb_context ctx, const tb_kernel_call *call)
     ocl_arg_value(&args, sizeof has_weight, &has_weight);
     status = ocl_args_done(&args);
     if (status == TB_OK) {
-      status = run_groups(ctx, device, call, kernel, rows, wg, "native_layer_norm_backward");
+      status = ocl_run_rows(ctx, device, call->stream, kernel->kernel, rows, wg,
+                            "native_layer_norm_backward");
     }
     pthread_mutex_unlock(&kernel->lock);
     if (status != TB_OK) return status;
@@ -286,7 +276,8 @@ static tb_status batch_norm(tb_context ctx, const tb_kernel_call *call) {
   ocl_arg_acc(&args, dtype, a[7].as.f);
   status = ocl_args_done(&args);
   if (status == TB_OK)
-    status = run_groups(ctx, device, call, kernel, channels, wg, "native_batch_norm");
+    status =
+        ocl_run_rows(ctx, device, call->stream, kernel->kernel, channels, wg, "native_batch_norm");
   pthread_mutex_unlock(&kernel->lock);
   return status;
 }
@@ -365,7 +356,8 @@ static tb_status batch_norm_backward(tb_context ctx, const tb_kernel_call *call)
   ocl_arg_acc(&args, dtype, a[8].as.f);
   status = ocl_args_done(&args);
   if (status == TB_OK)
-    status = run_groups(ctx, device, call, kernel, channels, wg, "native_batch_norm_backward");
+    status = ocl_run_rows(ctx, device, call->stream, kernel->kernel, channels, wg,
+                          "native_batch_norm_backward");
   pthread_mutex_unlock(&kernel->lock);
   return status;
 }
