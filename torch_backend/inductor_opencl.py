@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from typing import Any
 
 import sympy
 import torch
 from sympy.printing.precedence import PRECEDENCE
+from torch._inductor import config as inductor_config
 from torch._inductor.codegen.common import (
     CSE,
     CSEVariable,
@@ -41,7 +43,11 @@ from torch._inductor.codegen.common import (
     OpOverrides,
 )
 from torch._inductor.codegen.simd import IterationRangesEntry, SIMDKernel, SIMDScheduling
-from torch._inductor.utils import get_bounds_index_expr, get_kernel_metadata
+from torch._inductor.utils import (
+    get_bounds_index_expr,
+    get_fused_kernel_name,
+    get_kernel_metadata,
+)
 from torch._inductor.virtualized import V, ops
 from torch.utils._ordered_set import OrderedSet
 from torch.utils._sympy.printers import ExprPrinter
@@ -1033,6 +1039,19 @@ class OpenCLKernel(SIMDKernel):
         return
 
 
+def kernel_name(node_schedule: Any, kernel: Any, index: int) -> str:
+    """A generated kernel's name, as Triton's read in a profile: ``tb_ocl_``, ``poi`` or
+    ``red`` (pointwise or reduction), the operators it fuses (Inductor's descriptive names,
+    cut to an OpenCL identifier of sensible length) and its index in the graph's program,
+    which keeps names unique."""
+    category = "red" if kernel.features.is_reduction() else "poi"
+    fused = ""
+    if inductor_config.triton.descriptive_names:
+        fused = get_fused_kernel_name(node_schedule, inductor_config.triton.descriptive_names)
+        fused = re.sub(r"[^A-Za-z0-9_]", "_", fused)[:48].rstrip("_")
+    return "_".join(part for part in ("tb_ocl", category, fused, str(index)) if part)
+
+
 class OpenCLScheduling(SIMDScheduling):
     kernel_type = OpenCLKernel  # type: ignore[assignment]
 
@@ -1040,7 +1059,7 @@ class OpenCLScheduling(SIMDScheduling):
         wrapper = V.graph.wrapper_code
         if src_code in wrapper.src_to_kernel:
             return wrapper.src_to_kernel[src_code]
-        name = f"tb_ocl_kernel_{len(getattr(wrapper, '_tb_ocl_kernels', ()))}"
+        name = kernel_name(node_schedule, kernel, len(getattr(wrapper, "_tb_ocl_kernels", ())))
         wrapper.src_to_kernel[src_code] = name
         origins, _ = get_kernel_metadata(node_schedule, wrapper)
         wrapper._tb_define_opencl(name, src_code.replace("KERNEL_NAME", name), origins)

@@ -7,6 +7,7 @@ and compiled results equal eager ones."""
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import torch
@@ -91,8 +92,11 @@ def test_mlp_forward_backward_matches_eager():
         # generated kernels run on the host after a wait for the stream
         assert all("cpp_fused" in c and "tb_host_barrier(0)" in c for c in code)
     elif OPENCL:
-        # OpenCL C kernels, launched on the stream; products stay the vendor's
-        assert all("__kernel void tb_ocl_kernel_0(" in c and "tb_launch(" in c for c in code)
+        # OpenCL C kernels named as Triton's are (kind, fused operators, index), launched on
+        # the stream; products stay the vendor's
+        names = [re.findall(r"__kernel void (tb_ocl_(?:poi|red)_fused_\w+_\d+)\(", c) for c in code]
+        assert all(names) and all("tb_launch(" in c for c in code), names
+        assert any("gelu" in name for name in names[0]), names  # the forward's fused GELU
         assert all("extern_kernels.addmm" in c or "extern_kernels.mm" in c for c in code)
     else:
         assert not any("cpp_fused" in c or "async_compile.cpp" in c for c in code)
