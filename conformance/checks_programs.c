@@ -14,7 +14,11 @@
  *   an allocation and takes its scalars by value: every element is compared on the host;
  * - a launch queues in stream order: after a copy on the stream, before a copy back;
  * - launch refuses a wrong argument count, 0 or 4 dimensions and a pointer that is no device
- *   memory, each with a message; release frees the program.
+ *   memory, each with a message; release frees the program;
+ * - (ABI 2.7) a kernel that declares TB_FAULT_PARAM and reports an index out of range with
+ *   TB_FAULT_INDEX faults the device: the next synchronize fails naming the kernel and the
+ *   index, device.reset clears it, and get_kernel describes none of TB_FAULT_PARAM's
+ *   parameters.
  * Skipped when the vendor has no such extension.  Everything runs on device 0.
  */
 #include <stdio.h>
@@ -267,6 +271,85 @@ done:
   return outcome;
 }
 
+/* A gather whose index may lie out of range, reported through TB_FAULT_PARAM (ABI 2.7). */
+static const char k_gather_fault[] =
+    "#ifndef TB_FAULT_PARAM\n"
+    "#error the vendor defines no TB_FAULT_PARAM\n"
+    "#endif\n"
+    "__kernel void gather_fault(__global const float *x, __global float *y, long n, long index,\n"
+    "                           TB_FAULT_PARAM) {\n"
+    "  if (index < 0 || index >= n) {\n"
+    "    TB_FAULT_INDEX(index, n);\n"
+    "    return;\n"
+    "  }\n"
+    "  y[get_global_id(0)] = x[index];\n"
+    "}\n";
+
+/* An index out of range in a program kernel faults the device, naming the kernel. */
+static tb_check_outcome check_faults(tb_check_context *ctx) {
+  tb_check_outcome outcome = TB_CHECK_FAIL;
+  const tb_vendor_handle *v = ctx->vendor;
+  const tb_programs_extension *programs = NULL;
+  tb_program program = NULL;
+  tb_program_kernel kernel = NULL;
+  tb_program_kernel_info info;
+  tb_stream stream = NULL;
+  void *memory = NULL;
+  FIND_PROGRAMS();
+  if (v->abi_major == 2 && v->abi_minor < 7) {
+    return tbc_skip(ctx, "the vendor was built against ABI 2.%u (faults from programs: 2.7)",
+                    (unsigned)v->abi_minor);
+  }
+  if (v->device.reset == NULL) return tbc_skip(ctx, "the vendor has no device.reset");
+  EXPECT_OK(programs->build(v->context, 0, TB_PROGRAM_OPENCL_C, k_gather_fault,
+                            strlen(k_gather_fault), "", &program));
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  EXPECT_OK(programs->get_kernel(v->context, program, "gather_fault", &kernel, &info));
+  EXPECT_TRUE(info.param_count == 4,
+              "get_kernel described %u parameters of gather_fault; expected 4 (TB_FAULT_PARAM's "
+              "are the vendor's, not described)",
+              (unsigned)info.param_count);
+  EXPECT_OK(v->stream.create(v->context, 0, 0, &stream));
+  EXPECT_OK(v->memory.device_malloc(v->context, 0, 64 * sizeof(float), &memory));
+  float host[64];
+  for (int i = 0; i < 64; i++) host[i] = (float)i;
+  EXPECT_OK(v->memory.copy_h2d(v->context, 0, memory, host, sizeof host));
+  float *x = memory, *y = (float *)memory + 32;
+  int64_t n = 32, index = 5;
+  const void *args[] = {&x, &y, &n, &index};
+  tb_launch_dims dims = {1, {1, 1, 1}, {0, 0, 0}};
+  EXPECT_OK(programs->launch(v->context, stream, kernel, &dims, args, 4));
+  EXPECT_OK(v->stream.synchronize(v->context, stream));
+  float got = -1.0f;
+  EXPECT_OK(v->memory.copy_d2h(v->context, 0, &got, y, sizeof got));
+  EXPECT_TRUE(got == 5.0f, "gather_fault with index 5 wrote %g, expected 5", (double)got);
+  index = 4099;
+  EXPECT_OK(programs->launch(v->context, stream, kernel, &dims, args, 4));
+  EXPECT_STATUS(v->stream.synchronize(v->context, stream), TB_ERROR_DEVICE_FAULT);
+  const char *message = v->last_error(v->context);
+  EXPECT_TRUE(
+      message != NULL && strstr(message, "gather_fault") != NULL && strstr(message, "4099") != NULL,
+      "the fault's message names neither the kernel (gather_fault) nor the index "
+      "(4099): '%s'",
+      message != NULL ? message : "(null)");
+  EXPECT_STATUS(v->device.synchronize(v->context, 0), TB_ERROR_DEVICE_FAULT); /* sticky */
+  EXPECT_OK(v->device.reset(v->context, 0));
+  index = 7;
+  EXPECT_OK(programs->launch(v->context, stream, kernel, &dims, args, 4));
+  EXPECT_OK(v->memory.copy_d2h_async(v->context, stream, &got, y, sizeof got));
+  EXPECT_OK(v->stream.synchronize(v->context, stream));
+  EXPECT_TRUE(got == 7.0f, "after reset, gather_fault with index 7 wrote %g", (double)got);
+  outcome = TB_CHECK_PASS;
+done:
+  if (stream != NULL) v->stream.synchronize(v->context, stream);
+  v->device.reset(v->context, 0);
+  if (memory != NULL) v->memory.device_free(v->context, 0, memory);
+  if (stream != NULL) v->stream.destroy(v->context, stream);
+  if (program != NULL) programs->release(v->context, program);
+  return outcome;
+}
+
 const tb_check tbc_program_checks[] = {
     {"programs", "build_error",
      "a source that does not compile, and a language the vendor does not declare, fail to "
@@ -285,5 +368,10 @@ const tb_check tbc_program_checks[] = {
      "launch refuses a wrong argument count, 0 or 4 dimensions and a host address, each with a "
      "message; release frees the program",
      check_refusals},
+    {"programs", "faults",
+     "a kernel declaring TB_FAULT_PARAM (ABI 2.7) that reports an index out of range with "
+     "TB_FAULT_INDEX faults the device, naming the kernel and the index, until reset; the "
+     "vendor's parameters are not described",
+     check_faults},
 };
 const size_t tbc_program_check_count = sizeof tbc_program_checks / sizeof tbc_program_checks[0];

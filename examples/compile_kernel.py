@@ -1,5 +1,6 @@
 """A kernel written as a string, built and launched on the device: torch.<device>.compile_kernel
-(vendor.h ABI 2.6, TB_EXTENSION_PROGRAMS), here in OpenCL C on the opencl vendor.
+(vendor.h ABI 2.6, TB_EXTENSION_PROGRAMS), here in OpenCL C on the opencl vendor; and a kernel
+that reports an index out of range as a device fault (TB_FAULT_PARAM, ABI 2.7).
 
     TORCH_BACKEND_VENDOR=opencl python examples/compile_kernel.py
 
@@ -37,3 +38,30 @@ try:
     module.compile_kernel("__kernel void k(__global float *y) { y[0] = oops; }", "k")
 except RuntimeError as error:
     print("build error:", next(line for line in str(error).splitlines() if "oops" in line))
+
+# A kernel that may meet a bad index declares TB_FAULT_PARAM (the vendor's parameters: the
+# call passes the others) and reports it with TB_FAULT_INDEX: the next synchronizing call
+# raises naming the kernel, and the device stays faulted until reset_device, as after a
+# failing kernel of the vendor's own.
+source = """
+__kernel void take(__global const float *x, __global const long *index, __global float *y,
+                   long n, TB_FAULT_PARAM) {
+  size_t i = get_global_id(0);
+  long j = index[i];
+  if (j < 0 || j >= n) {
+    TB_FAULT_INDEX(j, n);
+    return;
+  }
+  y[i] = x[j];
+}
+"""
+take = module.compile_kernel(source, "take")
+index = torch.tensor([8, 0, 42], device=device)
+take(x, index, y, x.numel(), threads=index.numel())
+try:
+    module.synchronize()
+except torch.AcceleratorError as error:
+    print("fault:", str(error).splitlines()[0])
+module.reset_device()
+take(x, index[:2], y, x.numel(), threads=2)
+print("after reset:", [round(v, 4) for v in y[:2].tolist()])

@@ -159,6 +159,10 @@ PRELUDE = r"""
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
+#ifndef TB_FAULT_PARAM
+/* a vendor without a fault record for programs: an index out of range is only skipped */
+#define TB_FAULT_INDEX(index, size)
+#endif
 /* erf of a float, as the opencl vendor's kernels compute it (backends/opencl/program.c):
    a driver's erf may be a scalar call per element (PoCL: 12x slower than this).  The
    Maclaurin series below 1, 1 - erfc above by Numerical Recipes' Chebyshev fit; within
@@ -737,6 +741,7 @@ class OpenCLKernel(SIMDKernel):
         self.post_loop = IndentedBuffer()
         self.outside_loop_vars: OrderedSet[Any] = OrderedSet()
         self.accumulators = itertools.count()
+        self._tb_reports_faults = False  # an index check writes the fault record
 
     def dtype_to_str(self, dtype: torch.dtype) -> str:
         return ctype(dtype)
@@ -991,7 +996,15 @@ class OpenCLKernel(SIMDKernel):
             if not isinstance(tree.numel, (sympy.Integer, int)):
                 if not tree.is_reduction or self.inside_reduction:
                     params.append(f"const long {tree.prefix}numel")
-        code.writeline(f"__kernel void KERNEL_NAME({', '.join(params)}) {{")
+        if self._tb_reports_faults:
+            # the vendor's fault record, where it has one (vendor.h, TB_FAULT_PARAM)
+            code.writeline(f"__kernel void KERNEL_NAME({', '.join(params)}")
+            code.writeline("#ifdef TB_FAULT_PARAM")
+            code.writeline("    , TB_FAULT_PARAM")
+            code.writeline("#endif")
+            code.writeline(") {")
+        else:
+            code.writeline(f"__kernel void KERNEL_NAME({', '.join(params)}) {{")
         with code.indent():
             for tree in self._grid_trees():
                 code.writeline(
@@ -1023,17 +1036,21 @@ class OpenCLKernel(SIMDKernel):
         wrapper._tb_launch(name, f"({', '.join(grid)},)", f"({argument_tuple})")
 
     def check_bounds(self, expr: sympy.Expr, size: sympy.Expr, lower: bool, upper: bool) -> None:
-        """An indirect index (an embedding's, a gather's) out of range: the work item stops
-        before it touches memory -- no read or write outside the tensor.  Unlike the vendor's
-        own kernels, a generated one cannot yet report the fault (the programs ABI gives it no
-        fault record), so its outputs for that element are left unwritten."""
+        """An indirect index (an embedding's, a gather's) out of range: the work item reports
+        it through the vendor's fault record (vendor.h, TB_FAULT_INDEX: the next synchronizing
+        call raises a device fault naming the kernel, as the vendor's own kernels do) and
+        stops before it touches memory.  A vendor that defines no TB_FAULT_PARAM still stops
+        the work item; the kernel then reports nothing."""
         if not (lower or upper):
             return
         index, bound = self.index_to_str(expr), self.index_to_str(size)
         tests = ([f"({index}) < 0"] if lower else []) + (
             [f"({index}) >= ({bound})"] if upper else []
         )
-        self.compute.writeline(f"if ({' || '.join(tests)}) return;")
+        self._tb_reports_faults = True
+        self.compute.writeline(
+            f"if ({' || '.join(tests)}) {{ TB_FAULT_INDEX({index}, {bound}); return; }}"
+        )
 
     def device_assert_async(self, cond: Any, msg: str) -> None:
         return

@@ -275,6 +275,9 @@ void ocl_devices_release(tb_context ctx) {
     free(dev->streams);
     if (dev->fault != NULL) clReleaseMemObject(dev->fault);
     if (dev->internal != NULL) clReleaseCommandQueue(dev->internal);
+    for (size_t i = 0; i < sizeof dev->fault_op_copies / sizeof dev->fault_op_copies[0]; i++) {
+      free(dev->fault_op_copies[i]);
+    }
     pthread_mutex_destroy(&dev->lock);
   }
   free(ctx->devices);

@@ -32,6 +32,11 @@ typedef struct program_kernel {
   cl_kernel kernel;
   pthread_mutex_t lock; /* guards the kernel's arguments between setting and enqueueing */
   tb_program_param *params;
+  cl_uint *arg_index; /* the OpenCL argument of each described parameter */
+  /* TB_FAULT_PARAM's two arguments (the record and the kernel's site in it), which the vendor
+   * binds and get_kernel does not describe; -1 when the kernel does not declare it. */
+  cl_int fault_record, fault_site;
+  cl_uint site;
   tb_program_kernel_info info;
   struct program_kernel *next;
 } program_kernel;
@@ -79,23 +84,43 @@ static tb_program_param scalar_param(const char *type) {
   return (tb_program_param){(tb_param_kind)0, 0};
 }
 
-/* Describes the parameters of `kernel` into `params`; TB_ERROR_NOT_SUPPORTED when the
- * argument information is not available (a binary without it). */
-static tb_status describe(tb_context ctx, int32_t device, cl_kernel kernel, const char *name,
-                          tb_program_param *params, cl_uint count) {
+/* Describes the parameters of `entry->kernel` (of `count` arguments) into `entry->params`,
+ * leaving out TB_FAULT_PARAM's, which it notes; TB_ERROR_NOT_SUPPORTED when the argument
+ * information is not available (a binary without it). */
+static tb_status describe(tb_context ctx, int32_t device, program_kernel *entry, cl_uint count) {
+  const char *name = entry->name;
+  cl_uint described = 0;
+  entry->fault_record = entry->fault_site = -1;
   for (cl_uint i = 0; i < count; i++) {
     cl_kernel_arg_address_qualifier address = CL_KERNEL_ARG_ADDRESS_PRIVATE;
-    char type[128] = "";
-    cl_int err = clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof address,
-                                    &address, NULL);
+    char type[128] = "", arg_name[64] = "";
+    cl_int err = clGetKernelArgInfo(entry->kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER,
+                                    sizeof address, &address, NULL);
     if (err == CL_SUCCESS) {
-      err = clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL);
+      err = clGetKernelArgInfo(entry->kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type,
+                               NULL);
+    }
+    if (err == CL_SUCCESS) {
+      err = clGetKernelArgInfo(entry->kernel, i, CL_KERNEL_ARG_NAME, sizeof arg_name - 1, arg_name,
+                               NULL);
+      if (err == CL_INVALID_VALUE) err = CL_SUCCESS; /* a longer name: not one of ours */
     }
     if (err == CL_KERNEL_ARG_INFO_NOT_AVAILABLE) return TB_ERROR_NOT_SUPPORTED;
     if (err != CL_SUCCESS) return ocl_check(ctx, device, err, "clGetKernelArgInfo");
     type[sizeof type - 1] = '\0';
+    arg_name[sizeof arg_name - 1] = '\0';
+    if (strcmp(arg_name, "tb_fault_record") == 0 && address == CL_KERNEL_ARG_ADDRESS_GLOBAL) {
+      entry->fault_record = (cl_int)i;
+      continue;
+    }
+    if (strcmp(arg_name, "tb_fault_site") == 0 && strcmp(type, "uint") == 0) {
+      entry->fault_site = (cl_int)i;
+      continue;
+    }
+    tb_program_param *param = &entry->params[described];
+    entry->arg_index[described++] = i;
     if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT) {
-      params[i] = (tb_program_param){TB_PARAM_POINTER, (uint32_t)sizeof(void *)};
+      *param = (tb_program_param){TB_PARAM_POINTER, (uint32_t)sizeof(void *)};
       continue;
     }
     if (address == CL_KERNEL_ARG_ADDRESS_LOCAL) {
@@ -104,14 +129,22 @@ static tb_status describe(tb_context ctx, int32_t device, cl_kernel kernel, cons
                       "(declare the local array inside the kernel)",
                       name, (unsigned)i);
     }
-    params[i] = scalar_param(type);
-    if (params[i].kind == 0) {
+    *param = scalar_param(type);
+    if (param->kind == 0) {
       return ocl_fail(TB_ERROR_INVALID_ARGUMENT,
                       "kernel '%s': parameter %u has type '%s', which is no OpenCL C scalar, "
                       "vector or __global pointer",
                       name, (unsigned)i, type);
     }
   }
+  if ((entry->fault_record < 0) != (entry->fault_site < 0)) {
+    return ocl_fail(TB_ERROR_INVALID_ARGUMENT,
+                    "kernel '%s' declares one of TB_FAULT_PARAM's parameters (tb_fault_record, "
+                    "tb_fault_site) without the other: declare them with TB_FAULT_PARAM",
+                    name);
+  }
+  if (entry->fault_record >= 0) entry->site = ocl_fault_op_copy(ctx, device, name);
+  entry->info.param_count = described;
   return TB_OK;
 }
 
@@ -119,6 +152,7 @@ static void kernel_free(program_kernel *entry) {
   if (entry->kernel != NULL) clReleaseKernel(entry->kernel);
   pthread_mutex_destroy(&entry->lock);
   free(entry->params);
+  free(entry->arg_index);
   free(entry->name);
   free(entry);
 }
@@ -227,8 +261,9 @@ static tb_status ext_get_kernel(tb_context ctx, tb_program handle, const char *n
       pthread_mutex_init(&entry->lock, NULL);
       entry->name = malloc(name_size);
       entry->params = calloc(count > 0 ? count : 1, sizeof *entry->params);
+      entry->arg_index = calloc(count > 0 ? count : 1, sizeof *entry->arg_index);
     }
-    if (entry == NULL || entry->name == NULL || entry->params == NULL) {
+    if (entry == NULL || entry->name == NULL || entry->params == NULL || entry->arg_index == NULL) {
       if (entry != NULL) {
         kernel_free(entry);
       } else {
@@ -238,7 +273,7 @@ static tb_status ext_get_kernel(tb_context ctx, tb_program handle, const char *n
       return ocl_fail(TB_ERROR_OUT_OF_MEMORY, "programs.get_kernel: out of host memory");
     }
     memcpy(entry->name, name, name_size);
-    status = err == CL_SUCCESS ? describe(ctx, p->device, kernel, name, entry->params, count)
+    status = err == CL_SUCCESS ? describe(ctx, p->device, entry, count)
                                : ocl_check(ctx, p->device, err, "clGetKernelInfo");
     if (status == TB_ERROR_NOT_SUPPORTED) {
       status = ocl_fail(TB_ERROR_INTERNAL,
@@ -254,8 +289,8 @@ static tb_status ext_get_kernel(tb_context ctx, tb_program handle, const char *n
     size_t group = 1;
     clGetKernelWorkGroupInfo(kernel, ctx->devices[p->device].id, CL_KERNEL_WORK_GROUP_SIZE,
                              sizeof group, &group, NULL);
-    entry->info = (tb_program_kernel_info){sizeof(tb_program_kernel_info), count, entry->params,
-                                           group > 0 ? group : 1};
+    entry->info = (tb_program_kernel_info){sizeof(tb_program_kernel_info), entry->info.param_count,
+                                           entry->params, group > 0 ? group : 1};
     entry->next = p->kernels;
     p->kernels = entry;
   }
@@ -269,10 +304,10 @@ static tb_status ext_get_kernel(tb_context ctx, tb_program handle, const char *n
   return TB_OK;
 }
 
-/* Sets pointer argument `index` of `entry` to the device memory at `ptr` (NULL allowed);
- * `*sub` receives a sub-buffer the caller releases after the launch. */
+/* Sets OpenCL argument `index` of `entry`, the launch's argument `shown`, to the device memory
+ * at `ptr` (NULL allowed); `*sub` receives a sub-buffer the caller releases after the launch. */
 static tb_status set_pointer(tb_context ctx, int32_t device, program_kernel *entry, cl_uint index,
-                             void *ptr, cl_mem *sub) {
+                             size_t shown, void *ptr, cl_mem *sub) {
   cl_int err;
   if (ptr == NULL) {
     err = ctx->mode == OCL_MEMORY_SVM ? clSetKernelArgSVMPointer(entry->kernel, index, NULL)
@@ -281,7 +316,7 @@ static tb_status set_pointer(tb_context ctx, int32_t device, program_kernel *ent
   }
   ocl_place place;
   char what[48];
-  snprintf(what, sizeof what, "argument %u", (unsigned)index);
+  snprintf(what, sizeof what, "argument %zu", shown);
   tb_status status = ocl_place_of(ctx, device, ptr, 1, what, &place);
   if (status != TB_OK) return status;
   if (ctx->mode == OCL_MEMORY_SVM) {
@@ -296,9 +331,9 @@ static tb_status set_pointer(tb_context ctx, int32_t device, program_kernel *ent
     size_t align = align_bits >= 8 ? align_bits / 8 : 1;
     if (place.offset % align != 0) {
       return ocl_fail(TB_ERROR_INVALID_ARGUMENT,
-                      "argument %u points %zu bytes into its buffer, which ocl:%d (buffer mode) "
+                      "argument %zu points %zu bytes into its buffer, which ocl:%d (buffer mode) "
                       "can pass only at multiples of %zu bytes",
-                      (unsigned)index, place.offset, (int)device, align);
+                      shown, place.offset, (int)device, align);
     }
     size_t total = 0;
     clGetMemObjectInfo(place.mem, CL_MEM_SIZE, sizeof total, &total, NULL);
@@ -384,12 +419,25 @@ static tb_status ext_launch(tb_context ctx, tb_stream stream_handle, tb_program_
                         "programs.launch: kernel '%s': argument %zu is NULL", entry->name, i);
     } else if (param->kind == TB_PARAM_POINTER) {
       cl_mem sub = NULL;
-      status = set_pointer(ctx, device, entry, (cl_uint)i, *(void *const *)args[i], &sub);
+      status =
+          set_pointer(ctx, device, entry, entry->arg_index[i], i, *(void *const *)args[i], &sub);
       if (sub != NULL) subs[sub_count++] = sub;
     } else {
-      cl_int err = clSetKernelArg(entry->kernel, (cl_uint)i, param->size, args[i]);
+      cl_int err = clSetKernelArg(entry->kernel, entry->arg_index[i], param->size, args[i]);
       status = ocl_check(ctx, device, err, "clSetKernelArg");
     }
+  }
+  if (status == TB_OK && entry->fault_record >= 0) {
+    /* The device's fault record, read at the next synchronizing call (error.c). */
+    ocl_device *dev = &ctx->devices[device];
+    cl_int err =
+        clSetKernelArg(entry->kernel, (cl_uint)entry->fault_record, sizeof(cl_mem), &dev->fault);
+    if (err == CL_SUCCESS) {
+      err = clSetKernelArg(entry->kernel, (cl_uint)entry->fault_site, sizeof entry->site,
+                           &entry->site);
+    }
+    status = ocl_check(ctx, device, err, "clSetKernelArg (TB_FAULT_PARAM)");
+    if (status == TB_OK) atomic_fetch_add(&dev->fault_launches, 1);
   }
   if (status == TB_OK) {
     ocl_stream_begin(stream);

@@ -17,6 +17,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opencl.h"
@@ -240,6 +241,28 @@ cl_uint ocl_fault_op(tb_context ctx, int32_t device, const char *name) {
   if (index == 0 && dev->fault_op_count < sizeof dev->fault_ops / sizeof dev->fault_ops[0]) {
     index = dev->fault_op_count;
     dev->fault_ops[dev->fault_op_count++] = name;
+  }
+  pthread_mutex_unlock(&dev->lock);
+  return index;
+}
+
+cl_uint ocl_fault_op_copy(tb_context ctx, int32_t device, const char *name) {
+  ocl_device *dev = &ctx->devices[device];
+  pthread_mutex_lock(&dev->lock);
+  if (dev->fault_op_count == 0) dev->fault_ops[dev->fault_op_count++] = "a kernel";
+  cl_uint index = 0;
+  for (cl_uint i = 1; i < dev->fault_op_count && index == 0; i++) {
+    if (dev->fault_op_copies[i] != NULL && strcmp(dev->fault_op_copies[i], name) == 0) index = i;
+  }
+  if (index == 0 && dev->fault_op_count < sizeof dev->fault_ops / sizeof dev->fault_ops[0]) {
+    size_t size = strlen(name) + 1;
+    char *copy = malloc(size);
+    if (copy != NULL) { /* else "a kernel" names it */
+      memcpy(copy, name, size);
+      index = dev->fault_op_count;
+      dev->fault_op_copies[index] = copy;
+      dev->fault_ops[dev->fault_op_count++] = copy;
+    }
   }
   pthread_mutex_unlock(&dev->lock);
   return index;

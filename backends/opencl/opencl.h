@@ -108,6 +108,9 @@ typedef struct ocl_device {
   /* The operators of fault-capable launches, by the index the kernel writes (ocl_fault_op). */
   const char *fault_ops[64];
   unsigned fault_op_count;
+  /* The names among fault_ops the device owns (copies of program kernels' names, which their
+   * programs may outlive in a record), freed with the device. */
+  char *fault_op_copies[64];
   /* Messages of injected faults, by slot (OCL_FAULT_INJECTED's values[0]). */
   char injected[4][256];
   unsigned injected_next;
@@ -227,6 +230,10 @@ tb_status ocl_check_fault_record(tb_context ctx, int32_t device, unsigned long l
 /** The index that kernels of @p device write into the fault record for operator @p name (a
  *  static string), registering it on first use; 0 ("a kernel") once the table is full. */
 cl_uint ocl_fault_op(tb_context ctx, int32_t device, const char *name);
+
+/** ocl_fault_op for a name the caller may free (a program kernel's): the device keeps a copy,
+ *  one per distinct name. */
+cl_uint ocl_fault_op_copy(tb_context ctx, int32_t device, const char *name);
 
 /**
  * The completion status of @p event (CL_EVENT_COMMAND_EXECUTION_STATUS) on @p device: TB_OK

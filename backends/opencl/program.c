@@ -61,12 +61,24 @@ static const char k_prelude[] =
     "}\n";
 
 /* What a program built through TB_EXTENSION_PROGRAMS (device_programs.c: torch.compile's, a
- * user's) starts with: doubles enabled where the device has them, and nothing of the vendor's
- * own names, which a user's source may use for itself. */
+ * user's) starts with: doubles enabled where the device has them, and of the vendor's names
+ * only the two vendor.h documents for OpenCL C (TB_FAULT_PARAM, TB_FAULT_INDEX): a kernel that
+ * declares TB_FAULT_PARAM writes the device's fault record as the vendor's own kernels do
+ * (OCL_FAULT_INDEX; its site is the kernel's name, which the launch binds). */
 static const char k_user_prelude[] =
     "#ifdef TB_FP64\n"
     "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-    "#endif\n";
+    "#endif\n"
+    "#define TB_FAULT_PARAM __global uint *tb_fault_record, uint tb_fault_site\n"
+    "#define TB_FAULT_INDEX(index, size)                                                  \\\n"
+    "  do {                                                                               \\\n"
+    "    if (atomic_cmpxchg((volatile __global uint *)tb_fault_record, 0u, 2u) == 0u) {   \\\n"
+    "      tb_fault_record[1] = tb_fault_site;                                            \\\n"
+    "      ((__global long *)(tb_fault_record + 2))[0] = (long)(index);                   \\\n"
+    "      ((__global long *)(tb_fault_record + 2))[1] = (long)(size);                    \\\n"
+    "    }                                                                                \\\n"
+    "  } while (0)\n";
+_Static_assert(OCL_FAULT_INDEX + 1 == 2, "k_user_prelude writes OCL_FAULT_INDEX's code, 2");
 
 typedef struct ocl_kernel_entry {
   const char *name;

@@ -67,6 +67,9 @@
  *   device tensors sent through torch.multiprocessing.
  * - 2.6: ::TB_EXTENSION_PROGRAMS, device programs built from source at run time
  *   (@ref tb_programs): the kernels torch.compile generates and `torch.<device>.compile_kernel`.
+ * - 2.7: faults from device programs: in OpenCL C a kernel declares `TB_FAULT_PARAM` and
+ *   reports an index out of range with `TB_FAULT_INDEX`, macros the vendor defines; the
+ *   vendor binds the parameters it stands for and get_kernel leaves them out (@ref tb_programs).
  *
  * torch_backend 2.x still loads vendors built against any 1.x header, unchanged and without a
  * rebuild: when a library returns no table for major 2, the loader asks it for major 1 and
@@ -195,7 +198,7 @@ extern "C" {
 /** Major version of this ABI.  Bumped only for incompatible changes (see @ref tb_versioning). */
 #define TB_ABI_VERSION_MAJOR 2
 /** Minor version of this ABI.  Bumped when fields are appended to a struct. */
-#define TB_ABI_VERSION_MINOR 6
+#define TB_ABI_VERSION_MINOR 7
 
 /** Marks a symbol as exported from the vendor's shared library. */
 #if defined(_WIN32)
@@ -1713,7 +1716,22 @@ typedef struct tb_ipc_extension {
  * and options, and calls build once per key and device.
  *
  * Device faults (@ref tb_faults) apply: a kernel that finds an error writes it where the
- * vendor's own kernels would, and the next synchronizing call reports it.  tb-conformance
+ * vendor's own kernels would, and the next synchronizing call reports it.  Since ABI 2.7 a
+ * vendor says how in each language it builds; in OpenCL C it defines two macros in every
+ * program (no other names of its own):
+ *
+ * - `TB_FAULT_PARAM`, which a kernel that may find an error declares among its parameters
+ *   (last, by convention).  It stands for parameters of the vendor's choosing (on opencl the
+ *   device's fault record and the kernel's name in it), which the vendor binds at each launch:
+ *   tb_programs_extension::get_kernel does not describe them, and a launch passes values for
+ *   the other parameters only.
+ * - `TB_FAULT_INDEX(index, size)`, a statement: `index` (a signed integer) is outside
+ *   `[0, size)`.  The kernel goes on, and must not touch memory through that index; the next
+ *   synchronizing call on the device fails with ::TB_ERROR_DEVICE_FAULT, naming the kernel,
+ *   the index and the size, and the device stays faulted until tb_device_api::reset.
+ *
+ * A source can test `#ifdef TB_FAULT_PARAM` to build for vendors with and without them
+ * (torch.compile's kernels do: without, an index out of range is only skipped).  tb-conformance
  * checks an extension it finds with a source in each language the vendor declares that it
  * knows: a build error's log, an unknown kernel, parameter descriptions, a launch over an odd
  * number of work items reading and writing device memory at an offset, scalars of each size,
@@ -1724,7 +1742,8 @@ typedef struct tb_ipc_extension {
 /** A source language of device programs.  Values are stable; new languages are appended. */
 typedef enum tb_program_language {
   /** OpenCL C (OpenCL 1.2's, or the device's newer version).  Device memory parameters are
-   *  `__global T *`; scalars are OpenCL C scalars (`int`, `long`, `float`, ...). */
+   *  `__global T *`; scalars are OpenCL C scalars (`int`, `long`, `float`, ...).  Faults:
+   *  `TB_FAULT_PARAM` and `TB_FAULT_INDEX` (ABI 2.7, above). */
   TB_PROGRAM_OPENCL_C = 1,
   /** SPIR-V binary modules (OpenCL's or Vulkan's environment, the vendor says which). */
   TB_PROGRAM_SPIRV = 2,

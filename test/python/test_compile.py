@@ -198,18 +198,30 @@ def test_opencl_kernels_fuse_what_eager_runs_one_by_one():
         torch.testing.assert_close(got.cpu(), seen.cpu(), **TOL)
 
 
-def test_opencl_index_out_of_range_touches_no_memory():
-    """A generated gather whose index is out of range stops before reading or writing outside
-    the tensors: in-range rows are right, the process and the device carry on."""
+def test_opencl_index_out_of_range_faults_the_device_naming_the_kernel():
+    """A generated gather whose index is out of range reports it through the vendor's fault
+    record (vendor.h TB_FAULT_PARAM, ABI 2.7): the next synchronizing call raises naming the
+    generated kernel, the index and the size, as eager's embedding does on the device -- and
+    nothing outside the tensors was read or written: after a reset the table is intact."""
     if not OPENCL:
         pytest.skip(f"{DEV} builds no OpenCL C programs")
     table = torch.randn(10, 8, device=DEV)
-    index = torch.tensor([1, 3, 1 << 40, -(1 << 40), 9], device=DEV)
-    out = torch.compile(lambda w, i: torch.nn.functional.embedding(i, w) * 2.0)(table, index)
-    got = out.cpu()
-    expected = table.cpu()[[1, 3, 9]] * 2.0
-    torch.testing.assert_close(got[[0, 1, 4]], expected)
-    assert torch.equal((table + 1).cpu(), table.cpu() + 1)
+    before = table.cpu()
+    embed = torch.compile(lambda w, i: torch.nn.functional.embedding(i, w) * 2.0)
+    out, code = run_and_get_code(embed, table, torch.tensor([1, 3, 9], device=DEV))
+    torch.testing.assert_close(out.cpu(), before[[1, 3, 9]] * 2.0)
+    assert "TB_FAULT_INDEX(" in code[0] and "TB_FAULT_PARAM" in code[0]
+    try:
+        embed(table, torch.tensor([1, 3, 1 << 40, -(1 << 40), 9], device=DEV))
+        message = (
+            r"(?s)TB_ERROR_DEVICE_FAULT.*tb_ocl_poi_fused_\w*embedding\w*: index -?\d+ is out "
+        )
+        with pytest.raises(torch.AcceleratorError, match=message + r"of bounds .* size 10"):
+            MODULE.synchronize()
+    finally:
+        MODULE.reset_device()
+    assert torch.equal(table.cpu(), before)
+    torch.testing.assert_close(embed(table, torch.tensor([0], device=DEV)).cpu(), before[:1] * 2)
 
 
 def test_opencl_random_numbers_come_from_the_device_generator():

@@ -1,8 +1,9 @@
 """Kernels from source (``torch.<device>.compile_kernel``, vendor.h ABI 2.6
 ``TB_EXTENSION_PROGRAMS``): built once per source, launched on the current stream with tensors
-and converted scalars, every refusal a clear error -- and on a vendor without the extension,
-NotImplementedError naming it.  Injected failures of each programs.* call (the faulty shim over
-this vendor) surface with the vendor's call named and leave the device usable."""
+and converted scalars, every refusal a clear error, an index out of range a device fault naming
+the kernel (ABI 2.7) -- and on a vendor without the extension, NotImplementedError naming it.
+Injected failures of each programs.* call (the faulty shim over this vendor) surface with the
+vendor's call named and leave the device usable."""
 
 from __future__ import annotations
 
@@ -143,6 +144,56 @@ def test_refusals_name_what_is_wrong():
     # The device is fine after every refusal.
     axpy(x, x, 1.0, 8)
     assert x.cpu().tolist() == [2.0] * 8
+
+
+GATHER = """
+__kernel void gather_rows(__global const float *table, __global const long *index,
+                          __global float *out, long rows, long cols
+#ifdef TB_FAULT_PARAM
+                          , TB_FAULT_PARAM
+#endif
+                          ) {
+  size_t i = get_global_id(0);
+  long row = index[i / cols];
+  if (row < 0 || row >= rows) {
+    TB_FAULT_INDEX(row, rows);
+    return;
+  }
+  out[i] = table[row * cols + i % cols];
+}
+"""
+
+
+@needs_programs
+def test_an_index_out_of_range_faults_the_device_naming_the_kernel():
+    """A kernel that declares TB_FAULT_PARAM (ABI 2.7) reports an index out of range as the
+    vendor's own kernels do: the next synchronizing call raises, naming the kernel, the index
+    and the size, and the device stays faulted until reset.  The parameters TB_FAULT_PARAM
+    stands for are the vendor's: the caller passes the others only."""
+    gather = MODULE.compile_kernel(GATHER, "gather_rows")
+    assert gather.params == ("p", "p", "p", "i8", "i8")
+    table = torch.arange(12.0, device=DEV).reshape(4, 3)
+    out = torch.empty(2, 3, device=DEV)
+    gather(table, torch.tensor([3, 1], device=DEV), out, 4, 3, threads=6)
+    assert out.cpu().tolist() == [[9.0, 10.0, 11.0], [3.0, 4.0, 5.0]]
+    try:
+        gather(table, torch.tensor([0, 9], device=DEV), out, 4, 3, threads=6)
+        message = r"(?s)TB_ERROR_DEVICE_FAULT.*gather_rows: index 9 is out of bounds .* size 4"
+        with pytest.raises(torch.AcceleratorError, match=message):
+            MODULE.synchronize()
+        with pytest.raises(torch.AcceleratorError, match="gather_rows: index 9"):
+            torch.ones(2, device=DEV).cpu()  # sticky
+    finally:
+        MODULE.reset_device()
+    gather(table, torch.tensor([2, 0], device=DEV), out, 4, 3, threads=6)
+    assert out.cpu().tolist() == [[6.0, 7.0, 8.0], [0.0, 1.0, 2.0]]
+
+
+@needs_programs
+def test_half_a_fault_parameter_is_refused():
+    source = "__kernel void k(__global float *y, __global uint *tb_fault_record) { y[0] = 1; }"
+    with pytest.raises(RuntimeError, match="k' declares one of TB_FAULT_PARAM's parameters"):
+        MODULE.compile_kernel(source, "k")
 
 
 @needs_programs

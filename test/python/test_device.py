@@ -12,7 +12,7 @@ import torch_backend
 def test_vendor_info():
     info = torch_backend.vendor_info()
     assert info["device_type"] == DEV
-    assert info["abi_version"] == "2.6"
+    assert info["abi_version"] == "2.7"
     assert info["library"].endswith(".so")
     assert info["device_count"] == MODULE.device_count() >= 1
     assert info["vendor"] and info["version"]

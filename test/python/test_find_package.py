@@ -68,7 +68,7 @@ def test_out_of_tree_vendor_builds_against_the_package(tmp_path):
         """
         import torch, torch_backend
         info = torch_backend.vendor_info()
-        assert info["device_type"] == "acme" and info["abi_version"] == "2.6", info
+        assert info["device_type"] == "acme" and info["abi_version"] == "2.7", info
         assert torch_backend.op_coverage(["add.out", "mul.out"]) == {
             "add.out": "native", "mul.out": "fallback"}
         a = torch.arange(12, dtype=torch.float32).reshape(3, 4)

@@ -52,7 +52,7 @@ def test_conformance_tool_on_fake(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "vendor 'fake'" in result.stdout
     data = json.loads(report.read_text())
-    assert data["vendor"] == "fake" and data["abi"] == "2.6"
+    assert data["vendor"] == "fake" and data["abi"] == "2.7"
     groups = {check["group"] for check in data["checks"]}
     assert groups == {
         "context",
