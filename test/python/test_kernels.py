@@ -850,11 +850,11 @@ def test_matrix_products_every_layout_match_cpu(dtype):
 
 
 def _row_operations(dtype: torch.dtype, device: str) -> list[torch.Tensor]:
-    """softmax, log_softmax, their backwards and the reductions over the last dimension, over
-    the layouts a row kernel's vector path has edges for: rows shorter than, equal to and
-    around multiples of 8, row counts that group by 16, 8, 2 and 1, rows at odd offsets
-    (views), rows with a stride (they take the scalar loops), and NaN and infinities in a
-    row."""
+    """softmax, log_softmax, their backwards, the reductions over the last dimension and
+    layer_norm with its backward, over the layouts a row kernel's vector path has edges for:
+    rows shorter than, equal to and around multiples of 8, row counts that group by 16, 8, 2
+    and 1, rows at odd offsets (views), rows with a stride (they take the scalar loops), and
+    NaN and infinities in a row."""
     generator = torch.Generator().manual_seed(12)
     results = []
     for rows, n in ((1, 1), (3, 7), (16, 8), (48, 13), (8, 64), (10, 200), (2, 1000)):
@@ -870,6 +870,20 @@ def _row_operations(dtype: torch.dtype, device: str) -> list[torch.Tensor]:
             results += [y, log_y, x.sum(-1), x.mean(-1), x.amax(-1), x.amin(-1)]
             results.append(torch.ops.aten._softmax_backward_data(grad, y, -1, dtype))
             results.append(torch.ops.aten._log_softmax_backward_data(grad, log_y, -1, dtype))
+        # layer_norm takes dense rows: forward with and without the affine parameters, and
+        # every gradient
+        x = torch.randn(rows, n, generator=generator, dtype=dtype).to(device)
+        weight, bias = (torch.randn(n, generator=generator, dtype=dtype).to(device) for _ in "wb")
+        out, mean, rstd = torch.ops.aten.native_layer_norm(x, [n], weight, bias, 1e-5)
+        results += [out, mean, rstd, torch.ops.aten.native_layer_norm(x, [n], None, None, 1e-5)[0]]
+        results += torch.ops.aten.native_layer_norm_backward(
+            grad, x, [n], mean, rstd, weight, bias, [True, True, True]
+        )
+        results.append(
+            torch.ops.aten.native_layer_norm_backward(
+                grad, x, [n], mean, rstd, None, None, [True, False, False]
+            )[0]
+        )
     return [r.cpu() for r in results]
 
 

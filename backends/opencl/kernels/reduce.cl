@@ -123,6 +123,11 @@ typedef struct tb_rows {
 /* NaN-propagating max of vectors, as MAXF: a NaN in either wins. */
 #define VMAX(a, b) select((a), (b), isgreater((b), (a)) | isnan(b))
 
+/* The sum of a vector's lanes, in pairs. */
+static ACC vsum_lanes(ACC8 v) {
+  return ((v.s0 + v.s1) + (v.s2 + v.s3)) + ((v.s4 + v.s5) + (v.s6 + v.s7));
+}
+
 #endif
 
 /* out[row] = FINAL(COMBINE over the row of in0) */
@@ -186,9 +191,6 @@ static ACC vmax_lanes(ACC8 v) {
   return MAXF(high, v.s7);
 }
 
-static ACC vsum_lanes(ACC8 v) {
-  return ((v.s0 + v.s1) + (v.s2 + v.s3)) + ((v.s4 + v.s5) + (v.s6 + v.s7));
-}
 
 static void softmax_row(__global T_OUT *y, __global const T0 *x, long n) {
   long n8 = n & ~7L;
@@ -325,6 +327,40 @@ __kernel void tb_layer_norm(OCL_PTR(T0, out), OCL_PTR(T0, in), OCL_PTR(T0, weigh
   ROW_START(row, lid);
   __global T0 *x = OCL_AT(T0, in) + row * n;
   __global T0 *y = OCL_AT(T0, out) + row * n;
+#if WG == 1
+  { /* one work-item per row: its row in vectors of 8 (T0 is ACC here) */
+    long n8 = n & ~7L;
+    ACC8 s8 = (ACC8)(0);
+    for (long e = 0; e < n8; e += 8) s8 += vload8(0, x + e);
+    ACC sum = vsum_lanes(s8);
+    for (long e = n8; e < n; e++) sum += (ACC)x[e];
+    ACC mu = sum / (ACC)n;
+    s8 = (ACC8)(0);
+    for (long e = 0; e < n8; e += 8) {
+      ACC8 d = vload8(0, x + e) - mu;
+      s8 += d * d;
+    }
+    ACC squares = vsum_lanes(s8);
+    for (long e = n8; e < n; e++) squares += ((ACC)x[e] - mu) * ((ACC)x[e] - mu);
+    ACC r = rsqrt(squares / (ACC)n + eps);
+    OCL_AT(T0, mean)[row] = (T0)mu;
+    OCL_AT(T0, rstd)[row] = (T0)r;
+    __global const T0 *w = OCL_AT(T0, weight), *b = OCL_AT(T0, bias);
+    for (long e = 0; e < n8; e += 8) {
+      ACC8 v = (vload8(0, x + e) - mu) * r;
+      if (has_weight) v *= vload8(0, w + e);
+      if (has_bias) v += vload8(0, b + e);
+      vstore8(v, 0, y + e);
+    }
+    for (long e = n8; e < n; e++) {
+      ACC v = ((ACC)x[e] - mu) * r;
+      if (has_weight) v *= (ACC)w[e];
+      if (has_bias) v += (ACC)b[e];
+      y[e] = (T0)v;
+    }
+    return;
+  }
+#endif
   ACC s = 0, total = 0;
   for (long e = lid; e < n; e += WG) s += (ACC)x[e];
   GROUP_SUM(partial, lid, s, total);
@@ -356,6 +392,38 @@ __kernel void tb_layer_norm_backward_input(OCL_PTR(T0, grad_input), OCL_PTR(T0, 
   __global T0 *g = OCL_AT(T0, grad) + row * n;
   __global T0 *gi = OCL_AT(T0, grad_input) + row * n;
   ACC mu = (ACC)OCL_AT(T0, mean)[row], r = (ACC)OCL_AT(T0, rstd)[row];
+#if WG == 1
+  { /* one work-item per row: its row in vectors of 8 (T0 is ACC here) */
+    __global const T0 *w = OCL_AT(T0, weight);
+    long n8 = n & ~7L;
+    ACC8 a8 = (ACC8)(0), b8 = (ACC8)(0);
+    for (long e = 0; e < n8; e += 8) {
+      ACC8 gw = vload8(0, g + e);
+      if (has_weight) gw *= vload8(0, w + e);
+      a8 += gw;
+      b8 += gw * (vload8(0, x + e) - mu) * r;
+    }
+    ACC sa = vsum_lanes(a8), sb = vsum_lanes(b8);
+    for (long e = n8; e < n; e++) {
+      ACC gw = (ACC)g[e] * (has_weight ? (ACC)w[e] : (ACC)1);
+      sa += gw;
+      sb += gw * ((ACC)x[e] - mu) * r;
+    }
+    ACC ma = sa / (ACC)n, mb = sb / (ACC)n;
+    for (long e = 0; e < n8; e += 8) {
+      ACC8 gw = vload8(0, g + e);
+      if (has_weight) gw *= vload8(0, w + e);
+      ACC8 xhat = (vload8(0, x + e) - mu) * r;
+      vstore8(r * (gw - ma - xhat * mb), 0, gi + e);
+    }
+    for (long e = n8; e < n; e++) {
+      ACC gw = (ACC)g[e] * (has_weight ? (ACC)w[e] : (ACC)1);
+      ACC xhat = ((ACC)x[e] - mu) * r;
+      gi[e] = (T0)(r * (gw - ma - xhat * mb));
+    }
+    return;
+  }
+#endif
   ACC a = 0, b = 0, ta = 0, tb = 0;
   for (long e = lid; e < n; e += WG) {
     ACC gw = (ACC)g[e] * (has_weight ? (ACC)OCL_AT(T0, weight)[e] : (ACC)1);
