@@ -73,6 +73,18 @@ struct ocl_stream;
 /** Buckets of the context's program table (program.c). */
 #define OCL_PROGRAM_BUCKETS 256
 
+/** Slots of the context's kernel memo (program.c's ocl_kernel_recall). */
+#define OCL_KERNEL_MEMO 512
+
+/** A launch site's kernel named without text: @p site, a static object standing for what the
+ *  site's sources are made of (its expression, its file), @p bits, the rest of what its defines
+ *  depend on (dtypes, variants), packed by the site, and the device. */
+typedef struct ocl_kernel_key {
+  const void *site;
+  uint64_t bits;
+  int32_t device;
+} ocl_kernel_key;
+
 /** One chosen OpenCL device. */
 typedef struct ocl_device {
   cl_device_id id;
@@ -151,6 +163,13 @@ struct tb_context_impl {
   /* Programs (program.c). */
   pthread_mutex_t programs_lock;
   struct ocl_program *programs[OCL_PROGRAM_BUCKETS]; /* a hash table by key and device */
+  /* Kernels by ocl_kernel_key, direct-mapped (a collision replaces), under memo_lock: what an
+   * eager launch finds its kernel with instead of formatting and hashing its defines. */
+  pthread_mutex_t memo_lock;
+  struct {
+    ocl_kernel_key key;
+    struct ocl_kernel *kernel;
+  } memo[OCL_KERNEL_MEMO];
 };
 
 /** A stream: an in-order command queue of one device, and the marker that query and
@@ -357,6 +376,16 @@ typedef struct ocl_kernel {
 tb_status ocl_kernel_get(tb_context ctx, int32_t device, const char *key,
                          const char *const *sources, size_t count, const char *name,
                          ocl_kernel **kernel);
+
+/**
+ * The kernel remembered for @p key (ocl_kernel_remember), or NULL: a hot launch site asks
+ * first and formats its defines for ocl_kernel_get only on a miss.  Kernels live until
+ * finalize, so the pointer stays valid.
+ */
+ocl_kernel *ocl_kernel_recall(tb_context ctx, const ocl_kernel_key *key);
+
+/** Remembers @p kernel, which ocl_kernel_get returned for the sources @p key stands for. */
+void ocl_kernel_remember(tb_context ctx, const ocl_kernel_key *key, ocl_kernel *kernel);
 
 /**
  * Sets argument @p index of @p kernel to the device memory at @p place: in SVM mode the

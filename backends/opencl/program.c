@@ -315,6 +315,32 @@ tb_status ocl_kernel_get(tb_context ctx, int32_t device, const char *key,
   return status;
 }
 
+static size_t memo_slot(const ocl_kernel_key *key) {
+  uint64_t h = (uint64_t)(uintptr_t)key->site * 0x9e3779b97f4a7c15ull;
+  h ^= (key->bits + (uint64_t)(uint32_t)key->device) * 0xc2b2ae3d27d4eb4full;
+  return (size_t)((h ^ (h >> 29)) % OCL_KERNEL_MEMO);
+}
+
+ocl_kernel *ocl_kernel_recall(tb_context ctx, const ocl_kernel_key *key) {
+  size_t slot = memo_slot(key);
+  pthread_mutex_lock(&ctx->memo_lock);
+  const ocl_kernel_key *held = &ctx->memo[slot].key;
+  ocl_kernel *kernel =
+      held->site == key->site && held->bits == key->bits && held->device == key->device
+          ? ctx->memo[slot].kernel
+          : NULL;
+  pthread_mutex_unlock(&ctx->memo_lock);
+  return kernel;
+}
+
+void ocl_kernel_remember(tb_context ctx, const ocl_kernel_key *key, ocl_kernel *kernel) {
+  size_t slot = memo_slot(key);
+  pthread_mutex_lock(&ctx->memo_lock);
+  ctx->memo[slot].key = *key;
+  ctx->memo[slot].kernel = kernel;
+  pthread_mutex_unlock(&ctx->memo_lock);
+}
+
 tb_status ocl_set_arg_place(tb_context ctx, int32_t device, cl_kernel kernel, cl_uint index,
                             const ocl_place *place) {
   cl_int err;
@@ -330,6 +356,9 @@ tb_status ocl_set_arg_place(tb_context ctx, int32_t device, cl_kernel kernel, cl
 }
 
 void ocl_programs_release(tb_context ctx) {
+  pthread_mutex_lock(&ctx->memo_lock);
+  memset(ctx->memo, 0, sizeof ctx->memo);
+  pthread_mutex_unlock(&ctx->memo_lock);
   for (size_t bucket = 0; bucket < OCL_PROGRAM_BUCKETS; bucket++) {
     struct ocl_program *program = ctx->programs[bucket];
     while (program != NULL) {

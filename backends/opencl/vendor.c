@@ -82,6 +82,7 @@ static tb_status ocl_init(const tb_host_api *host, tb_context *out) {
   }
   pthread_mutex_init(&ctx->start_lock, NULL);
   pthread_mutex_init(&ctx->programs_lock, NULL);
+  pthread_mutex_init(&ctx->memo_lock, NULL);
   pthread_rwlock_init(&ctx->blocks_lock, NULL);
   atomic_init(&ctx->started, false);
   *out = ctx;
@@ -101,6 +102,7 @@ static void ocl_finalize(tb_context ctx) {
   }
   pthread_rwlock_destroy(&ctx->blocks_lock);
   pthread_mutex_destroy(&ctx->programs_lock);
+  pthread_mutex_destroy(&ctx->memo_lock);
   pthread_mutex_destroy(&ctx->start_lock);
   ctx->magic = 0;
   free(ctx);

@@ -283,6 +283,47 @@ def test_a_number_before_the_tensor_matches_cpu(op):
         assert torch_backend.kernel_counts().get(name, 0) == 1
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.uint8])
+def test_elementwise_numbers_and_offsets_in_every_position_match_cpu(dtype):
+    """The elementwise engine's launches bind only the operands that are memory and pass the
+    numbers, alpha and beta and each operand's offset in one argument block (opencl's
+    tb_map_dense): every position of a number among one to three operands, alpha, a bool
+    output, and views that start inside their storage, against the CPU (integers bit for bit,
+    floats within rounding: a vendor may fuse a multiply-add the CPU rounds twice)."""
+    generator = torch.Generator().manual_seed(3)
+    if dtype.is_floating_point:
+        base = torch.randn(3, 41, generator=generator, dtype=dtype)
+    else:
+        base = torch.randint(0, 9, (3, 41), generator=generator, dtype=dtype)
+    a, b, c = base[0, 1:], base[1, :-1], base[2, 1:].clone()
+    cond = a > b
+    cases = [
+        lambda a, b, c: a + b,
+        lambda a, b, c: torch.add(a, b, alpha=3),
+        lambda a, b, c: a * 2,
+        lambda a, b, c: 2 - a,
+        lambda a, b, c: torch.where(cond.to(a.device), a, 5),
+        lambda a, b, c: torch.where(cond.to(a.device), 5, b),
+        lambda a, b, c: torch.where(cond.to(a.device), a, b),
+        lambda a, b, c: torch.clamp(a, 2, 6),
+        lambda a, b, c: a > b,
+        lambda a, b, c: a.eq(4),
+    ]
+    if dtype.is_floating_point:
+        cases += [
+            lambda a, b, c: torch.addcmul(a, b, c, value=0.5),
+            lambda a, b, c: torch.lerp(a, b, 0.25),
+            lambda a, b, c: torch.lerp(a, b, c),
+        ]
+    exact = {} if dtype.is_floating_point else {"rtol": 0, "atol": 0}
+    for i, case in enumerate(cases):
+        expected = case(a, b, c)
+        got = case(a.to(DEV), b.to(DEV), c.to(DEV)).cpu()
+        torch.testing.assert_close(got, expected, msg=f"case {i}", **exact)
+        offset = case(base.to(DEV)[0, 1:], base.to(DEV)[1, :-1], c.to(DEV)).cpu()
+        torch.testing.assert_close(offset, expected, msg=f"case {i}, views", **exact)
+
+
 def test_equal_runs_on_the_device():
     x = torch.tensor([1.0, float("nan"), 3.0])
     cases = [

@@ -253,6 +253,61 @@ static void collapse(ocl_layout *layout, int operands) {
   layout->ndim = n;
 }
 
+/* Stores number @p f / @p i of the compute type at @p at; returns its size. */
+static size_t put_number(unsigned char *at, tb_dtype compute, double f, int64_t i) {
+  if (compute == TB_DTYPE_FLOAT32) {
+    cl_float v = (cl_float)f;
+    memcpy(at, &v, sizeof v);
+    return sizeof v;
+  }
+  if (compute == TB_DTYPE_FLOAT64) {
+    cl_double v = f;
+    memcpy(at, &v, sizeof v);
+    return sizeof v;
+  }
+  cl_long v = (cl_long)i;
+  memcpy(at, &v, sizeof v);
+  return sizeof v;
+}
+
+/* tb_map_dense's arguments (map.cl): the output, each input that is memory, and the bytes of
+ * tb_dense_args -- four byte offsets, the count, then the three numbers, alpha and beta in the
+ * compute type, the struct padded to 8 bytes as the driver lays it out. */
+static tb_status dense_arguments(tb_context ctx, int32_t device, cl_kernel kernel,
+                                 const ocl_map_spec *spec, const ocl_operand *in,
+                                 const ocl_layout *layout, const ocl_place *places, double alpha,
+                                 double beta) {
+  unsigned char bytes[4 * sizeof(cl_ulong) + sizeof(cl_long) + 5 * sizeof(cl_double)];
+  size_t at = 0;
+  for (int k = 0; k < 4; k++) {
+    cl_ulong offset = ctx->mode == OCL_MEMORY_SVM ? 0 : places[k].offset;
+    memcpy(bytes + at, &offset, sizeof offset);
+    at += sizeof offset;
+  }
+  cl_long numel = layout->numel;
+  memcpy(bytes + at, &numel, sizeof numel);
+  at += sizeof numel;
+  for (int k = 0; k < 3; k++) {
+    at += put_number(bytes + at, spec->compute, k < spec->inputs ? in[k].f : 0,
+                     k < spec->inputs ? in[k].i : 0);
+  }
+  at += put_number(bytes + at, spec->compute, alpha, (int64_t)alpha);
+  at += put_number(bytes + at, spec->compute, beta, (int64_t)beta);
+  at = (at + 7) / 8 * 8;
+
+  cl_uint index = 0;
+  cl_int err = CL_SUCCESS;
+  for (int k = 0; k < 4 && err == CL_SUCCESS; k++) {
+    if (k > 0 && (layout->scalar_mask & (1 << (k - 1)))) continue;
+    err = ctx->mode == OCL_MEMORY_SVM
+              ? clSetKernelArgSVMPointer(kernel, index, places[k].svm)
+              : clSetKernelArg(kernel, index, sizeof(cl_mem), &places[k].mem);
+    index++;
+  }
+  if (err == CL_SUCCESS) err = clSetKernelArg(kernel, index, at, bytes);
+  return err == CL_SUCCESS ? TB_OK : ocl_check(ctx, device, err, "clSetKernelArg (tb_map_dense)");
+}
+
 tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec *spec,
                   const tb_tensor *out, const ocl_operand *in, double alpha, double beta) {
   int32_t device = -1;
@@ -328,22 +383,36 @@ tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec
     layout.ndim = 3;
   }
 
-  /* The program: its defines are its key. */
-  char defines[1024];
-  char mask_define[32] = "";
-  if (dense || grid) {
-    snprintf(mask_define, sizeof mask_define, "#define TB_MASK %d\n", layout.scalar_mask);
+  /* The program: its defines are its key; the memo finds it without them. */
+  uint64_t bits = (uint64_t)out->dtype | (uint64_t)spec->compute << 8 |
+                  (uint64_t)layout.scalar_mask << 16 |
+                  (uint64_t)(dense  ? 1
+                             : grid ? 2
+                                    : 0)
+                      << 20;
+  for (int k = 0; k < 3; k++) {
+    const tb_tensor *t = k < spec->inputs ? in[k].tensor : NULL;
+    bits |= (uint64_t)(t != NULL ? (unsigned)t->dtype & 0xffu : 0xffu) << (24 + 8 * k);
   }
-  snprintf(defines, sizeof defines,
-           "#define T_OUT %s\n#define T0 %s\n#define T1 %s\n#define T2 %s\n#define CT %s\n"
-           "#define EXPR (%s)\n#define STORE(v) %s\n%s",
-           out_type, in_types[0], in_types[1], in_types[2], compute_type, spec->expr,
-           out->dtype == TB_DTYPE_BOOL ? "((uchar)((v) != 0))" : "((T_OUT)(v))", mask_define);
-  const char *sources[] = {defines, ocl_source_map};
-  ocl_kernel *kernel = NULL;
-  const char *name = dense ? "tb_map_dense" : grid ? "tb_map_grid" : "tb_map";
-  status = ocl_kernel_get(ctx, device, defines, sources, 2, name, &kernel);
-  if (status != TB_OK) return status;
+  const ocl_kernel_key key = {spec->expr, bits, device};
+  ocl_kernel *kernel = ocl_kernel_recall(ctx, &key);
+  if (kernel == NULL) {
+    char defines[1024];
+    char mask_define[32] = "";
+    if (dense || grid) {
+      snprintf(mask_define, sizeof mask_define, "#define TB_MASK %d\n", layout.scalar_mask);
+    }
+    snprintf(defines, sizeof defines,
+             "#define T_OUT %s\n#define T0 %s\n#define T1 %s\n#define T2 %s\n#define CT %s\n"
+             "#define EXPR (%s)\n#define STORE(v) %s\n%s",
+             out_type, in_types[0], in_types[1], in_types[2], compute_type, spec->expr,
+             out->dtype == TB_DTYPE_BOOL ? "((uchar)((v) != 0))" : "((T_OUT)(v))", mask_define);
+    const char *sources[] = {defines, ocl_source_map};
+    const char *name = dense ? "tb_map_dense" : grid ? "tb_map_grid" : "tb_map";
+    status = ocl_kernel_get(ctx, device, defines, sources, 2, name, &kernel);
+    if (status != TB_OK) return status;
+    ocl_kernel_remember(ctx, &key, kernel);
+  }
 
   ocl_place places[4];
   status = ocl_tensor_place(ctx, device, out, "out", &places[0]);
@@ -355,13 +424,19 @@ tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec
   if (status != TB_OK) return status;
 
   pthread_mutex_lock(&kernel->lock);
+  if (dense) {
+    status = dense_arguments(ctx, device, kernel->kernel, spec, in, &layout, places, alpha, beta);
+    if (status == TB_OK) {
+      status = ocl_enqueue(ctx, device, call, kernel, layout.numel, call->kernel->name);
+    }
+    pthread_mutex_unlock(&kernel->lock);
+    return status;
+  }
   for (cl_uint k = 0; k < 4 && status == TB_OK; k++) {
     status = ocl_set_arg_place(ctx, device, kernel->kernel, 2 * k, &places[k]);
   }
-  cl_long numel = layout.numel;
-  cl_int err = status != TB_OK ? CL_SUCCESS
-               : dense         ? clSetKernelArg(kernel->kernel, 8, sizeof numel, &numel)
-                               : clSetKernelArg(kernel->kernel, 8, sizeof layout, &layout);
+  cl_int err =
+      status != TB_OK ? CL_SUCCESS : clSetKernelArg(kernel->kernel, 8, sizeof layout, &layout);
   for (int k = 0; k < 3 && err == CL_SUCCESS && status == TB_OK; k++) {
     double f = k < spec->inputs ? in[k].f : 0;
     int64_t i = k < spec->inputs ? in[k].i : 0;

@@ -54,18 +54,54 @@ __kernel void tb_map(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1), OC
 #ifdef TB_MASK
 /* tb_map where, after collapsing, every operand is contiguous: TB_MASK is scalar_mask as a
  * constant, so the kernel is one load per input and one store, which a CPU driver vectorizes
- * across work-items (the layout's loop and run-time mask cost PoCL 4x on an exp). */
-__kernel void tb_map_dense(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1),
-                           OCL_PTR(T2, in2), long numel, CT s0, CT s1, CT s2, CT alpha, CT beta) {
+ * across work-items (the layout's loop and run-time mask cost PoCL 4x on an exp).  It is the
+ * eager path of most small operators, so it takes as few arguments as it can -- drivers copy
+ * each argument of each launch (PoCL: an aligned allocation apiece): the output, the inputs
+ * that are memory (a number's bit in TB_MASK drops its parameter), and tb_dense_args with the
+ * byte offsets, the element count and the numbers. */
+typedef struct tb_dense_args {
+  ulong offset[4]; /* bytes, output first */
+  long numel;
+  CT s[3];
+  CT alpha;
+  CT beta;
+} tb_dense_args;
+
+#define TB_DENSE_AT(type, base, k) \
+  ((__global type *)((__global char *)base + A.offset[k]))
+__kernel void tb_map_dense(__global T_OUT *out
+#if !(TB_MASK & 1)
+                           , __global const T0 *in0
+#endif
+#if !(TB_MASK & 2)
+                           , __global const T1 *in1
+#endif
+#if !(TB_MASK & 4)
+                           , __global const T2 *in2
+#endif
+                           , tb_dense_args A) {
   long i = get_global_id(0);
-  if (i >= numel) return;
+  if (i >= A.numel) return;
   const struct {
     long numel;
-  } L = {numel}; /* what an EXPR may read of the layout (arange) */
-  CT x0 = (TB_MASK & 1) ? s0 : (CT)OCL_AT(T0, in0)[i];
-  CT x1 = (TB_MASK & 2) ? s1 : (CT)OCL_AT(T1, in1)[i];
-  CT x2 = (TB_MASK & 4) ? s2 : (CT)OCL_AT(T2, in2)[i];
-  OCL_AT(T_OUT, out)[i] = STORE(EXPR);
+  } L = {A.numel}; /* what an EXPR may read of the layout (arange) */
+  const CT alpha = A.alpha, beta = A.beta;
+#if TB_MASK & 1
+  CT x0 = A.s[0];
+#else
+  CT x0 = (CT)TB_DENSE_AT(const T0, in0, 1)[i];
+#endif
+#if TB_MASK & 2
+  CT x1 = A.s[1];
+#else
+  CT x1 = (CT)TB_DENSE_AT(const T1, in1, 2)[i];
+#endif
+#if TB_MASK & 4
+  CT x2 = A.s[2];
+#else
+  CT x2 = (CT)TB_DENSE_AT(const T2, in2, 3)[i];
+#endif
+  TB_DENSE_AT(T_OUT, out, 0)[i] = STORE(EXPR);
 }
 
 /* tb_map over a layout of exactly three dimensions (the host pads it), one per dimension of
