@@ -108,7 +108,7 @@ typedef struct ocl_operand {
 /** What the elementwise engine computes: `out = EXPR` with x0..x2 the inputs and alpha, beta
  *  two numbers, all converted to the compute dtype. */
 typedef struct ocl_map_spec {
-  const char *expr;
+  const char *expr; /* static storage: the kernel memo keys by its address */
   tb_dtype compute;
   int inputs; /* 0..3 */
 } ocl_map_spec;
