@@ -143,7 +143,7 @@ static tb_status describe(tb_context ctx, int32_t device, program_kernel *entry,
                     "tb_fault_site) without the other: declare them with TB_FAULT_PARAM",
                     name);
   }
-  if (entry->fault_record >= 0) entry->site = ocl_fault_op_copy(ctx, device, name);
+  if (entry->fault_record >= 0) entry->site = ocl_fault_op(ctx, device, name, true);
   entry->info.param_count = described;
   return TB_OK;
 }

@@ -230,38 +230,30 @@ tb_status ocl_check_fault_record(tb_context ctx, int32_t device, unsigned long l
   return ocl_fault(ctx, device, message);
 }
 
-cl_uint ocl_fault_op(tb_context ctx, int32_t device, const char *name) {
+cl_uint ocl_fault_op(tb_context ctx, int32_t device, const char *name, bool copy) {
   ocl_device *dev = &ctx->devices[device];
   pthread_mutex_lock(&dev->lock);
   if (dev->fault_op_count == 0) dev->fault_ops[dev->fault_op_count++] = "a kernel";
   cl_uint index = 0;
-  for (cl_uint i = 0; i < dev->fault_op_count && index == 0; i++) {
-    if (dev->fault_ops[i] == name) index = i;
-  }
-  if (index == 0 && dev->fault_op_count < sizeof dev->fault_ops / sizeof dev->fault_ops[0]) {
-    index = dev->fault_op_count;
-    dev->fault_ops[dev->fault_op_count++] = name;
-  }
-  pthread_mutex_unlock(&dev->lock);
-  return index;
-}
-
-cl_uint ocl_fault_op_copy(tb_context ctx, int32_t device, const char *name) {
-  ocl_device *dev = &ctx->devices[device];
-  pthread_mutex_lock(&dev->lock);
-  if (dev->fault_op_count == 0) dev->fault_ops[dev->fault_op_count++] = "a kernel";
-  cl_uint index = 0;
+  /* A static name is found by its address, a copied one by its text. */
   for (cl_uint i = 1; i < dev->fault_op_count && index == 0; i++) {
-    if (dev->fault_op_copies[i] != NULL && strcmp(dev->fault_op_copies[i], name) == 0) index = i;
+    const char *owned = dev->fault_op_copies[i];
+    if (copy ? owned != NULL && strcmp(owned, name) == 0
+             : owned == NULL && dev->fault_ops[i] == name)
+      index = i;
   }
   if (index == 0 && dev->fault_op_count < sizeof dev->fault_ops / sizeof dev->fault_ops[0]) {
-    size_t size = strlen(name) + 1;
-    char *copy = malloc(size);
-    if (copy != NULL) { /* else "a kernel" names it */
-      memcpy(copy, name, size);
+    const char *stored = name;
+    if (copy) {
+      size_t size = strlen(name) + 1;
+      char *text = malloc(size);
+      if (text != NULL) memcpy(text, name, size);
+      dev->fault_op_copies[dev->fault_op_count] = text;
+      stored = text; /* NULL: out of memory, and "a kernel" names it */
+    }
+    if (stored != NULL) {
       index = dev->fault_op_count;
-      dev->fault_op_copies[index] = copy;
-      dev->fault_ops[dev->fault_op_count++] = copy;
+      dev->fault_ops[dev->fault_op_count++] = stored;
     }
   }
   pthread_mutex_unlock(&dev->lock);

@@ -246,13 +246,11 @@ tb_status ocl_fault_status(tb_context ctx, int32_t device);
 tb_status ocl_check_fault_record(tb_context ctx, int32_t device, unsigned long long launches,
                                  bool drained);
 
-/** The index that kernels of @p device write into the fault record for operator @p name (a
- *  static string), registering it on first use; 0 ("a kernel") once the table is full. */
-cl_uint ocl_fault_op(tb_context ctx, int32_t device, const char *name);
-
-/** ocl_fault_op for a name the caller may free (a program kernel's): the device keeps a copy,
- *  one per distinct name. */
-cl_uint ocl_fault_op_copy(tb_context ctx, int32_t device, const char *name);
+/** The index that kernels of @p device write into the fault record for operator @p name,
+ *  registering it on first use; 0 ("a kernel") once the table is full.  @p name is a static
+ *  string, or, with @p copy, one the caller may free (a program kernel's): the device then keeps
+ *  a copy, one per distinct name, since a record may outlive the program. */
+cl_uint ocl_fault_op(tb_context ctx, int32_t device, const char *name, bool copy);
 
 /**
  * The completion status of @p event (CL_EVENT_COMMAND_EXECUTION_STATUS) on @p device: TB_OK

@@ -172,7 +172,7 @@ void ocl_arg_value(ocl_args *args, size_t size, const void *value) {
 void ocl_arg_fault(ocl_args *args, const char *op) {
   ocl_device *dev = &args->ctx->devices[args->device];
   atomic_fetch_add(&dev->fault_launches, 1);
-  cl_uint index = ocl_fault_op(args->ctx, args->device, op);
+  cl_uint index = ocl_fault_op(args->ctx, args->device, op, false);
   ocl_arg_value(args, sizeof(cl_mem), &dev->fault);
   ocl_arg_value(args, sizeof index, &index);
 }
