@@ -57,8 +57,9 @@ cd "$WORK"
 
 step "a fresh venv: $PINS, torch_backend's wheel"
 "$PYTHON" -m venv venv
+# --no-compile: byte-compiling torch's modules (a minute) proves nothing here.
 # shellcheck disable=SC2086 # one argument per pin
-venv/bin/python -m pip install -q $PINS
+venv/bin/python -m pip install -q --no-compile $PINS
 venv/bin/python -m pip install -q "$WHEEL_DIR"/torch_backend-*.whl
 
 step "the vendor pages' shell blocks, as written, in that venv"
