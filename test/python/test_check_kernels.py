@@ -190,6 +190,7 @@ def test_fused_optimizers_are_checked_on_generated_samples(tmp_path):
         ), result.stdout
 
 
+@ONCE  # its own test vendor: the suite's plays no part
 def test_wrong_optimizer_kernel_fails(tmp_path):
     """A _fused_sgd_ that only subtracts lr * grad (ops_vendor.c built with -DWRONG_SGD): the
     plain samples pass, those with momentum, maximize or weight decay fail, and the row names
@@ -211,6 +212,7 @@ def test_wrong_optimizer_kernel_fails(tmp_path):
     assert "max abs error" in failure["summary"], failure
 
 
+@ONCE  # its own test vendor: the suite's plays no part
 def test_foreach_kernels_are_checked_on_schema_samples(tmp_path):
     """Foreach kernels (ops_vendor.c built with -DFOREACH), which no OpInfo reaches as
     published, run on arguments made from their schemas: the right _foreach_mul_.Scalar passes;
