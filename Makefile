@@ -265,8 +265,8 @@ test-full: $(STAMP)/build
 	@# moves through the vendor's copies, and torch.compile takes the path of a device without
 	@# host access; then the compile suites once more on emu as shipped, with host access.  The
 	@# jobs, longest first, on two lanes (test/lanes.py); opencl's is the longest on a machine
-	@# whose OpenCL kernel caches are empty (PoCL compiles about a thousand programs with LLVM: 913 s,
-	@# 491 s with the caches).
+	@# whose OpenCL kernel caches are empty (PoCL compiles about a thousand programs with LLVM:
+	@# 990 s in a cold run of make test, 491 s with the caches).
 	$(PYTHON) test/lanes.py \
 	  $(if $(filter opencl,$(ALL_VENDORS)),'$(OPENCL_PYTEST_RUN)') \
 	  '$(call slow_pytest,$(firstword $(PYTEST_VENDORS)))' \
