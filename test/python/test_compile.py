@@ -242,6 +242,65 @@ def test_opencl_random_numbers_come_from_the_device_generator():
     assert 0.70 < (a > 0).float().mean().item() < 0.80
 
 
+RANDOM_WALKS = """
+__kernel void in_loop(__global float *out, ulong seed, int cols) {
+  int row = (int)get_global_id(0);
+  tb_rng rng = TB_RNG_INIT;
+  for (int c = 0; c < cols; c++) out[row * cols + c] = tb_rand_in(seed, row * cols + c, &rng);
+}
+__kernel void one_each(__global float *out, ulong seed) {
+  out[get_global_id(0)] = tb_rand(seed, get_global_id(0));
+}
+"""
+
+
+def test_opencl_random_numbers_are_the_same_in_a_loop_and_one_per_work_item():
+    """A reduction's loop keeps the Philox block it drew for the next three offsets
+    (``tb_rand_in``); a pointwise kernel draws its offset's block (``tb_rand``): the same
+    seed and offset give the same number either way, so where Inductor puts a dropout does
+    not change its mask.  The four words of a block are distinct uniform draws."""
+    if not OPENCL:
+        pytest.skip(f"{DEV} builds no OpenCL C programs")
+    from torch_backend.inductor_opencl import PRELUDE
+
+    source = PRELUDE + RANDOM_WALKS
+    rows, cols = 64, 37  # rows that start inside a block
+    walked = torch.empty(rows * cols, device=DEV)
+    each = torch.empty(rows * cols, device=DEV)
+    MODULE.compile_kernel(source, "in_loop")(walked, 1234, cols, threads=rows)
+    MODULE.compile_kernel(source, "one_each")(each, 1234, threads=rows * cols)
+    walked, each = walked.cpu(), each.cpu()
+    assert torch.equal(walked, each)
+    assert walked.unique().numel() > 0.99 * walked.numel()
+    assert 0.0 <= walked.min().item() and walked.max().item() < 1.0
+    words = walked[: rows * cols // 4 * 4].view(-1, 4)  # each column one word of the blocks
+    assert (words.mean(0) - 0.5).abs().max().item() < 0.05
+    correlation = torch.corrcoef(words.T) - torch.eye(4)
+    assert correlation.abs().max().item() < 0.1
+
+
+@pytest.mark.parametrize("length", [64, 4096])
+def test_opencl_variance_of_rows_far_from_zero(length):
+    """var_mean and layer_norm of rows whose mean is far from their spread (1000 + N(0, 1))
+    match float64 on the CPU: a row that fits the work item's private memory (64 floats: two
+    passes over the kept values) and one that does not (4096: Welford's update per element)."""
+    if not OPENCL:
+        pytest.skip(f"{DEV} builds no OpenCL C programs")
+    x = 1000 + torch.randn(8, length, generator=torch.Generator().manual_seed(0))
+
+    def stats(t: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        var, mean = torch.var_mean(t, dim=-1, correction=0)
+        return var, mean, torch.nn.functional.layer_norm(t, (length,))
+
+    (var, mean, normed), code = run_and_get_code(torch.compile(stats), x.to(DEV))
+    kept = "float row" in "".join(code) and f"[{length}];" in "".join(code)
+    assert kept == (length * 4 <= 4096)
+    expected = stats(x.double())
+    torch.testing.assert_close(var.cpu().double(), expected[0], rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(mean.cpu().double(), expected[1], rtol=1e-6, atol=0)
+    torch.testing.assert_close(normed.cpu().double(), expected[2], rtol=1e-4, atol=1e-3)
+
+
 def test_host_access_dropout_draws_what_eager_draws():
     """With host access, compiled random operators run the vendor's own kernels
     (fallback_random): a seed gives the compiled graph the mask eager mode gives."""
