@@ -70,6 +70,10 @@ class Entry:
     # the one the out variant's wrapper also calls, with every argument, out ones included: the
     # checks of `out=` that ATen's kernels make beyond the meta function's
     check_out: str | None = None
+    # what a call the kernel declines runs instead of the CPU fallback: an ATen native function
+    # taking the operator's arguments (a _foreach_ operator's per-tensor path, as CUDA's own
+    # kernels fall back to it), so that a list the kernel cannot take stays on the device
+    declined: str | None = None
 
 
 @dataclasses.dataclass
@@ -99,6 +103,7 @@ class Generator:
         self.kernels: list[str] = []
         self.wrappers: list[Wrapper] = []
         self.includes: set[str] = set()  # headers the entry being generated needs
+        self.declined: dict[str, str] = {}  # operator -> what runs a declined call (Entry)
 
     # ------------------------------------------------------------------------------------------
     # helpers
@@ -122,6 +127,10 @@ class Generator:
     def fallback(self, f: NativeFunction) -> str:
         sig = self.signature(f)
         args = ", ".join(a.name for a in sig.arguments())
+        declined = self.declined.get(str(f.func.name))
+        if declined is not None:
+            self.includes.add(f"ATen/ops/{f.root_name}_native.h")
+            return f"{declined}({args})"
         return (
             "at::native::call_fallback_fn_symint<&cpu_fallback_boxed, "
             f"at::_ops::{f.func.name.unambiguous_name()}>::call({args})"
@@ -578,6 +587,8 @@ struct {klass} final : {meta_class} {{
         # are ITensorListRef in structured groups): generate under the same settings as ATen.
         # Headers are noted per entry, so that each shard includes only what its wrappers use.
         self.includes = set()
+        if entry.declined is not None:
+            self.declined[entry.op] = entry.declined
         first = len(self.wrappers)
         with local.parametrize(
             use_const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,

@@ -184,6 +184,127 @@ static tb_status bernoulli(tb_context ctx, const tb_kernel_call *call) {
   return status;
 }
 
+/* The _foreach_ operators with a kernel: tb_foreach's op, and whether the second argument is a
+ * list (List: [self, other, alpha]) or the scalar (Scalar: [self, scalar]). */
+typedef enum foreach_op { F_ADD_LIST, F_ADD_SCALAR, F_MUL_SCALAR } foreach_op;
+enum {
+  FOREACH_GROUP = 8,   /* tensors per launch: tb_foreach's parameter pairs */
+  FOREACH_WINDOW = 256 /* tensors ordered by size at a time */
+};
+
+/* Tensors' indices ordered by element count, largest first (a group's launch spans its
+ * largest tensor, so that neighbours in this order waste least). */
+static int64_t numel_of(const tb_tensor *t) {
+  int64_t n = 0;
+  ocl_dense(t, &n);
+  return n;
+}
+static void sort_by_numel(const tb_tensor *const *items, int64_t *order, int64_t count) {
+  for (int64_t i = 1; i < count; i++) { /* insertion sort: lists are parameters, tens */
+    int64_t key = order[i], j = i;
+    for (; j > 0 && numel_of(items[order[j - 1]]) < numel_of(items[key]); j--) {
+      order[j] = order[j - 1];
+    }
+    order[j] = key;
+  }
+}
+
+/* One launch of tb_foreach over the tensors self[order[k]] (and other's), k < members. */
+static tb_status foreach_group(tb_context ctx, int32_t device, const tb_kernel_call *call,
+                               ocl_kernel *kernel, foreach_op op, const tb_tensor *const *self,
+                               const tb_tensor *const *other, const int64_t *order, int64_t members,
+                               double alpha) {
+  cl_long numels[FOREACH_GROUP] = {0};
+  ocl_place places[2 * FOREACH_GROUP];
+  if (numel_of(self[order[0]]) == 0) return TB_OK; /* the largest is empty: all are */
+  tb_status status = TB_OK;
+  for (int64_t k = 0; k < FOREACH_GROUP && status == TB_OK; k++) {
+    numels[k] = k < members ? numel_of(self[order[k]]) : 0;
+    if (numels[k] == 0) { /* an empty tensor or an unused slot: no work-item reads it */
+      places[2 * k] = places[0];
+      places[2 * k + 1] = places[1];
+      continue;
+    }
+    status = ocl_tensor_place(ctx, device, self[order[k]], "self", &places[2 * k]);
+    if (status == TB_OK) {
+      status = ocl_tensor_place(ctx, device, other[order[k]], op == F_ADD_LIST ? "other" : "self",
+                                &places[2 * k + 1]);
+    }
+  }
+  if (status != TB_OK) return status;
+  /* Elements per work-item: on CPU devices a run the driver vectorizes; elsewhere 1. */
+  cl_long chunk = ctx->devices[device].type & CL_DEVICE_TYPE_CPU ? 256 : 1;
+  cl_int code = (cl_int)op;
+  size_t global[2] = {(size_t)((numels[0] + chunk - 1) / chunk), (size_t)members};
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  for (int k = 0; k < 2 * FOREACH_GROUP; k++) ocl_arg_place(&args, &places[k]);
+  ocl_arg_value(&args, sizeof numels, numels);
+  ocl_arg_acc(&args, self[order[0]]->dtype, alpha);
+  ocl_arg_value(&args, sizeof code, &code);
+  ocl_arg_value(&args, sizeof chunk, &chunk);
+  status = ocl_args_done(&args);
+  if (status == TB_OK) {
+    status = ocl_enqueue_grid(ctx, device, call, kernel, 2, global, NULL, call->kernel->name);
+  }
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
+/* _foreach_add_.List [self, other, alpha]; _foreach_add_.Scalar / _foreach_mul_.Scalar [self,
+ * scalar].  Dense float32/float64 tensors of one dtype on the call's device, pairs of equal
+ * size; any other list is declined, and the operator's wrapper runs ATen's per-tensor path on
+ * the device (codegen/ops.yaml, declined:), which also raises ATen's errors for lists of
+ * different lengths. */
+static tb_status foreach_apply(tb_context ctx, const tb_kernel_call *call) {
+  foreach_op op = (foreach_op)(intptr_t)call->kernel->data;
+  const tb_value *a = call->args;
+  bool list = op == F_ADD_LIST;
+  double alpha = 0;
+  if (call->num_args < (list ? 3 : 2) || a[0].kind != TB_VALUE_TENSOR_LIST ||
+      (list && a[1].kind != TB_VALUE_TENSOR_LIST) || !ocl_number(&a[list ? 2 : 1], &alpha, NULL)) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  int64_t count = a[0].as.tensors.count;
+  if (count == 0 || (list && a[1].as.tensors.count != count)) {
+    return ocl_decline(call, "an empty list, or lists of different lengths");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  const tb_tensor *const *self = a[0].as.tensors.items;
+  const tb_tensor *const *other = list ? a[1].as.tensors.items : self;
+  tb_dtype dtype = self[0] != NULL ? self[0]->dtype : TB_DTYPE_FLOAT32;
+  for (int64_t i = 0; i < count; i++) {
+    int64_t n = 0;
+    if (self[i] == NULL || self[i]->dtype != dtype || !ocl_is_float(dtype) ||
+        self[i]->device != device || !ocl_dense(self[i], &n) ||
+        member(&a[list ? 1 : 0], i, dtype, n) == NULL || other[i]->device != device) {
+      return ocl_decline(call,
+                         "a tensor that is not dense float32/float64 of the list's dtype "
+                         "on the call's device");
+    }
+  }
+  if (dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, dtype, "tb_foreach", &kernel);
+  /* Windows of up to FOREACH_WINDOW tensors, each ordered by size and launched in groups. */
+  for (int64_t window = 0; window < count && status == TB_OK; window += FOREACH_WINDOW) {
+    int64_t order[FOREACH_WINDOW];
+    int64_t size = count - window < FOREACH_WINDOW ? count - window : FOREACH_WINDOW;
+    for (int64_t i = 0; i < size; i++) order[i] = window + i;
+    sort_by_numel(self, order, size);
+    for (int64_t first = 0; first < size && status == TB_OK; first += FOREACH_GROUP) {
+      int64_t members = size - first < FOREACH_GROUP ? size - first : FOREACH_GROUP;
+      status =
+          foreach_group(ctx, device, call, kernel, op, self, other, order + first, members, alpha);
+    }
+  }
+  return status;
+}
+
 #define FLOATS (TB_DTYPE_BIT(TB_DTYPE_FLOAT32) | TB_DTYPE_BIT(TB_DTYPE_FLOAT64))
 
 static const tb_kernel k_sgd = {
@@ -216,4 +337,35 @@ static const tb_kernel k_bernoulli = {
     "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
     NULL};
 
-const tb_kernel *const ocl_optim_kernels[] = {&k_sgd, &k_adamw, &k_bernoulli, NULL};
+static const tb_kernel k_foreach_add_list = {
+    sizeof(tb_kernel),
+    "_foreach_add_.List",
+    foreach_apply,
+    FLOATS,
+    0,
+    "_foreach_add_.List(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha=1) -> ()",
+    (void *)(intptr_t)F_ADD_LIST};
+static const tb_kernel k_foreach_add_scalar = {
+    sizeof(tb_kernel),
+    "_foreach_add_.Scalar",
+    foreach_apply,
+    FLOATS,
+    0,
+    "_foreach_add_.Scalar(Tensor(a!)[] self, Scalar scalar) -> ()",
+    (void *)(intptr_t)F_ADD_SCALAR};
+static const tb_kernel k_foreach_mul_scalar = {
+    sizeof(tb_kernel),
+    "_foreach_mul_.Scalar",
+    foreach_apply,
+    FLOATS,
+    0,
+    "_foreach_mul_.Scalar(Tensor(a!)[] self, Scalar scalar) -> ()",
+    (void *)(intptr_t)F_MUL_SCALAR};
+
+const tb_kernel *const ocl_optim_kernels[] = {&k_sgd,
+                                              &k_adamw,
+                                              &k_bernoulli,
+                                              &k_foreach_add_list,
+                                              &k_foreach_add_scalar,
+                                              &k_foreach_mul_scalar,
+                                              NULL};

@@ -101,3 +101,44 @@ __kernel void tb_bernoulli(OCL_PTR(T, self), long n, ulong seed, ulong offset, f
   __global T *out = OCL_AT(T, self) + first;
   for (int l = 0; l < 16 && first + l < n; l++) out[l] = (T)draws[l];
 }
+
+/* _foreach_add_ (List, Scalar) and _foreach_mul_.Scalar over up to eight tensors a launch (the
+ * host groups a list's tensors by size): work-item (c, k) updates elements [c chunk, (c + 1)
+ * chunk) of tensor k, a run a CPU driver vectorizes (the host picks a few hundred there, else
+ * 1, so that a GPU's neighbouring work-items read neighbouring elements).  op 0: self += alpha
+ * other; 1: self += alpha; 2: self *= alpha.  A scalar op's `o` pointers are its `s`. */
+#define TB_EACH(k) OCL_PTR(T, s##k), OCL_PTR(T, o##k)
+#define TB_PICK(k, count)                                                                       \
+  case k:                                                                                       \
+    s = OCL_AT(T, s##k);                                                                        \
+    o = OCL_AT(T, o##k);                                                                        \
+    n = count;                                                                                  \
+    break
+__kernel void tb_foreach(TB_EACH(0), TB_EACH(1), TB_EACH(2), TB_EACH(3), TB_EACH(4), TB_EACH(5),
+                         TB_EACH(6), TB_EACH(7), long8 numels, ACC alpha, int op, long chunk) {
+  __global T *s, *o;
+  long n;
+  switch (get_global_id(1)) {
+    TB_PICK(0, numels.s0);
+    TB_PICK(1, numels.s1);
+    TB_PICK(2, numels.s2);
+    TB_PICK(3, numels.s3);
+    TB_PICK(4, numels.s4);
+    TB_PICK(5, numels.s5);
+    TB_PICK(6, numels.s6);
+    default:
+      s = OCL_AT(T, s7);
+      o = OCL_AT(T, o7);
+      n = numels.s7;
+  }
+  long first = get_global_id(0) * chunk;
+  if (first >= n) return;
+  long end = min(first + chunk, n);
+  if (op == 0) {
+    for (long i = first; i < end; i++) s[i] = (T)((ACC)s[i] + alpha * (ACC)o[i]);
+  } else if (op == 1) {
+    for (long i = first; i < end; i++) s[i] = (T)((ACC)s[i] + alpha);
+  } else {
+    for (long i = first; i < end; i++) s[i] = (T)((ACC)s[i] * alpha);
+  }
+}

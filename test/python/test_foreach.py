@@ -1,0 +1,133 @@
+"""The _foreach_ operators that torch.optim's default path calls on device parameters: a
+vendor's multi-tensor kernel (opencl: eight tensors a launch, codegen/ops.yaml) gives what the
+CPU gives, and a list its kernel declines (a view, mixed dtypes, integers) runs ATen's
+per-tensor path on the device -- never the CPU fallback -- as CUDA's does."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import DEV, MODULE
+
+import torch_backend
+
+# A list the size of a small model's parameters: more than one launch's eight tensors, sizes
+# from empty to several work-item runs, out of order.
+SIZES = [(64, 3), (0,), (1,), (70001,), (5, 7), (257,), (3,), (2, 2, 2), (1000,), (1,), (4096,)]
+SIZES = SIZES + SIZES[::-1]
+
+
+def published(op: str) -> bool:
+    return torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{op}", "PrivateUse1")
+
+
+def tensors(dtype: torch.dtype = torch.float32, seed: int = 0) -> list[torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    return [torch.randn(size, generator=generator, dtype=dtype) for size in SIZES]
+
+
+def on_device(ts: list[torch.Tensor]) -> list[torch.Tensor]:
+    return [t.to(DEV) for t in ts]
+
+
+def foreach_fallbacks() -> dict[str, int]:
+    """The _foreach_ operators the CPU fallback ran (a vendor without add's kernel still runs
+    the per-tensor path's add there)."""
+    return {k: n for k, n in torch_backend.fallback_counts().items() if "_foreach_" in k}
+
+
+CALLS = {
+    "_foreach_add_.List": lambda s, o: torch._foreach_add_(s, o, alpha=-0.37),
+    "_foreach_add_.Scalar": lambda s, o: torch._foreach_add_(s, 2.5),
+    "_foreach_mul_.Scalar": lambda s, o: torch._foreach_mul_(s, 0.9),
+}
+
+
+@pytest.mark.parametrize("op", list(CALLS))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_lists_of_many_sizes_give_what_the_cpu_gives(op, dtype):
+    self, other = tensors(dtype, 0), tensors(dtype, 1)
+    device_self, device_other = on_device(self), on_device(other)
+    torch_backend.reset_fallback_counts()
+    CALLS[op](device_self, device_other)
+    CALLS[op](self, other)
+    assert foreach_fallbacks() == {}
+    for got, expected in zip(device_self, self, strict=True):
+        torch.testing.assert_close(got.cpu(), expected)
+    assert all(torch.equal(d.cpu(), o) for d, o in zip(device_other, other, strict=True))
+
+
+def test_one_call_updates_the_whole_list():
+    """The profiler shows the call as one device activity of the operator's name (the vendor's
+    launches of eight tensors each inside it), and no per-tensor ``add``."""
+    if not published("_foreach_add_.List"):
+        pytest.skip(f"{DEV}'s vendor publishes no _foreach_add_.List")
+    from torch.profiler import ProfilerActivity, profile
+
+    self, other = on_device(tensors()), on_device(tensors(seed=1))
+    torch._foreach_add_(self, other)  # built and warm
+    MODULE.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        torch._foreach_add_(self, other, alpha=2)
+        MODULE.synchronize()
+    device = [
+        e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.PrivateUse1
+    ]
+    assert device.count("_foreach_add_.List") == 1, device
+    assert "add.out" not in device and "add_.Tensor" not in device, device
+
+
+def test_declined_lists_run_per_tensor_on_the_device():
+    """A view that is not dense, a list of two dtypes, integer tensors: each gives the CPU's
+    result through ATen's per-tensor path, with nothing run on the CPU fallback."""
+    base = torch.randn(6, 8)
+    cases = [
+        ([base[:, ::2].clone(), base.t()], [torch.ones(6, 4), torch.ones(8, 6)]),
+        ([torch.randn(5), torch.randn(5, dtype=torch.float64)], [torch.ones(5), torch.ones(5)]),
+        (
+            [torch.arange(5), torch.arange(7)],
+            [torch.ones(5, dtype=torch.long), torch.ones(7, dtype=torch.long)],
+        ),
+    ]
+    torch_backend.reset_fallback_counts()
+    for self, other in cases:
+        device_self = [t.to(DEV) for t in self]
+        if self[0].dim() == 2:  # the second a transposed view, as on the CPU
+            device_self[1] = base.to(DEV).t()
+            self[1] = base.t()
+        torch._foreach_add_(device_self, [t.to(DEV) for t in other], alpha=3)
+        torch._foreach_add_(self, other, alpha=3)
+        for got, expected in zip(device_self, self, strict=True):
+            assert got.dtype == expected.dtype
+            torch.testing.assert_close(got.cpu(), expected)
+    assert foreach_fallbacks() == {}
+
+
+def test_lists_of_different_lengths_raise_atens_error():
+    a = on_device([torch.ones(3), torch.ones(3)])
+    with pytest.raises(RuntimeError, match="Tensor lists must have the same number of tensors"):
+        torch._foreach_add_(a, a[:1])
+    with pytest.raises(RuntimeError, match="Tensor list must have at least one tensor"):
+        torch._foreach_add_([], [])
+    assert torch.equal(a[0].cpu(), torch.ones(3))
+
+
+def test_sgd_with_momentum_steps_as_on_the_cpu():
+    """torch.optim.SGD's default (foreach) path with momentum and weight decay, on a model with
+    more than eight parameters, steps to the CPU's parameters."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*(torch.nn.Linear(8, 8) for _ in range(6)))
+    device_model = torch.nn.Sequential(*(torch.nn.Linear(8, 8) for _ in range(6))).to(DEV)
+    device_model.load_state_dict(model.state_dict())
+    optimizers = [
+        torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01)
+        for m in (model, device_model)
+    ]
+    x = torch.randn(4, 8)
+    for _ in range(3):
+        for m, opt, data in zip((model, device_model), optimizers, (x, x.to(DEV)), strict=True):
+            opt.zero_grad()
+            m(data).square().sum().backward()
+            opt.step()
+    for expected, got in zip(model.parameters(), device_model.parameters(), strict=True):
+        torch.testing.assert_close(got.cpu(), expected, atol=1e-5, rtol=1e-4)
