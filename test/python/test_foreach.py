@@ -37,24 +37,28 @@ def foreach_fallbacks() -> dict[str, int]:
 
 
 CALLS = {
-    "_foreach_add_.List": lambda s, o: torch._foreach_add_(s, o, alpha=-0.37),
-    "_foreach_add_.Scalar": lambda s, o: torch._foreach_add_(s, 2.5),
-    "_foreach_mul_.Scalar": lambda s, o: torch._foreach_mul_(s, 0.9),
+    "_foreach_add_.List": lambda s, o, p: torch._foreach_add_(s, o, alpha=-0.37),
+    "_foreach_add_.Scalar": lambda s, o, p: torch._foreach_add_(s, 2.5),
+    "_foreach_mul_.Scalar": lambda s, o, p: torch._foreach_mul_(s, 0.9),
+    "_foreach_lerp_.Scalar": lambda s, o, p: torch._foreach_lerp_(s, o, 0.1),
+    "_foreach_lerp_.Scalar far": lambda s, o, p: torch._foreach_lerp_(s, o, 0.75),
+    "_foreach_addcmul_.Scalar": lambda s, o, p: torch._foreach_addcmul_(s, o, p, value=-0.3),
 }
 
 
 @pytest.mark.parametrize("op", list(CALLS))
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_lists_of_many_sizes_give_what_the_cpu_gives(op, dtype):
-    self, other = tensors(dtype, 0), tensors(dtype, 1)
-    device_self, device_other = on_device(self), on_device(other)
+    self, other, third = tensors(dtype, 0), tensors(dtype, 1), tensors(dtype, 2)
+    device_self, device_other, device_third = on_device(self), on_device(other), on_device(third)
     torch_backend.reset_fallback_counts()
-    CALLS[op](device_self, device_other)
-    CALLS[op](self, other)
+    CALLS[op](device_self, device_other, device_third)
+    CALLS[op](self, other, third)
     assert foreach_fallbacks() == {}
     for got, expected in zip(device_self, self, strict=True):
         torch.testing.assert_close(got.cpu(), expected)
-    assert all(torch.equal(d.cpu(), o) for d, o in zip(device_other, other, strict=True))
+    for device_list, cpu_list in ((device_other, other), (device_third, third)):
+        assert all(torch.equal(d.cpu(), c) for d, c in zip(device_list, cpu_list, strict=True))
 
 
 def test_one_call_updates_the_whole_list():
@@ -112,17 +116,22 @@ def test_lists_of_different_lengths_raise_atens_error():
     assert torch.equal(a[0].cpu(), torch.ones(3))
 
 
-def test_sgd_with_momentum_steps_as_on_the_cpu():
-    """torch.optim.SGD's default (foreach) path with momentum and weight decay, on a model with
-    more than eight parameters, steps to the CPU's parameters."""
+OPTIMIZERS = {
+    "SGD": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.01),
+    "Adam": lambda p: torch.optim.Adam(p, lr=0.01, weight_decay=0.01),
+    "AdamW": lambda p: torch.optim.AdamW(p, lr=0.01),
+}
+
+
+@pytest.mark.parametrize("name", list(OPTIMIZERS))
+def test_default_optimizers_step_as_on_the_cpu(name):
+    """torch.optim's default (foreach) path -- SGD with momentum and weight decay, Adam,
+    AdamW -- on a model with more than eight parameters steps to the CPU's parameters."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(*(torch.nn.Linear(8, 8) for _ in range(6)))
     device_model = torch.nn.Sequential(*(torch.nn.Linear(8, 8) for _ in range(6))).to(DEV)
     device_model.load_state_dict(model.state_dict())
-    optimizers = [
-        torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01)
-        for m in (model, device_model)
-    ]
+    optimizers = [OPTIMIZERS[name](m.parameters()) for m in (model, device_model)]
     x = torch.randn(4, 8)
     for _ in range(3):
         for m, opt, data in zip((model, device_model), optimizers, (x, x.to(DEV)), strict=True):

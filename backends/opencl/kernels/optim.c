@@ -184,9 +184,19 @@ static tb_status bernoulli(tb_context ctx, const tb_kernel_call *call) {
   return status;
 }
 
-/* The _foreach_ operators with a kernel: tb_foreach's op, and whether the second argument is a
- * list (List: [self, other, alpha]) or the scalar (Scalar: [self, scalar]). */
-typedef enum foreach_op { F_ADD_LIST, F_ADD_SCALAR, F_MUL_SCALAR } foreach_op;
+/* The _foreach_ operators with a kernel (tb_foreach's op) and how many lists each takes:
+ * [self, other, alpha], [self, scalar], [self, scalar], [self, tensors1, weight], [self,
+ * tensor1, tensor2, value]. */
+typedef enum foreach_op {
+  F_ADD_LIST,
+  F_ADD_SCALAR,
+  F_MUL_SCALAR,
+  F_LERP_SCALAR,
+  F_ADDCMUL_SCALAR
+} foreach_op;
+static int foreach_lists(foreach_op op) {
+  return op == F_ADDCMUL_SCALAR ? 3 : op == F_ADD_LIST || op == F_LERP_SCALAR ? 2 : 1;
+}
 enum {
   FOREACH_GROUP = 8,   /* tensors per launch: tb_foreach's parameter pairs */
   FOREACH_WINDOW = 256 /* tensors ordered by size at a time */
@@ -209,26 +219,27 @@ static void sort_by_numel(const tb_tensor *const *items, int64_t *order, int64_t
   }
 }
 
-/* One launch of tb_foreach over the tensors self[order[k]] (and other's), k < members. */
+/* One launch of tb_foreach over tensors order[k], k < members, of the call's lists (lists[0] is
+ * self; an operator with fewer lists repeats it). */
 static tb_status foreach_group(tb_context ctx, int32_t device, const tb_kernel_call *call,
-                               ocl_kernel *kernel, foreach_op op, const tb_tensor *const *self,
-                               const tb_tensor *const *other, const int64_t *order, int64_t members,
-                               double alpha) {
+                               ocl_kernel *kernel, foreach_op op,
+                               const tb_tensor *const *const lists[3], const int64_t *order,
+                               int64_t members, double alpha) {
+  static const char *const what[3] = {"self", "a tensor of the second list",
+                                      "a tensor of the third list"};
   cl_long numels[FOREACH_GROUP] = {0};
-  ocl_place places[2 * FOREACH_GROUP];
-  if (numel_of(self[order[0]]) == 0) return TB_OK; /* the largest is empty: all are */
+  ocl_place places[3 * FOREACH_GROUP];
+  if (numel_of(lists[0][order[0]]) == 0) return TB_OK; /* the largest is empty: all are */
   tb_status status = TB_OK;
   for (int64_t k = 0; k < FOREACH_GROUP && status == TB_OK; k++) {
-    numels[k] = k < members ? numel_of(self[order[k]]) : 0;
-    if (numels[k] == 0) { /* an empty tensor or an unused slot: no work-item reads it */
-      places[2 * k] = places[0];
-      places[2 * k + 1] = places[1];
-      continue;
-    }
-    status = ocl_tensor_place(ctx, device, self[order[k]], "self", &places[2 * k]);
-    if (status == TB_OK) {
-      status = ocl_tensor_place(ctx, device, other[order[k]], op == F_ADD_LIST ? "other" : "self",
-                                &places[2 * k + 1]);
+    numels[k] = k < members ? numel_of(lists[0][order[k]]) : 0;
+    for (int l = 0; l < 3 && status == TB_OK; l++) {
+      if (numels[k] == 0) { /* an empty tensor or an unused slot: no work-item reads it */
+        places[3 * k + l] = places[l];
+      } else {
+        status = ocl_tensor_place(ctx, device, lists[l][order[k]],
+                                  what[lists[l] == lists[0] ? 0 : l], &places[3 * k + l]);
+      }
     }
   }
   if (status != TB_OK) return status;
@@ -238,9 +249,9 @@ static tb_status foreach_group(tb_context ctx, int32_t device, const tb_kernel_c
   size_t global[2] = {(size_t)((numels[0] + chunk - 1) / chunk), (size_t)members};
   pthread_mutex_lock(&kernel->lock);
   ocl_args args = ocl_args_begin(ctx, device, kernel);
-  for (int k = 0; k < 2 * FOREACH_GROUP; k++) ocl_arg_place(&args, &places[k]);
+  for (int k = 0; k < 3 * FOREACH_GROUP; k++) ocl_arg_place(&args, &places[k]);
   ocl_arg_value(&args, sizeof numels, numels);
-  ocl_arg_acc(&args, self[order[0]]->dtype, alpha);
+  ocl_arg_acc(&args, lists[0][order[0]]->dtype, alpha);
   ocl_arg_value(&args, sizeof code, &code);
   ocl_arg_value(&args, sizeof chunk, &chunk);
   status = ocl_args_done(&args);
@@ -251,35 +262,40 @@ static tb_status foreach_group(tb_context ctx, int32_t device, const tb_kernel_c
   return status;
 }
 
-/* _foreach_add_.List [self, other, alpha]; _foreach_add_.Scalar / _foreach_mul_.Scalar [self,
- * scalar].  Dense float32/float64 tensors of one dtype on the call's device, pairs of equal
- * size; any other list is declined, and the operator's wrapper runs ATen's per-tensor path on
- * the device (codegen/ops.yaml, declined:), which also raises ATen's errors for lists of
- * different lengths. */
+/* _foreach_add_.List, _foreach_add_.Scalar, _foreach_mul_.Scalar, _foreach_lerp_.Scalar,
+ * _foreach_addcmul_.Scalar: the lists (foreach_lists(op) of them), then the scalar.  Dense
+ * float32/float64 tensors of one dtype on the call's device, the tensors at one position of
+ * equal size; any other call is declined, and the operator's wrapper runs ATen's per-tensor
+ * path on the device (codegen/ops.yaml, declined:), which also raises ATen's errors for lists
+ * of different lengths. */
 static tb_status foreach_apply(tb_context ctx, const tb_kernel_call *call) {
   foreach_op op = (foreach_op)(intptr_t)call->kernel->data;
   const tb_value *a = call->args;
-  bool list = op == F_ADD_LIST;
+  int used = foreach_lists(op);
   double alpha = 0;
-  if (call->num_args < (list ? 3 : 2) || a[0].kind != TB_VALUE_TENSOR_LIST ||
-      (list && a[1].kind != TB_VALUE_TENSOR_LIST) || !ocl_number(&a[list ? 2 : 1], &alpha, NULL)) {
+  if (call->num_args < used + 1 || !ocl_number(&a[used], &alpha, NULL)) {
     return ocl_decline(call, "unexpected arguments");
   }
-  int64_t count = a[0].as.tensors.count;
-  if (count == 0 || (list && a[1].as.tensors.count != count)) {
-    return ocl_decline(call, "an empty list, or lists of different lengths");
+  for (int l = 0; l < used; l++) {
+    if (a[l].kind != TB_VALUE_TENSOR_LIST || a[l].as.tensors.count != a[0].as.tensors.count) {
+      return ocl_decline(call, "lists of different lengths");
+    }
   }
+  int64_t count = a[0].as.tensors.count;
+  if (count == 0) return ocl_decline(call, "an empty list");
   int32_t device = -1;
   tb_status status = ocl_kernel_enter(ctx, call, &device);
   if (status != TB_OK) return status;
-  const tb_tensor *const *self = a[0].as.tensors.items;
-  const tb_tensor *const *other = list ? a[1].as.tensors.items : self;
-  tb_dtype dtype = self[0] != NULL ? self[0]->dtype : TB_DTYPE_FLOAT32;
+  const tb_tensor *const *lists[3];
+  for (int l = 0; l < 3; l++) lists[l] = a[l < used ? l : 0].as.tensors.items;
+  tb_dtype dtype = lists[0][0] != NULL ? lists[0][0]->dtype : TB_DTYPE_FLOAT32;
   for (int64_t i = 0; i < count; i++) {
     int64_t n = 0;
-    if (self[i] == NULL || self[i]->dtype != dtype || !ocl_is_float(dtype) ||
-        self[i]->device != device || !ocl_dense(self[i], &n) ||
-        member(&a[list ? 1 : 0], i, dtype, n) == NULL || other[i]->device != device) {
+    bool fits = lists[0][i] != NULL && ocl_is_float(dtype) && ocl_dense(lists[0][i], &n);
+    for (int l = 0; l < used && fits; l++) {
+      fits = member(&a[l], i, dtype, n) != NULL && lists[l][i]->device == device;
+    }
+    if (!fits) {
       return ocl_decline(call,
                          "a tensor that is not dense float32/float64 of the list's dtype "
                          "on the call's device");
@@ -295,11 +311,10 @@ static tb_status foreach_apply(tb_context ctx, const tb_kernel_call *call) {
     int64_t order[FOREACH_WINDOW];
     int64_t size = count - window < FOREACH_WINDOW ? count - window : FOREACH_WINDOW;
     for (int64_t i = 0; i < size; i++) order[i] = window + i;
-    sort_by_numel(self, order, size);
+    sort_by_numel(lists[0], order, size);
     for (int64_t first = 0; first < size && status == TB_OK; first += FOREACH_GROUP) {
       int64_t members = size - first < FOREACH_GROUP ? size - first : FOREACH_GROUP;
-      status =
-          foreach_group(ctx, device, call, kernel, op, self, other, order + first, members, alpha);
+      status = foreach_group(ctx, device, call, kernel, op, lists, order + first, members, alpha);
     }
   }
   return status;
@@ -362,10 +377,30 @@ static const tb_kernel k_foreach_mul_scalar = {
     "_foreach_mul_.Scalar(Tensor(a!)[] self, Scalar scalar) -> ()",
     (void *)(intptr_t)F_MUL_SCALAR};
 
+static const tb_kernel k_foreach_lerp_scalar = {
+    sizeof(tb_kernel),
+    "_foreach_lerp_.Scalar",
+    foreach_apply,
+    FLOATS,
+    0,
+    "_foreach_lerp_.Scalar(Tensor(a!)[] self, Tensor[] tensors1, Scalar weight) -> ()",
+    (void *)(intptr_t)F_LERP_SCALAR};
+static const tb_kernel k_foreach_addcmul_scalar = {
+    sizeof(tb_kernel),
+    "_foreach_addcmul_.Scalar",
+    foreach_apply,
+    FLOATS,
+    0,
+    "_foreach_addcmul_.Scalar(Tensor(a!)[] self, Tensor[] tensor1, Tensor[] tensor2, Scalar "
+    "value=1) -> ()",
+    (void *)(intptr_t)F_ADDCMUL_SCALAR};
+
 const tb_kernel *const ocl_optim_kernels[] = {&k_sgd,
                                               &k_adamw,
                                               &k_bernoulli,
                                               &k_foreach_add_list,
                                               &k_foreach_add_scalar,
                                               &k_foreach_mul_scalar,
+                                              &k_foreach_lerp_scalar,
+                                              &k_foreach_addcmul_scalar,
                                               NULL};

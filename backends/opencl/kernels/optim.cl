@@ -102,33 +102,38 @@ __kernel void tb_bernoulli(OCL_PTR(T, self), long n, ulong seed, ulong offset, f
   for (int l = 0; l < 16 && first + l < n; l++) out[l] = (T)draws[l];
 }
 
-/* _foreach_add_ (List, Scalar) and _foreach_mul_.Scalar over up to eight tensors a launch (the
- * host groups a list's tensors by size): work-item (c, k) updates elements [c chunk, (c + 1)
- * chunk) of tensor k, a run a CPU driver vectorizes (the host picks a few hundred there, else
- * 1, so that a GPU's neighbouring work-items read neighbouring elements).  op 0: self += alpha
- * other; 1: self += alpha; 2: self *= alpha.  A scalar op's `o` pointers are its `s`. */
-#define TB_EACH(k) OCL_PTR(T, s##k), OCL_PTR(T, o##k)
-#define TB_PICK(k, count)                                                                       \
+/* The _foreach_ operators over up to eight tensors a launch (the host groups a list's tensors by
+ * size): work-item (c, k) updates elements [c chunk, (c + 1) chunk) of tensor k, a run a CPU
+ * driver vectorizes (the host picks a few hundred there, else 1, so that a GPU's neighbouring
+ * work-items read neighbouring elements).  Tensor k is s (written) with operands o and p; an
+ * operator with fewer operands passes s in their place.  op (the host's foreach_op): 0
+ * _foreach_add_.List, s += alpha o; 1 _foreach_add_.Scalar, s += alpha; 2 _foreach_mul_.Scalar,
+ * s *= alpha; 3 _foreach_lerp_.Scalar, s towards o by alpha (ATen's two-sided form); 4
+ * _foreach_addcmul_.Scalar, s += alpha o p. */
+#define TB_EACH(k) OCL_PTR(T, s##k), OCL_PTR(T, o##k), OCL_PTR(T, p##k)
+#define TB_PICK(k)                                                                              \
   case k:                                                                                       \
     s = OCL_AT(T, s##k);                                                                        \
     o = OCL_AT(T, o##k);                                                                        \
-    n = count;                                                                                  \
+    p = OCL_AT(T, p##k);                                                                        \
+    n = numels.s##k;                                                                            \
     break
 __kernel void tb_foreach(TB_EACH(0), TB_EACH(1), TB_EACH(2), TB_EACH(3), TB_EACH(4), TB_EACH(5),
                          TB_EACH(6), TB_EACH(7), long8 numels, ACC alpha, int op, long chunk) {
-  __global T *s, *o;
+  __global T *s, *o, *p;
   long n;
   switch (get_global_id(1)) {
-    TB_PICK(0, numels.s0);
-    TB_PICK(1, numels.s1);
-    TB_PICK(2, numels.s2);
-    TB_PICK(3, numels.s3);
-    TB_PICK(4, numels.s4);
-    TB_PICK(5, numels.s5);
-    TB_PICK(6, numels.s6);
+    TB_PICK(0);
+    TB_PICK(1);
+    TB_PICK(2);
+    TB_PICK(3);
+    TB_PICK(4);
+    TB_PICK(5);
+    TB_PICK(6);
     default:
       s = OCL_AT(T, s7);
       o = OCL_AT(T, o7);
+      p = OCL_AT(T, p7);
       n = numels.s7;
   }
   long first = get_global_id(0) * chunk;
@@ -138,7 +143,15 @@ __kernel void tb_foreach(TB_EACH(0), TB_EACH(1), TB_EACH(2), TB_EACH(3), TB_EACH
     for (long i = first; i < end; i++) s[i] = (T)((ACC)s[i] + alpha * (ACC)o[i]);
   } else if (op == 1) {
     for (long i = first; i < end; i++) s[i] = (T)((ACC)s[i] + alpha);
-  } else {
+  } else if (op == 2) {
     for (long i = first; i < end; i++) s[i] = (T)((ACC)s[i] * alpha);
+  } else if (op == 3) {
+    bool near = fabs(alpha) < (ACC)0.5;
+    for (long i = first; i < end; i++) {
+      ACC a = (ACC)s[i], b = (ACC)o[i];
+      s[i] = (T)(near ? a + alpha * (b - a) : b - (b - a) * ((ACC)1 - alpha));
+    }
+  } else {
+    for (long i = first; i < end; i++) s[i] = (T)((ACC)s[i] + alpha * (ACC)o[i] * (ACC)p[i]);
   }
 }
