@@ -748,6 +748,9 @@ class _TypedCSE(CSE):
             self.prefix = previous
 
 
+# The longest reduction loop of static length that is unrolled.
+_UNROLL = 64
+
 # The most private memory a work item keeps a reduction's row in (a two-pass variance).
 _ROW_BYTES = 4096
 
@@ -849,13 +852,24 @@ class OpenCLKernel(SIMDKernel):
         return var
 
     def loop_rng(self) -> str | None:
-        """In a reduction's loop, a ``tb_rng`` declared before the loop for one ``rand`` (it
-        keeps the Philox block the last step drew); elsewhere None."""
-        if not (self.inside_reduction and any(t.is_loop for t in self.range_trees)):
+        """In a reduction's loop that is not unrolled, a ``tb_rng`` declared before the loop
+        for one ``rand`` (it keeps the Philox block the last step drew); elsewhere None.  An
+        unrolled loop draws a block per step: PoCL runs its work items side by side in vectors
+        (the branch on the kept block would stop that), where a block costs a fraction of a
+        scalar one (the encoder's softmax + dropout: 91 -> 58 us)."""
+        loops = [t for t in self.range_trees if t.is_loop]
+        if not (self.inside_reduction and loops) or all(self._unrolled(t.numel) for t in loops):
             return None
         name = f"rng{next(self.rngs)}"
         self.body.writeline(f"tb_rng {name} = TB_RNG_INIT;")
         return name
+
+    @staticmethod
+    def _unrolled(numel: Any) -> bool:
+        """Whether a loop of ``numel`` steps is unrolled: a static length up to ``_UNROLL``.
+        PoCL then runs the work items of a group side by side in vectors, which it does not
+        across a loop (a softmax over rows of 16 or 64: 2.3-2.5x faster)."""
+        return isinstance(numel, (sympy.Integer, int)) and int(numel) <= _UNROLL
 
     def _row_length(self, dtype: torch.dtype) -> int | None:
         """The reduction's length when it is one loop of a static length whose values fit in
@@ -961,13 +975,14 @@ class OpenCLKernel(SIMDKernel):
                 row, r = f"row{next(self.accumulators)}", self._reduction_index()
                 self.body.writeline(f"{t} {row}[{rows}];")
                 compute.writeline(f"{row}[{r}] = ({t})({value}); {mean} += {row}[{r}];")
-                self.post_loop.splice(f"""
-                    {weight} = ({t}){rows};
-                    {mean} /= {weight};
-                    for (int i_ = 0; i_ < {rows}; i_++) {{
-                      {t} delta_ = {row}[i_] - {mean};
-                      {m2} += delta_ * delta_;
-                    }}""")
+                self.post_loop.writeline(f"{weight} = ({t}){rows};")
+                self.post_loop.writeline(f"{mean} /= {weight};")
+                if self._unrolled(rows):
+                    self.post_loop.writeline("#pragma unroll")
+                self.post_loop.writeline(f"for (int i_ = 0; i_ < {rows}; i_++) {{")
+                self.post_loop.writeline(f"  {t} delta_ = {row}[i_] - {mean};")
+                self.post_loop.writeline(f"  {m2} += delta_ * delta_;")
+                self.post_loop.writeline("}")
                 return mean, m2, weight
             compute.splice(f"""
                 {{
@@ -1014,6 +1029,8 @@ class OpenCLKernel(SIMDKernel):
             for level, tree in enumerate(loops):
                 with self.body.indent(offset=level):
                     numel = self._numel(tree)
+                    if self._unrolled(tree.numel):
+                        self.body.writeline("#pragma unroll")
                     self.body.writeline(
                         f"for ({self.index_dtype} {tree.name} = 0; {tree.name} < {numel}; "
                         f"{tree.name}++) {{"
