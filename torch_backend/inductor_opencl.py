@@ -22,10 +22,11 @@ Programs.  The kernels of one compiled graph are built together, as one program
 loads, and each call is ``torch_backend._C.launch`` of the kernel on the current stream.
 Random numbers are Philox4x32-10 draws keyed by the seed Inductor takes from the device's
 generator (``inductor_seeds``, the vendor's own Philox stream), four per block: offset o is
-word o % 4 of the block at counter o / 4, and a reduction's loop computes a block every fourth
-step.  welford_reduce over a row of static length that fits ``_ROW_BYTES`` keeps the row's
-values in the work item and takes mean and variance in two passes after the loop; longer or
-dynamic rows use Welford's update per element.
+word o % 4 of the block at counter o / 4.  Reduction loops of up to ``_UNROLL`` static steps
+are unrolled, so that PoCL runs a group's work items side by side in vectors; a longer loop
+keeps its Philox block for the next three steps.  welford_reduce over a row of static length
+that fits ``_ROW_BYTES`` keeps the row's values in the work item and takes mean and variance
+in two passes after the loop; longer or dynamic rows use Welford's update per element.
 """
 
 from __future__ import annotations

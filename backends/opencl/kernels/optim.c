@@ -236,9 +236,10 @@ static tb_status foreach_group(tb_context ctx, int32_t device, const tb_kernel_c
     for (int l = 0; l < 3 && status == TB_OK; l++) {
       if (numels[k] == 0) { /* an empty tensor or an unused slot: no work-item reads it */
         places[3 * k + l] = places[l];
+      } else if (l > 0 && lists[l] == lists[0]) { /* an operand the operator does not take */
+        places[3 * k + l] = places[3 * k];
       } else {
-        status = ocl_tensor_place(ctx, device, lists[l][order[k]],
-                                  what[lists[l] == lists[0] ? 0 : l], &places[3 * k + l]);
+        status = ocl_tensor_place(ctx, device, lists[l][order[k]], what[l], &places[3 * k + l]);
       }
     }
   }
