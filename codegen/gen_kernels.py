@@ -559,6 +559,8 @@ struct {klass} final : {meta_class} {{
         self.include_ops(f)
         sig = self.signature(f)
         chain = "".join(self.pack(a, a.name) for a in f.func.arguments.flat_all)
+        if str(f.func.name) in self.declined:  # tensors on two devices: the declined path
+            chain += ".declines_other_devices()"
         returns = f.func.returns
         if not returns:
             ret, declined = "return;", f"{self.fallback(f)};\n    return;"

@@ -351,7 +351,12 @@ const at::Tensor* KernelCall::first_tensor() const {
   return nullptr;
 }
 
-c10::Device KernelCall::check_devices() const {
+KernelCall& KernelCall::declines_other_devices() {
+  declines_other_devices_ = true;
+  return *this;
+}
+
+std::optional<c10::Device> KernelCall::check_devices() const {
   std::optional<c10::Device> target;
   for (const at::Tensor& t : sources_) {
     if (t.defined() && t.device().type() == c10::DeviceType::PrivateUse1) {
@@ -368,16 +373,19 @@ c10::Device KernelCall::check_devices() const {
     const at::Tensor& t = sources_[i];
     if (!t.defined() || t.device() == *target) continue;
     if (movable && t.device().is_cpu()) continue;  // host indices move to the device
+    if (declines_other_devices_) return std::nullopt;
     fail_device_mismatch(*target, t.device(), names_[i], kernel_->name);
   }
-  return *target;
+  return target;
 }
 
 bool KernelCall::launch() {
   if (undescribable_) return false;  // an argument without a descriptor
   const at::Tensor* first = first_tensor();
   TORCH_INTERNAL_ASSERT(first != nullptr, "torch_backend: a kernel call without tensors");
-  const c10::Device target = check_devices();
+  const std::optional<c10::Device> devices = check_devices();
+  if (!devices.has_value()) return false;  // declines_other_devices()
+  const c10::Device target = *devices;
   bool ok = false;
   tb_dtype first_dtype = to_tb_dtype(first->scalar_type(), &ok);
   if (!ok || (kernel_->dtypes != 0 && !(kernel_->dtypes & TB_DTYPE_BIT(first_dtype)))) {

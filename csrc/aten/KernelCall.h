@@ -123,6 +123,10 @@ class KernelCall {
   // first tensor, or an operator without a Generator argument).
   KernelCall& rng_key(uint64_t seed, uint64_t offset);
   KernelCall& none();
+  // Tensors on more than one device make the call decline (launch returns false) instead of
+  // raising: for operators whose declined calls run another path that takes them (a
+  // _foreach_ operator's per-tensor path, as on CUDA; codegen/ops.yaml, declined:).
+  KernelCall& declines_other_devices();
   // Lists the call keeps (the other list methods point at the caller's memory): the boxed
   // wrappers' arguments, unpacked from IValues.
   KernelCall& owned_ints(std::vector<int64_t> values);
@@ -139,7 +143,7 @@ class KernelCall {
   // in which case nothing was enqueued; throws for any other failure (torch.OutOfMemoryError
   // with the allocator's message when a workspace request failed) and, before enqueueing
   // anything, for a tensor on another device (CUDA's "Expected all tensors to be on the same
-  // device" message, naming the argument).
+  // device" message, naming the argument; a decline after declines_other_devices()).
   bool launch();
 
  private:
@@ -160,12 +164,14 @@ class KernelCall {
   KernelCall& undescribable();
   const at::Tensor* first_tensor() const;
   void add_tensor(at::Tensor tensor, const char* name);
-  // The device every tensor must be on: the first device tensor's; raises for one elsewhere.
-  c10::Device check_devices() const;
+  // The device every tensor must be on: the first device tensor's; raises for one elsewhere,
+  // or returns nullopt where declines_other_devices() was called.
+  std::optional<c10::Device> check_devices() const;
 
   const tb_kernel* kernel_;
   std::atomic<uint64_t>* calls_;
   bool undescribable_ = false;
+  bool declines_other_devices_ = false;
   c10::SmallVector<tb_value, 12> values_;
   c10::SmallVector<tb_tensor, 8> tensors_;  // values of kind TENSOR(_LIST) index into this
   c10::SmallVector<const tb_tensor*, 8> item_pointers_;  // &tensors_[i], or NULL if absent

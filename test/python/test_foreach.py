@@ -107,6 +107,17 @@ def test_declined_lists_run_per_tensor_on_the_device():
     assert foreach_fallbacks() == {}
 
 
+def test_a_list_over_two_devices_updates_each_on_its_own(two_devices):
+    """Tensors on two devices in one list (a model split across devices): the kernel declines,
+    and ATen's per-tensor path updates each on its device, as on CUDA."""
+    self = [torch.ones(5, device=f"{DEV}:0"), torch.ones(7, device=f"{DEV}:1")]
+    other = [torch.full((5,), 2.0, device=f"{DEV}:0"), torch.full((7,), 3.0, device=f"{DEV}:1")]
+    torch._foreach_add_(self, other, alpha=0.5)
+    assert [t.device.index for t in self] == [0, 1]
+    assert torch.equal(self[0].cpu(), torch.full((5,), 2.0))
+    assert torch.equal(self[1].cpu(), torch.full((7,), 2.5))
+
+
 def test_lists_of_different_lengths_raise_atens_error():
     a = on_device([torch.ones(3), torch.ones(3)])
     with pytest.raises(RuntimeError, match="Tensor lists must have the same number of tensors"):
