@@ -33,6 +33,13 @@ static const tb_tensor *member(const tb_value *arg, int64_t i, tb_dtype dtype, i
 
 typedef enum optim_kind { O_SGD, O_ADAMW } optim_kind;
 
+/* Elements per work-item of tb_adamw and tb_foreach: on CPU devices a run of them, which the
+ * driver vectorizes (and tb_adamw's two pow() calls once per run); elsewhere 1, so that
+ * neighbouring work-items touch neighbouring elements. */
+static cl_long run_length(tb_context ctx, int32_t device) {
+  return ctx->devices[device].type & CL_DEVICE_TYPE_CPU ? 256 : 1;
+}
+
 /* _fused_sgd_ [self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening,
  * nesterov, maximize, is_first_step, grad_scale, found_inf];
  * _fused_adamw_ [self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1,
@@ -86,10 +93,7 @@ static tb_status fused_step(tb_context ctx, const tb_kernel_call *call) {
       return ocl_decline(call, "optimizer state that is not dense, or a step that is not float32");
     }
   }
-  /* Elements per work-item of tb_adamw (optim.cl): on CPU devices a run of them, which the
-   * driver vectorizes, and the step's two pow() calls once per run; elsewhere 1, so that
-   * neighbouring work-items touch neighbouring elements. */
-  cl_long chunk = ctx->devices[device].type & CL_DEVICE_TYPE_CPU ? 256 : 1;
+  cl_long chunk = run_length(ctx, device);
   for (int64_t i = 0; i < count && status == TB_OK; i++) {
     const tb_tensor *p = a[0].as.tensors.items[i];
     int64_t n = 0;
@@ -202,37 +206,31 @@ enum {
   FOREACH_WINDOW = 256 /* tensors ordered by size at a time */
 };
 
-/* Tensors' indices ordered by element count, largest first (a group's launch spans its
- * largest tensor, so that neighbours in this order waste least). */
-static int64_t numel_of(const tb_tensor *t) {
-  int64_t n = 0;
-  ocl_dense(t, &n);
-  return n;
-}
-static void sort_by_numel(const tb_tensor *const *items, int64_t *order, int64_t count) {
-  for (int64_t i = 1; i < count; i++) { /* insertion sort: lists are parameters, tens */
+/* order[0..count) by sizes[order[i]], largest first (a group's launch spans its largest
+ * tensor, so that neighbours in this order waste least).  Insertion sort: lists are a model's
+ * parameters, tens to hundreds. */
+static void sort_by_size(const int64_t *sizes, int64_t *order, int64_t count) {
+  for (int64_t i = 1; i < count; i++) {
     int64_t key = order[i], j = i;
-    for (; j > 0 && numel_of(items[order[j - 1]]) < numel_of(items[key]); j--) {
-      order[j] = order[j - 1];
-    }
+    for (; j > 0 && sizes[order[j - 1]] < sizes[key]; j--) order[j] = order[j - 1];
     order[j] = key;
   }
 }
 
 /* One launch of tb_foreach over tensors order[k], k < members, of the call's lists (lists[0] is
- * self; an operator with fewer lists repeats it). */
+ * self; an operator with fewer lists repeats it), sizes[i] the element count of tensor i. */
 static tb_status foreach_group(tb_context ctx, int32_t device, const tb_kernel_call *call,
                                ocl_kernel *kernel, foreach_op op,
-                               const tb_tensor *const *const lists[3], const int64_t *order,
-                               int64_t members, double alpha) {
+                               const tb_tensor *const *const lists[3], const int64_t *sizes,
+                               const int64_t *order, int64_t members, double alpha) {
   static const char *const what[3] = {"self", "a tensor of the second list",
                                       "a tensor of the third list"};
   cl_long numels[FOREACH_GROUP] = {0};
   ocl_place places[3 * FOREACH_GROUP];
-  if (numel_of(lists[0][order[0]]) == 0) return TB_OK; /* the largest is empty: all are */
+  if (sizes[order[0]] == 0) return TB_OK; /* the largest is empty: all are */
   tb_status status = TB_OK;
   for (int64_t k = 0; k < FOREACH_GROUP && status == TB_OK; k++) {
-    numels[k] = k < members ? numel_of(lists[0][order[k]]) : 0;
+    numels[k] = k < members ? sizes[order[k]] : 0;
     for (int l = 0; l < 3 && status == TB_OK; l++) {
       if (numels[k] == 0) { /* an empty tensor or an unused slot: no work-item reads it */
         places[3 * k + l] = places[l];
@@ -244,8 +242,7 @@ static tb_status foreach_group(tb_context ctx, int32_t device, const tb_kernel_c
     }
   }
   if (status != TB_OK) return status;
-  /* Elements per work-item: on CPU devices a run the driver vectorizes; elsewhere 1. */
-  cl_long chunk = ctx->devices[device].type & CL_DEVICE_TYPE_CPU ? 256 : 1;
+  cl_long chunk = run_length(ctx, device);
   cl_int code = (cl_int)op;
   size_t global[2] = {(size_t)((numels[0] + chunk - 1) / chunk), (size_t)members};
   pthread_mutex_lock(&kernel->lock);
@@ -309,13 +306,18 @@ static tb_status foreach_apply(tb_context ctx, const tb_kernel_call *call) {
   status = kernel_for(ctx, device, dtype, "tb_foreach", &kernel);
   /* Windows of up to FOREACH_WINDOW tensors, each ordered by size and launched in groups. */
   for (int64_t window = 0; window < count && status == TB_OK; window += FOREACH_WINDOW) {
-    int64_t order[FOREACH_WINDOW];
+    const tb_tensor *const *in[3] = {lists[0] + window, lists[1] + window, lists[2] + window};
+    int64_t order[FOREACH_WINDOW], sizes[FOREACH_WINDOW];
     int64_t size = count - window < FOREACH_WINDOW ? count - window : FOREACH_WINDOW;
-    for (int64_t i = 0; i < size; i++) order[i] = window + i;
-    sort_by_numel(lists[0], order, size);
+    for (int64_t i = 0; i < size; i++) {
+      order[i] = i;
+      ocl_dense(in[0][i], &sizes[i]);
+    }
+    sort_by_size(sizes, order, size);
     for (int64_t first = 0; first < size && status == TB_OK; first += FOREACH_GROUP) {
       int64_t members = size - first < FOREACH_GROUP ? size - first : FOREACH_GROUP;
-      status = foreach_group(ctx, device, call, kernel, op, lists, order + first, members, alpha);
+      status =
+          foreach_group(ctx, device, call, kernel, op, in, sizes, order + first, members, alpha);
     }
   }
   return status;
