@@ -219,7 +219,7 @@ OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_de
   test_errors.py::test_fork_before_use_is_fine test_host_checks.py \
   test_check_kernels.py::test_fused_optimizers_are_checked_on_generated_samples \
   test_modules.py test_error_inputs.py test_math_bits.py test_sparse.py test_compile_kernel.py \
-  test_compile.py test_compile_opinfo.py test_foreach.py)
+  test_compile.py test_compile_opinfo.py test_foreach.py test_graphs.py)
 
 # Each vendor's suites run as two pytest jobs, each its own process: the longest suites
 # (SLOW_PYTEST) in one, the others in the other.  test/lanes.py runs the jobs of a stage on two

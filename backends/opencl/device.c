@@ -482,6 +482,7 @@ tb_status ocl_device_get_properties(tb_context ctx, int32_t device,
 
 tb_status ocl_device_synchronize(tb_context ctx, int32_t device) {
   tb_status status = ocl_enter(ctx, device);
+  if (status == TB_OK) status = ocl_capture_refuse_device(ctx, device, "device synchronize");
   if (status != TB_OK) return status;
   return ocl_device_drain(ctx, device);
 }

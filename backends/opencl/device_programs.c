@@ -440,15 +440,18 @@ static tb_status ext_launch(tb_context ctx, tb_stream stream_handle, tb_program_
     if (status == TB_OK) atomic_fetch_add(&dev->fault_launches, 1);
   }
   if (status == TB_OK) {
-    ocl_stream_begin(stream);
-    cl_int err = clEnqueueNDRangeKernel(stream->queue, entry->kernel, dims->dims, NULL, global,
-                                        has_local ? local : NULL, 0, NULL, NULL);
-    ocl_stream_end(stream, err == CL_SUCCESS);
-    if (err != CL_SUCCESS) {
-      char call[200];
-      snprintf(call, sizeof call, "clEnqueueNDRangeKernel (%s)", entry->name);
-      status = ocl_check(ctx, device, err, call);
+    ocl_command command = {.kind = OCL_COMMAND_KERNEL,
+                           .what = entry->name,
+                           .kernel = entry->kernel,
+                           .dims = dims->dims,
+                           .has_local = has_local,
+                           .keep = subs,
+                           .keep_count = sub_count};
+    for (cl_uint d = 0; d < dims->dims; d++) {
+      command.global[d] = global[d];
+      command.local[d] = local[d];
     }
+    status = ocl_submit(ctx, stream, &command);
   }
   pthread_mutex_unlock(&entry->lock);
   for (size_t i = 0; i < sub_count; i++) clReleaseMemObject(subs[i]);

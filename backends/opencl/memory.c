@@ -253,66 +253,89 @@ static tb_status stream_device(tb_context ctx, tb_stream stream, const char *cal
   return ocl_fault_status(ctx, *device);
 }
 
-/* Host to device on `queue` (blocking or not); `event` receives the command's event (or NULL). */
-static tb_status copy_in(tb_context ctx, int32_t device, cl_command_queue queue, cl_bool blocking,
-                         void *dst, const void *src, size_t size, cl_event *event) {
+/* The command that copies `size` bytes from host `src` to device memory `dst`. */
+static tb_status copy_in(tb_context ctx, int32_t device, void *dst, const void *src, size_t size,
+                         ocl_command *c) {
   ocl_place place;
   tb_status status = ocl_place_of(ctx, device, dst, size, "dst", &place);
   if (status != TB_OK) return status;
   if (src == NULL)
     return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "copy to ocl:%d: src is NULL", (int)device);
-  cl_int err = ctx->mode == OCL_MEMORY_SVM
-                   ? clEnqueueSVMMemcpy(queue, blocking, dst, src, size, 0, NULL, event)
-                   : clEnqueueWriteBuffer(queue, place.mem, blocking, place.offset, size, src, 0,
-                                          NULL, event);
-  return ocl_check(ctx, device, err,
-                   ctx->mode == OCL_MEMORY_SVM ? "clEnqueueSVMMemcpy" : "clEnqueueWriteBuffer");
+  bool svm = ctx->mode == OCL_MEMORY_SVM;
+  *c = (ocl_command){.kind = svm ? OCL_COMMAND_SVM_COPY : OCL_COMMAND_WRITE,
+                     .what = "copy to the device",
+                     .dst = dst,
+                     .src = src,
+                     .dst_mem = place.mem,
+                     .dst_offset = place.offset,
+                     .size = size};
+  return TB_OK;
 }
 
-/* Device to host on `queue` (blocking or not); `event` as for copy_in. */
-static tb_status copy_out(tb_context ctx, int32_t device, cl_command_queue queue, cl_bool blocking,
-                          void *dst, const void *src, size_t size, cl_event *event) {
+/* The command that copies `size` bytes from device memory `src` to host `dst`. */
+static tb_status copy_out(tb_context ctx, int32_t device, void *dst, const void *src, size_t size,
+                          ocl_command *c) {
   ocl_place place;
   tb_status status = ocl_place_of(ctx, device, src, size, "src", &place);
   if (status != TB_OK) return status;
   if (dst == NULL)
     return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "copy from ocl:%d: dst is NULL", (int)device);
-  cl_int err = ctx->mode == OCL_MEMORY_SVM
-                   ? clEnqueueSVMMemcpy(queue, blocking, dst, src, size, 0, NULL, event)
-                   : clEnqueueReadBuffer(queue, place.mem, blocking, place.offset, size, dst, 0,
-                                         NULL, event);
-  return ocl_check(ctx, device, err,
-                   ctx->mode == OCL_MEMORY_SVM ? "clEnqueueSVMMemcpy" : "clEnqueueReadBuffer");
+  bool svm = ctx->mode == OCL_MEMORY_SVM;
+  *c = (ocl_command){.kind = svm ? OCL_COMMAND_SVM_COPY : OCL_COMMAND_READ,
+                     .what = "copy from the device",
+                     .dst = dst,
+                     .src = src,
+                     .src_mem = place.mem,
+                     .src_offset = place.offset,
+                     .size = size};
+  return TB_OK;
 }
 
-/* Device to device on `queue` (of `queue_device`), not waited for; `event` as for copy_in. */
-static tb_status copy_across(tb_context ctx, int32_t queue_device, cl_command_queue queue,
-                             int32_t dst_device, void *dst, int32_t src_device, const void *src,
-                             size_t size, cl_event *event) {
+/* The command that copies `size` bytes between device memories (one context: any devices). */
+static tb_status copy_across(tb_context ctx, int32_t dst_device, void *dst, int32_t src_device,
+                             const void *src, size_t size, ocl_command *c) {
   ocl_place to, from;
   tb_status status = ocl_place_of(ctx, dst_device, dst, size, "dst", &to);
   if (status == TB_OK) status = ocl_place_of(ctx, src_device, src, size, "src", &from);
   if (status != TB_OK) return status;
-  cl_int err = ctx->mode == OCL_MEMORY_SVM
-                   ? clEnqueueSVMMemcpy(queue, CL_FALSE, dst, src, size, 0, NULL, event)
-                   : clEnqueueCopyBuffer(queue, from.mem, to.mem, from.offset, to.offset, size, 0,
-                                         NULL, event);
-  return ocl_check(ctx, queue_device, err,
-                   ctx->mode == OCL_MEMORY_SVM ? "clEnqueueSVMMemcpy" : "clEnqueueCopyBuffer");
+  bool svm = ctx->mode == OCL_MEMORY_SVM;
+  *c = (ocl_command){.kind = svm ? OCL_COMMAND_SVM_COPY : OCL_COMMAND_COPY,
+                     .what = "copy between devices",
+                     .dst = dst,
+                     .src = src,
+                     .dst_mem = to.mem,
+                     .dst_offset = to.offset,
+                     .src_mem = from.mem,
+                     .src_offset = from.offset,
+                     .size = size};
+  return TB_OK;
+}
+
+/* A blocking copy: refused in a capture whose mode prohibits it, else run on the device's own
+ * queue and waited for. */
+static tb_status run_blocking(tb_context ctx, int32_t device, const char *call,
+                              const ocl_command *c) {
+  tb_status status = ocl_capture_check_unsafe(ctx, device, call);
+  if (status != TB_OK) return status;
+  return ocl_command_enqueue(ctx, device, ctx->devices[device].internal, c, CL_TRUE);
 }
 
 tb_status ocl_memory_copy_h2d(tb_context ctx, int32_t device, void *dst, const void *src,
                               size_t size) {
   tb_status status = enter_healthy(ctx, device);
   if (status != TB_OK || size == 0) return status;
-  return copy_in(ctx, device, ctx->devices[device].internal, CL_TRUE, dst, src, size, NULL);
+  ocl_command c;
+  status = copy_in(ctx, device, dst, src, size, &c);
+  return status == TB_OK ? run_blocking(ctx, device, "copy_h2d", &c) : status;
 }
 
 tb_status ocl_memory_copy_d2h(tb_context ctx, int32_t device, void *dst, const void *src,
                               size_t size) {
   tb_status status = enter_healthy(ctx, device);
   if (status != TB_OK || size == 0) return status;
-  return copy_out(ctx, device, ctx->devices[device].internal, CL_TRUE, dst, src, size, NULL);
+  ocl_command c;
+  status = copy_out(ctx, device, dst, src, size, &c);
+  return status == TB_OK ? run_blocking(ctx, device, "copy_d2h", &c) : status;
 }
 
 tb_status ocl_memory_copy_d2d(tb_context ctx, int32_t dst_device, void *dst, int32_t src_device,
@@ -320,10 +343,12 @@ tb_status ocl_memory_copy_d2d(tb_context ctx, int32_t dst_device, void *dst, int
   tb_status status = enter_healthy(ctx, dst_device);
   if (status == TB_OK) status = enter_healthy(ctx, src_device);
   if (status != TB_OK || size == 0) return status;
-  cl_command_queue queue = ctx->devices[dst_device].internal;
-  status = copy_across(ctx, dst_device, queue, dst_device, dst, src_device, src, size, NULL);
-  if (status != TB_OK) return status;
-  return ocl_check(ctx, dst_device, clFinish(queue), "clFinish");
+  ocl_command c;
+  status = copy_across(ctx, dst_device, dst, src_device, src, size, &c);
+  if (status == TB_OK && src_device != dst_device) {
+    status = ocl_capture_check_unsafe(ctx, src_device, "copy_d2d");
+  }
+  return status == TB_OK ? run_blocking(ctx, dst_device, "copy_d2d", &c) : status;
 }
 
 tb_status ocl_memory_copy_h2d_async(tb_context ctx, tb_stream stream, void *dst, const void *src,
@@ -331,10 +356,9 @@ tb_status ocl_memory_copy_h2d_async(tb_context ctx, tb_stream stream, void *dst,
   int32_t device = -1;
   tb_status status = stream_device(ctx, stream, "copy_h2d_async", &device);
   if (status != TB_OK || size == 0) return status;
-  ocl_stream_begin(ocl_stream_of(stream));
-  status = copy_in(ctx, device, ocl_stream_of(stream)->queue, CL_FALSE, dst, src, size, NULL);
-  ocl_stream_end(ocl_stream_of(stream), status == TB_OK);
-  return status;
+  ocl_command c;
+  status = copy_in(ctx, device, dst, src, size, &c);
+  return status == TB_OK ? ocl_submit(ctx, ocl_stream_of(stream), &c) : status;
 }
 
 tb_status ocl_memory_copy_d2h_async(tb_context ctx, tb_stream stream, void *dst, const void *src,
@@ -342,10 +366,9 @@ tb_status ocl_memory_copy_d2h_async(tb_context ctx, tb_stream stream, void *dst,
   int32_t device = -1;
   tb_status status = stream_device(ctx, stream, "copy_d2h_async", &device);
   if (status != TB_OK || size == 0) return status;
-  ocl_stream_begin(ocl_stream_of(stream));
-  status = copy_out(ctx, device, ocl_stream_of(stream)->queue, CL_FALSE, dst, src, size, NULL);
-  ocl_stream_end(ocl_stream_of(stream), status == TB_OK);
-  return status;
+  ocl_command c;
+  status = copy_out(ctx, device, dst, src, size, &c);
+  return status == TB_OK ? ocl_submit(ctx, ocl_stream_of(stream), &c) : status;
 }
 
 tb_status ocl_memory_copy_d2d_async(tb_context ctx, tb_stream stream, int32_t dst_device, void *dst,
@@ -361,11 +384,9 @@ tb_status ocl_memory_copy_d2d_async(tb_context ctx, tb_stream stream, int32_t ds
                     "ocl:%d nor the source's ocl:%d",
                     (int)device, (int)dst_device, (int)src_device);
   }
-  ocl_stream_begin(ocl_stream_of(stream));
-  status = copy_across(ctx, device, ocl_stream_of(stream)->queue, dst_device, dst, src_device, src,
-                       size, NULL);
-  ocl_stream_end(ocl_stream_of(stream), status == TB_OK);
-  return status;
+  ocl_command c;
+  status = copy_across(ctx, dst_device, dst, src_device, src, size, &c);
+  return status == TB_OK ? ocl_submit(ctx, ocl_stream_of(stream), &c) : status;
 }
 
 tb_status ocl_memory_memset_async(tb_context ctx, tb_stream stream, void *ptr, int value,
@@ -376,14 +397,13 @@ tb_status ocl_memory_memset_async(tb_context ctx, tb_stream stream, void *ptr, i
   ocl_place place;
   status = ocl_place_of(ctx, device, ptr, size, "ptr", &place);
   if (status != TB_OK) return status;
-  const cl_uchar byte = (cl_uchar)value;
-  cl_command_queue queue = ocl_stream_of(stream)->queue;
-  ocl_stream_begin(ocl_stream_of(stream));
-  cl_int err =
-      ctx->mode == OCL_MEMORY_SVM
-          ? clEnqueueSVMMemFill(queue, ptr, &byte, 1, size, 0, NULL, NULL)
-          : clEnqueueFillBuffer(queue, place.mem, &byte, 1, place.offset, size, 0, NULL, NULL);
-  ocl_stream_end(ocl_stream_of(stream), err == CL_SUCCESS);
-  return ocl_check(ctx, device, err,
-                   ctx->mode == OCL_MEMORY_SVM ? "clEnqueueSVMMemFill" : "clEnqueueFillBuffer");
+  const ocl_command c = {
+      .kind = ctx->mode == OCL_MEMORY_SVM ? OCL_COMMAND_SVM_FILL : OCL_COMMAND_FILL,
+      .what = "memset_async",
+      .dst = ptr,
+      .dst_mem = place.mem,
+      .dst_offset = place.offset,
+      .size = size,
+      .byte = (cl_uchar)value};
+  return ocl_submit(ctx, ocl_stream_of(stream), &c);
 }

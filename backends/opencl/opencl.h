@@ -170,6 +170,13 @@ struct tb_context_impl {
     ocl_kernel_key key;
     struct ocl_kernel *kernel;
   } memo[OCL_KERNEL_MEMO];
+
+  /* Graph captures under way (graph.c), a list under captures_lock; active_captures counts
+   * them, so that calls check for a capture without the lock when there is none. */
+  pthread_mutex_t captures_lock;
+  struct ocl_capture *captures;
+  uint64_t next_capture_id;
+  atomic_int active_captures;
 };
 
 /** A stream: an in-order command queue of one device, and the marker that query and
@@ -179,18 +186,66 @@ struct tb_context_impl {
 typedef struct ocl_stream {
   int32_t device;
   cl_command_queue queue;
-  pthread_mutex_t lock; /* guards last and dirty */
+  pthread_mutex_t lock; /* guards last, dirty and capture */
   cl_event last;
   bool dirty;
+  /* The capture this stream records into (graph.c), NULL when it runs its commands; set and
+   * cleared under the context's captures_lock and this lock, read under either. */
+  struct ocl_capture *capture;
 } ocl_stream;
 
-/** An event: the marker of its latest record (NULL: never recorded). */
+/** Streams one capture may span (the one that began it and those that joined). */
+#define OCL_CAPTURE_MAX_STREAMS 32
+
+/** Where a record in a capture was made (graph.c): the capture's id (0: the latest record was
+ *  not captured) and how many commands and waits of each of its streams it covers. */
+typedef struct ocl_capture_mark {
+  uint64_t capture_id;
+  uint64_t clock[OCL_CAPTURE_MAX_STREAMS];
+} ocl_capture_mark;
+
+/** An event: the marker of its latest record (NULL: never recorded, or recorded in a
+ *  capture, which `mark` then locates). */
 typedef struct ocl_event {
   int32_t device;
   uint32_t flags;
-  pthread_mutex_t lock;
+  pthread_mutex_t lock; /* guards marker and mark */
   cl_event marker;
+  ocl_capture_mark mark;
 } ocl_event;
+
+/** What a command does (ocl_command). */
+typedef enum ocl_command_kind {
+  OCL_COMMAND_KERNEL,   /* clEnqueueNDRangeKernel */
+  OCL_COMMAND_SVM_COPY, /* clEnqueueSVMMemcpy: dst <- src (device or host pointers) */
+  OCL_COMMAND_COPY,     /* clEnqueueCopyBuffer: dst_mem <- src_mem */
+  OCL_COMMAND_WRITE,    /* clEnqueueWriteBuffer: dst_mem <- host src */
+  OCL_COMMAND_READ,     /* clEnqueueReadBuffer: host dst <- src_mem */
+  OCL_COMMAND_SVM_FILL, /* clEnqueueSVMMemFill of dst with `byte` */
+  OCL_COMMAND_FILL      /* clEnqueueFillBuffer of dst_mem with `byte` */
+} ocl_command_kind;
+
+/** One command for a stream.  Every asynchronous call of the vendor describes its work as a
+ *  command and hands it to ocl_submit, which enqueues it -- or, while the stream captures a
+ *  graph, records it (graph.c), to enqueue it again at each replay. */
+typedef struct ocl_command {
+  ocl_command_kind kind;
+  const char *what; /* the kernel or call, for errors; static */
+  /* OCL_COMMAND_KERNEL: the kernel with its arguments set (its owner's lock held) */
+  cl_kernel kernel;
+  cl_uint dims;
+  size_t global[3], local[3];
+  bool has_local;
+  /* Sub-buffers the kernel's arguments name, which a recorded command keeps (buffer mode). */
+  const cl_mem *keep;
+  size_t keep_count;
+  /* copies and fills */
+  void *dst;
+  const void *src;
+  cl_mem dst_mem, src_mem;
+  size_t dst_offset, src_offset, size;
+  cl_uchar byte;
+} ocl_command;
 
 /* ---- error.c ---- */
 
@@ -329,6 +384,17 @@ void ocl_stream_end(ocl_stream *stream, bool enqueued);
  *  failed) covers every command before it: it becomes the stream's `last`. */
 void ocl_stream_end_marker(ocl_stream *stream, cl_event event);
 
+/** Whether @p stream records into a capture. */
+bool ocl_stream_capturing(ocl_stream *stream);
+
+/** Enqueues @p command on @p stream's queue, or records it while the stream captures. */
+tb_status ocl_submit(tb_context ctx, ocl_stream *stream, const ocl_command *command);
+
+/** Enqueues @p command on @p queue (of @p device), blocking for copies when @p blocking; an
+ *  error names the command. */
+tb_status ocl_command_enqueue(tb_context ctx, int32_t device, cl_command_queue queue,
+                              const ocl_command *command, cl_bool blocking);
+
 /**
  * Waits for every command queued on @p device so far (its streams', destroyed streams' and
  * the vendor's own), then checks the fault record.  Used by device.synchronize and reset.
@@ -351,6 +417,48 @@ tb_status ocl_event_record(tb_context ctx, tb_event event, tb_stream stream);
 tb_status ocl_event_query(tb_context ctx, tb_event event);
 tb_status ocl_event_synchronize(tb_context ctx, tb_event event);
 tb_status ocl_event_elapsed_time(tb_context ctx, tb_event start, tb_event end, float *ms);
+
+/* ---- graph.c ---- */
+
+/** The ::TB_EXTENSION_GRAPHS extension (its `next` is the programs extension). */
+const tb_extension_base *ocl_graphs_extension(void);
+
+/** Records @p command into @p capture (ocl_submit, the stream's lock held). */
+tb_status ocl_capture_record(tb_context ctx, struct ocl_capture *capture, ocl_stream *stream,
+                             const ocl_command *command);
+
+/** TB_OK, or -- while @p stream captures -- refuses @p call for reason @p why
+ *  (TB_ERROR_NOT_SUPPORTED, the capture invalidated). */
+tb_status ocl_capture_refuse_stream(tb_context ctx, ocl_stream *stream, const char *call,
+                                    const char *why);
+
+/** TB_OK, or refuses @p call (which would wait for captured work) in every capture of
+ *  @p device. */
+tb_status ocl_capture_refuse_device(tb_context ctx, int32_t device, const char *call);
+
+/** TB_OK, or refuses the blocking copy @p call in the captures of @p device whose mode
+ *  prohibits it on this thread. */
+tb_status ocl_capture_check_unsafe(tb_context ctx, int32_t device, const char *call);
+
+/** event.record on a capturing stream: marks the capture's progress in @p event.  Returns
+ *  false (nothing done) when @p stream does not capture. */
+bool ocl_capture_mark_event(tb_context ctx, ocl_stream *stream, ocl_event *event);
+
+/** stream.wait_event for an event whose latest record was captured: joins @p stream to the
+ *  capture, or orders its next commands after the mark.  Returns false (nothing done) when
+ *  that capture has ended: the event then has nothing to wait for. */
+bool ocl_capture_wait(tb_context ctx, ocl_stream *stream, const ocl_event *event,
+                      tb_status *status);
+
+/** query / synchronize of an event recorded in a capture under way: refused. */
+tb_status ocl_capture_refuse_event(tb_context ctx, const ocl_event *event, const char *call);
+
+/** A stream that captures or joined a capture is being destroyed: it leaves the capture,
+ *  which is invalidated. */
+void ocl_capture_forget_stream(tb_context ctx, ocl_stream *stream);
+
+/** Frees the captures the caller left (finalize). */
+void ocl_captures_release(tb_context ctx);
 
 /* ---- program.c ---- */
 

@@ -30,6 +30,8 @@
 
 /* ---- streams ---- */
 
+static const char k_waits[] = "it would wait for captured work";
+
 static cl_int last_command(ocl_stream *stream, cl_event *out);
 
 static tb_status add_stream(ocl_device *dev, ocl_stream *stream) {
@@ -98,6 +100,7 @@ tb_status ocl_stream_destroy(tb_context ctx, tb_stream handle) {
   ocl_stream *stream = ocl_stream_of(handle);
   if (stream == NULL) return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "stream.destroy: stream is NULL");
   ocl_device *dev = &ctx->devices[stream->device];
+  ocl_capture_forget_stream(ctx, stream);
   /* Its last command, which device.synchronize waits for until it completes.  Without a
    * marker (none could be enqueued), the queue's work is waited for here. */
   cl_event last = NULL;
@@ -159,6 +162,71 @@ void ocl_stream_end_marker(ocl_stream *stream, cl_event event) {
   if (old != NULL) clReleaseEvent(old);
 }
 
+tb_status ocl_command_enqueue(tb_context ctx, int32_t device, cl_command_queue queue,
+                              const ocl_command *c, cl_bool blocking) {
+  cl_int err = CL_SUCCESS;
+  const char *call = "";
+  switch (c->kind) {
+    case OCL_COMMAND_KERNEL:
+      call = "clEnqueueNDRangeKernel";
+      err = clEnqueueNDRangeKernel(queue, c->kernel, c->dims, NULL, c->global,
+                                   c->has_local ? c->local : NULL, 0, NULL, NULL);
+      break;
+    case OCL_COMMAND_SVM_COPY:
+      call = "clEnqueueSVMMemcpy";
+      err = clEnqueueSVMMemcpy(queue, blocking, c->dst, c->src, c->size, 0, NULL, NULL);
+      break;
+    case OCL_COMMAND_COPY:
+      call = "clEnqueueCopyBuffer";
+      err = clEnqueueCopyBuffer(queue, c->src_mem, c->dst_mem, c->src_offset, c->dst_offset,
+                                c->size, 0, NULL, NULL);
+      if (err == CL_SUCCESS && blocking) err = clFinish(queue);
+      break;
+    case OCL_COMMAND_WRITE:
+      call = "clEnqueueWriteBuffer";
+      err = clEnqueueWriteBuffer(queue, c->dst_mem, blocking, c->dst_offset, c->size, c->src, 0,
+                                 NULL, NULL);
+      break;
+    case OCL_COMMAND_READ:
+      call = "clEnqueueReadBuffer";
+      err = clEnqueueReadBuffer(queue, c->src_mem, blocking, c->src_offset, c->size, c->dst, 0,
+                                NULL, NULL);
+      break;
+    case OCL_COMMAND_SVM_FILL:
+      call = "clEnqueueSVMMemFill";
+      err = clEnqueueSVMMemFill(queue, c->dst, &c->byte, 1, c->size, 0, NULL, NULL);
+      break;
+    case OCL_COMMAND_FILL:
+      call = "clEnqueueFillBuffer";
+      err = clEnqueueFillBuffer(queue, c->dst_mem, &c->byte, 1, c->dst_offset, c->size, 0, NULL,
+                                NULL);
+      break;
+  }
+  if (err == CL_SUCCESS) return TB_OK;
+  char name[200];
+  snprintf(name, sizeof name, "%s (%s)", call, c->what);
+  return ocl_check(ctx, device, err, name);
+}
+
+bool ocl_stream_capturing(ocl_stream *stream) {
+  pthread_mutex_lock(&stream->lock);
+  bool capturing = stream->capture != NULL;
+  pthread_mutex_unlock(&stream->lock);
+  return capturing;
+}
+
+tb_status ocl_submit(tb_context ctx, ocl_stream *stream, const ocl_command *command) {
+  ocl_stream_begin(stream);
+  if (stream->capture != NULL) {
+    tb_status status = ocl_capture_record(ctx, stream->capture, stream, command);
+    ocl_stream_end(stream, false);
+    return status;
+  }
+  tb_status status = ocl_command_enqueue(ctx, stream->device, stream->queue, command, CL_FALSE);
+  ocl_stream_end(stream, status == TB_OK);
+  return status;
+}
+
 /* A marker after every command enqueued on the stream so far, retained, into `out` (NULL:
  * nothing enqueued yet): the last one when nothing was enqueued after it, else a new one. */
 static cl_int last_command(ocl_stream *stream, cl_event *out) {
@@ -187,7 +255,8 @@ tb_status ocl_stream_query(tb_context ctx, tb_stream handle) {
   if (status != TB_OK) return status;
   ocl_stream *stream = ocl_stream_of(handle);
   if (stream == NULL) return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "stream.query: stream is NULL");
-  status = ocl_fault_status(ctx, stream->device);
+  status = ocl_capture_refuse_stream(ctx, stream, "stream query", k_waits);
+  if (status == TB_OK) status = ocl_fault_status(ctx, stream->device);
   if (status != TB_OK) return status;
   unsigned long long launches = atomic_load(&ctx->devices[stream->device].fault_launches);
   cl_event last = NULL;
@@ -215,7 +284,8 @@ tb_status ocl_stream_synchronize(tb_context ctx, tb_stream handle) {
   if (stream == NULL) {
     return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "stream.synchronize: stream is NULL");
   }
-  status = ocl_fault_status(ctx, stream->device);
+  status = ocl_capture_refuse_stream(ctx, stream, "stream synchronize", k_waits);
+  if (status == TB_OK) status = ocl_fault_status(ctx, stream->device);
   if (status != TB_OK) return status;
   unsigned long long launches = atomic_load(&ctx->devices[stream->device].fault_launches);
   cl_event last = NULL;
@@ -353,6 +423,7 @@ tb_status ocl_event_record(tb_context ctx, tb_event handle, tb_stream stream_han
                     "event.record: the event belongs to ocl:%d, the stream to ocl:%d",
                     (int)event->device, (int)stream->device);
   }
+  if (ocl_capture_mark_event(ctx, ocl_stream_of(stream_handle), event)) return TB_OK;
   cl_event marker = NULL;
   ocl_stream_begin(ocl_stream_of(stream_handle));
   cl_int err = clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &marker);
@@ -366,6 +437,7 @@ tb_status ocl_event_record(tb_context ctx, tb_event handle, tb_stream stream_han
   pthread_mutex_lock(&event->lock);
   cl_event old = event->marker;
   event->marker = marker;
+  event->mark.capture_id = 0;
   pthread_mutex_unlock(&event->lock);
   if (old != NULL) clReleaseEvent(old);
   return TB_OK;
@@ -376,7 +448,8 @@ tb_status ocl_event_query(tb_context ctx, tb_event handle) {
   if (status != TB_OK) return status;
   ocl_event *event = event_of(handle);
   if (event == NULL) return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "event.query: event is NULL");
-  status = ocl_fault_status(ctx, event->device);
+  status = ocl_capture_refuse_event(ctx, event, "event query");
+  if (status == TB_OK) status = ocl_fault_status(ctx, event->device);
   if (status != TB_OK) return status;
   unsigned long long launches = atomic_load(&ctx->devices[event->device].fault_launches);
   cl_event marker = current_marker(event);
@@ -394,7 +467,8 @@ tb_status ocl_event_synchronize(tb_context ctx, tb_event handle) {
   if (event == NULL) {
     return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "event.synchronize: event is NULL");
   }
-  status = ocl_fault_status(ctx, event->device);
+  status = ocl_capture_refuse_event(ctx, event, "event synchronize");
+  if (status == TB_OK) status = ocl_fault_status(ctx, event->device);
   if (status != TB_OK) return status;
   unsigned long long launches = atomic_load(&ctx->devices[event->device].fault_launches);
   cl_event marker = current_marker(event);
@@ -420,8 +494,24 @@ tb_status ocl_stream_wait_event(tb_context ctx, tb_stream stream_handle, tb_even
   }
   status = ocl_fault_status(ctx, stream->device);
   if (status != TB_OK) return status;
+  /* An event recorded in a capture: the stream joins it, or learns how far it got. */
+  if (ocl_capture_wait(ctx, ocl_stream_of(stream_handle), event, &status)) return status;
   cl_event marker = current_marker(event);
-  if (marker == NULL) return TB_OK; /* never recorded: complete */
+  if (marker == NULL) return TB_OK; /* never recorded, or recorded in a capture that ended */
+  if (atomic_load_explicit(&ctx->active_captures, memory_order_acquire) != 0) {
+    /* A capturing stream may wait only for work that is done: a replay could not. */
+    status = ocl_event_state(ctx, stream->device, marker, "a command before the event");
+    if (status == TB_ERROR_NOT_READY) {
+      status = ocl_capture_refuse_stream(
+          ctx, ocl_stream_of(stream_handle), "stream wait_event",
+          "the event was recorded outside the capture and is not complete: a dependency on "
+          "work outside the capture (CUDA's cudaErrorStreamCaptureIsolation)");
+    }
+    if (status != TB_OK) {
+      clReleaseEvent(marker);
+      return status;
+    }
+  }
   cl_event barrier = NULL;
   ocl_stream_begin(ocl_stream_of(stream_handle));
   cl_int err = clEnqueueBarrierWithWaitList(stream->queue, 1, &marker, &barrier);
@@ -509,13 +599,16 @@ tb_status ocl_stream_inject_fault(tb_context ctx, tb_stream handle, const char *
   pthread_mutex_lock(&kernel->lock);
   cl_int err = clSetKernelArg(kernel->kernel, 0, sizeof(cl_mem), &dev->fault);
   if (err == CL_SUCCESS) err = clSetKernelArg(kernel->kernel, 1, sizeof slot, &slot);
-  if (err == CL_SUCCESS) {
-    ocl_stream_begin(ocl_stream_of(handle));
-    err = clEnqueueNDRangeKernel(stream->queue, kernel->kernel, 1, NULL, &global, NULL, 0, NULL,
-                                 NULL);
-    ocl_stream_end(ocl_stream_of(handle), err == CL_SUCCESS);
+  status = ocl_check(ctx, stream->device, err, "clSetKernelArg (inject_fault)");
+  if (status == TB_OK) {
+    const ocl_command command = {.kind = OCL_COMMAND_KERNEL,
+                                 .what = "inject_fault",
+                                 .kernel = kernel->kernel,
+                                 .dims = 1,
+                                 .global = {global}};
+    status = ocl_submit(ctx, ocl_stream_of(handle), &command);
   }
   pthread_mutex_unlock(&kernel->lock);
-  if (err == CL_SUCCESS) err = clFlush(stream->queue);
-  return ocl_check(ctx, stream->device, err, "clEnqueueNDRangeKernel (inject_fault)");
+  if (status != TB_OK) return status;
+  return ocl_check(ctx, stream->device, clFlush(stream->queue), "clFlush");
 }

@@ -83,6 +83,8 @@ static tb_status ocl_init(const tb_host_api *host, tb_context *out) {
   pthread_mutex_init(&ctx->start_lock, NULL);
   pthread_mutex_init(&ctx->programs_lock, NULL);
   pthread_mutex_init(&ctx->memo_lock, NULL);
+  pthread_mutex_init(&ctx->captures_lock, NULL);
+  atomic_init(&ctx->active_captures, 0);
   pthread_rwlock_init(&ctx->blocks_lock, NULL);
   atomic_init(&ctx->started, false);
   *out = ctx;
@@ -95,6 +97,7 @@ static void ocl_finalize(tb_context ctx) {
     for (int32_t d = 0; d < ctx->count; d++) {
       (void)clFinish(ctx->devices[d].internal);
     }
+    ocl_captures_release(ctx);
     ocl_streams_release(ctx);
     ocl_programs_release(ctx);
     ocl_memory_release(ctx);
@@ -103,6 +106,7 @@ static void ocl_finalize(tb_context ctx) {
   pthread_rwlock_destroy(&ctx->blocks_lock);
   pthread_mutex_destroy(&ctx->programs_lock);
   pthread_mutex_destroy(&ctx->memo_lock);
+  pthread_mutex_destroy(&ctx->captures_lock);
   pthread_mutex_destroy(&ctx->start_lock);
   ctx->magic = 0;
   free(ctx);
@@ -176,7 +180,7 @@ static void build(void) {
       .stream = &k_stream,
       .event = &k_event,
       .kernels = ocl_kernel_api(),
-      .extensions = ocl_programs_extension(),
+      .extensions = ocl_graphs_extension(),
   };
 }
 

@@ -117,8 +117,10 @@ static void read_engine(void) {
   if (strcmp(named, "clblast") == 0) g_engine.engine = ENGINE_CLBLAST;
 }
 
-/* Whether products on `device` use the native engine. */
-static bool native_on(tb_context ctx, int32_t device) {
+/* Whether products of `call` (NULL: any) on `device` use the native engine.  A capturing
+ * stream's do: CLBlast enqueues its kernels itself, past ocl_submit, where no graph sees them. */
+static bool native_on(tb_context ctx, int32_t device, const tb_kernel_call *call) {
+  if (call != NULL && ocl_stream_capturing(ocl_stream_of(call->stream))) return true;
   pthread_once(&g_engine.once, read_engine);
   if (g_engine.engine != ENGINE_AUTO) return g_engine.engine == ENGINE_NATIVE;
   if (ctx->devices[device].type & CL_DEVICE_TYPE_CPU) return true;
@@ -342,7 +344,7 @@ static tb_status gemm(tb_context ctx, const tb_kernel_call *call) {
   if (with_self && args[0].kind != TB_VALUE_TENSOR)
     return ocl_decline(call, "unexpected arguments");
   const tb_tensor *self = with_self && beta != 0 ? args[0].as.tensor : NULL;
-  if (native_on(ctx, device)) {
+  if (native_on(ctx, device, call)) {
     return mm_native(ctx, call, device, batched, a, b, self, out, alpha, self != NULL ? beta : 0);
   }
   pthread_once(&g_clblast.once, load_clblast);
@@ -418,7 +420,7 @@ static tb_status gemm(tb_context ctx, const tb_kernel_call *call) {
 }
 
 bool ocl_have_gemm(tb_context ctx, int32_t device) {
-  if (native_on(ctx, device)) return true;
+  if (native_on(ctx, device, NULL)) return true;
   pthread_once(&g_clblast.once, load_clblast);
   return g_clblast.sgemm != NULL;
 }
@@ -437,7 +439,7 @@ tb_status ocl_gemm(tb_context ctx, const tb_kernel_call *call, int32_t device, t
                    size_t offset_b, size_t ldb, double beta, const ocl_place *c, size_t offset_c,
                    size_t ldc) {
   size_t item = ocl_dtype_size(dtype);
-  if (native_on(ctx, device)) {
+  if (native_on(ctx, device, call)) {
     gemm_operand ga = {shifted(a, offset_a * item), trans_a ? 1 : (int64_t)lda,
                        trans_a ? (int64_t)lda : 1, 0};
     gemm_operand gb = {shifted(b, offset_b * item), trans_b ? 1 : (int64_t)ldb,

@@ -178,6 +178,10 @@ ROW(pow_scalar, "pow.Tensor_Scalar_out", F32_64,
     "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)",
     "alpha == (CT)2 ? x0 * x0 : alpha == (CT)1 ? x0 : alpha == (CT)0.5 ? sqrt(x0) : pow(x0, alpha)",
     NULL, 1, 1, -1, false, false)
+/* a number to a tensor's powers: capturable Adam's bias corrections, beta ** step */
+ROW(pow_scalar_base, "pow.Scalar_out", F32_64,
+    "pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)",
+    "x1 == (CT)1 ? x0 : pow(x0, x1)", NULL, 2, -1, -1, false, false)
 KERNEL(k_clamp, "clamp.out", clamp, NUMBERS,
        "clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> "
        "Tensor(a!)",
@@ -389,6 +393,7 @@ const tb_kernel *const ocl_elementwise_kernels[] = {&k_neg,
                                                     &k_relu_,
                                                     &k_gelu,
                                                     &k_pow_scalar,
+                                                    &k_pow_scalar_base,
                                                     &k_clamp,
                                                     &k_clamp_min,
                                                     &k_clamp_max,

@@ -140,15 +140,17 @@ tb_status ocl_enqueue(tb_context ctx, int32_t device, const tb_kernel_call *call
 tb_status ocl_enqueue_grid(tb_context ctx, int32_t device, const tb_kernel_call *call,
                            ocl_kernel *kernel, cl_uint dims, const size_t *global,
                            const size_t *local, const char *what) {
-  ocl_stream *stream = ocl_stream_of(call->stream);
-  ocl_stream_begin(stream);
-  cl_int err = clEnqueueNDRangeKernel(stream->queue, kernel->kernel, dims, NULL, global, local, 0,
-                                      NULL, NULL);
-  ocl_stream_end(stream, err == CL_SUCCESS);
-  if (err == CL_SUCCESS) return TB_OK;
-  char call_name[160];
-  snprintf(call_name, sizeof call_name, "clEnqueueNDRangeKernel (%s)", what);
-  return ocl_check(ctx, device, err, call_name);
+  (void)device;
+  ocl_command command = {.kind = OCL_COMMAND_KERNEL,
+                         .what = what,
+                         .kernel = kernel->kernel,
+                         .dims = dims,
+                         .has_local = local != NULL};
+  for (cl_uint d = 0; d < dims; d++) {
+    command.global[d] = global[d];
+    if (local != NULL) command.local[d] = local[d];
+  }
+  return ocl_submit(ctx, ocl_stream_of(call->stream), &command);
 }
 
 /* ---- arguments ---- */

@@ -143,6 +143,69 @@ static tb_status fused_step(tb_context ctx, const tb_kernel_call *call) {
   return status;
 }
 
+/* Where a random kernel reads its generator state: in a capture, the device memory
+ * tb_rng_key::device_state names, read when the kernel runs (vendor.h); otherwise `unused`
+ * (any place: the kernel does not read it) and *captured 0. */
+static tb_status rng_state(tb_context ctx, int32_t device, const tb_rng_key *rng,
+                           const ocl_place *unused, ocl_place *state, cl_int *captured) {
+  *captured = rng->device_state != NULL;
+  *state = *unused;
+  if (!*captured) return TB_OK;
+  return ocl_place_of(ctx, device, rng->device_state, 2 * sizeof(uint64_t), "the generator state",
+                      state);
+}
+
+/* random_.from [self, from, to, generator]: integers in [from, to).  `to` None (the dtype's
+ * range above `from`) and bool are declined (the CPU fallback). */
+static tb_status random_from(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 4 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_INT ||
+      a[3].kind != TB_VALUE_RNG) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  if (a[2].kind != TB_VALUE_INT) return ocl_decline(call, "to=None");
+  const tb_tensor *self = a[0].as.tensor;
+  int64_t n = 0;
+  if (self->dtype == TB_DTYPE_BOOL || ocl_type_name(self->dtype) == NULL || !ocl_dense(self, &n)) {
+    return ocl_decline(call, "a bool tensor, or one that is not dense");
+  }
+  int64_t from = a[1].as.i, to = a[2].as.i;
+  if (from >= to) {
+    return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "random_.from: from %lld must be less than to %lld",
+                    (long long)from, (long long)to);
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK || n == 0) return status;
+  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, self->dtype, "tb_random_from", &kernel);
+  ocl_place place = {0}, state;
+  cl_int captured = 0;
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &place);
+  if (status == TB_OK) status = rng_state(ctx, device, &a[3].as.rng, &place, &state, &captured);
+  if (status != TB_OK) return status;
+  cl_long elements = n, low = from;
+  cl_ulong seed = a[3].as.rng.seed, offset = a[3].as.rng.offset;
+  cl_ulong range = (cl_ulong)to - (cl_ulong)from;
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  ocl_arg_place(&args, &place);
+  ocl_arg_value(&args, sizeof elements, &elements);
+  ocl_arg_value(&args, sizeof seed, &seed);
+  ocl_arg_value(&args, sizeof offset, &offset);
+  ocl_arg_value(&args, sizeof low, &low);
+  ocl_arg_value(&args, sizeof range, &range);
+  ocl_arg_place(&args, &state);
+  ocl_arg_value(&args, sizeof captured, &captured);
+  status = ocl_args_done(&args);
+  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, n, "random_.from");
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
 /* bernoulli_.float [self, p, generator] */
 static tb_status bernoulli(tb_context ctx, const tb_kernel_call *call) {
   const tb_value *a = call->args;
@@ -167,8 +230,10 @@ static tb_status bernoulli(tb_context ctx, const tb_kernel_call *call) {
   }
   ocl_kernel *kernel = NULL;
   status = kernel_for(ctx, device, self->dtype, "tb_bernoulli", &kernel);
-  ocl_place place;
+  ocl_place place = {0}, state;
+  cl_int captured = 0;
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &place);
+  if (status == TB_OK) status = rng_state(ctx, device, &a[2].as.rng, &place, &state, &captured);
   if (status != TB_OK) return status;
   cl_long elements = n;
   cl_ulong seed = a[2].as.rng.seed, offset = a[2].as.rng.offset;
@@ -180,6 +245,8 @@ static tb_status bernoulli(tb_context ctx, const tb_kernel_call *call) {
   ocl_arg_value(&args, sizeof seed, &seed);
   ocl_arg_value(&args, sizeof offset, &offset);
   ocl_arg_value(&args, sizeof probability, &probability);
+  ocl_arg_place(&args, &state);
+  ocl_arg_value(&args, sizeof captured, &captured);
   status = ocl_args_done(&args);
   if (status == TB_OK) { /* sixteen elements per work-item */
     status = ocl_enqueue(ctx, device, call, kernel, (n + 15) / 16, "bernoulli_.float");
@@ -355,6 +422,16 @@ static const tb_kernel k_bernoulli = {
     "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
     NULL};
 
+static const tb_kernel k_random_from = {
+    sizeof(tb_kernel),
+    "random_.from",
+    random_from,
+    0,
+    0,
+    "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> "
+    "Tensor(a!)",
+    NULL};
+
 static const tb_kernel k_foreach_add_list = {
     sizeof(tb_kernel),
     "_foreach_add_.List",
@@ -401,6 +478,7 @@ static const tb_kernel k_foreach_addcmul_scalar = {
 const tb_kernel *const ocl_optim_kernels[] = {&k_sgd,
                                               &k_adamw,
                                               &k_bernoulli,
+                                              &k_random_from,
                                               &k_foreach_add_list,
                                               &k_foreach_add_scalar,
                                               &k_foreach_mul_scalar,

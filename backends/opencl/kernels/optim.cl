@@ -84,11 +84,51 @@ inline uint16 tb_philox16(uint16 c0, uint16 c1, uint k0, uint k1) {
   return c0;
 }
 
+/* All four 32-bit outputs of Philox-4x32-10 at counter (c, 0) under key k, as scalar code
+ * (emu's emu_philox_batch, so that both vendors draw the same integers for a seed). */
+inline uint4 tb_philox4(ulong c, ulong k) {
+  uint c0 = (uint)c, c1 = (uint)(c >> 32), c2 = 0u, c3 = 0u;
+  uint k0 = (uint)k, k1 = (uint)(k >> 32);
+  for (int r = 0; r < 10; r++) {
+    ulong p0 = (ulong)c0 * (ulong)0xD2511F53u, p1 = (ulong)c2 * (ulong)0xCD9E8D57u;
+    uint n0 = (uint)(p1 >> 32) ^ c1 ^ k0, n2 = (uint)(p0 >> 32) ^ c3 ^ k1;
+    c1 = (uint)p1;
+    c3 = (uint)p0;
+    c0 = n0;
+    c2 = n2;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return (uint4)(c0, c1, c2, c3);
+}
+
+/* random_.from: self[i] = from + (64 random bits mod range), element i taking half of the
+ * block at counter offset / 4 + i / 2 (emu's layout).  torch.randint, and torch.compile's
+ * seeds for its random kernels, which a capture replays with new numbers. */
+__kernel void tb_random_from(OCL_PTR(T, self), long n, ulong seed, ulong offset, long from,
+                             ulong range, OCL_PTR(ulong, state), int captured) {
+  long i = get_global_id(0);
+  if (i >= n) return;
+  if (captured) { /* in a graph: the key and base counter of this replay (tb_rng_key) */
+    seed = OCL_AT(ulong, state)[0];
+    offset += OCL_AT(ulong, state)[1];
+  }
+  uint4 r = tb_philox4(offset / 4 + (ulong)i / 2, seed);
+  uint hi = (i & 1) ? r.z : r.x, lo = (i & 1) ? r.w : r.y;
+  ulong bits = ((ulong)hi << 32) | (ulong)lo;
+  OCL_AT(T, self)[i] = (T)(long)((ulong)from + bits % range);
+}
+
 /* self[i] = (u < p) with u uniform in [0, 1) from counter offset + 4 i of key seed; each
  * work-item draws sixteen consecutive elements. */
-__kernel void tb_bernoulli(OCL_PTR(T, self), long n, ulong seed, ulong offset, float p) {
+__kernel void tb_bernoulli(OCL_PTR(T, self), long n, ulong seed, ulong offset, float p,
+                           OCL_PTR(ulong, state), int captured) {
   long first = get_global_id(0) * 16;
   if (first >= n) return;
+  if (captured) { /* in a graph: the key and base counter of this replay (tb_rng_key) */
+    seed = OCL_AT(ulong, state)[0];
+    offset += OCL_AT(ulong, state)[1];
+  }
   const uint16 lane = (uint16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   ulong c = offset + 4 * (ulong)first; /* the lanes' counters: c + 4 l, carrying into c1 */
   uint16 low = (uint16)((uint)c) + 4u * lane;

@@ -82,14 +82,15 @@ tb_status ocl_run_rows(tb_context ctx, int32_t device, tb_stream stream, cl_kern
     local = 16;
     while (rows % (int64_t)local != 0) local /= 2;
   }
-  ocl_stream *s = ocl_stream_of(stream);
-  ocl_stream_begin(s);
-  cl_int err = clEnqueueNDRangeKernel(s->queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
-  ocl_stream_end(s, err == CL_SUCCESS);
-  if (err == CL_SUCCESS) return TB_OK;
-  char call[96];
-  snprintf(call, sizeof call, "clEnqueueNDRangeKernel (%s)", what);
-  return ocl_check(ctx, device, err, call);
+  (void)device;
+  const ocl_command command = {.kind = OCL_COMMAND_KERNEL,
+                               .what = what,
+                               .kernel = kernel,
+                               .dims = 1,
+                               .global = {global},
+                               .local = {local},
+                               .has_local = true};
+  return ocl_submit(ctx, ocl_stream_of(stream), &command);
 }
 
 /* Compiles (once) and runs kernel `name` of reduce.cl over `rows`. */
