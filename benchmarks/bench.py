@@ -370,6 +370,56 @@ def _compiled_encoder_step(device: str = DEVICE) -> Callable[[], None]:
     return compiled
 
 
+def _has_graphs() -> bool:
+    try:
+        torch.accelerator.Graph()
+    except (NotImplementedError, RuntimeError):
+        return False
+    return True
+
+
+def _graphed(step: Callable[[], object], device: str) -> Callable[[], None]:
+    """`step` (on static tensors) captured whole into a graph after a warm-up on a side stream
+    (PyTorch's CUDA Graphs notes, whole-network capture); returns the replay."""
+    side = torch.Stream(device=device)
+    side.wait_stream(torch.accelerator.current_stream())
+    with side:
+        for _ in range(3):
+            step()
+    torch.accelerator.current_stream().wait_stream(side)
+    sync(device)
+    graph = torch.accelerator.Graph()
+    with getattr(torch, device).graph(graph):
+        step()
+
+    def replay() -> None:
+        graph.replay()
+        assert step  # the graph reads the tensors `step` holds: they live as long as it
+
+    return replay
+
+
+def _graphed_encoder_step(device: str = DEVICE) -> Callable[[], None]:
+    """The compiled encoder step captured whole; each call copies the next batch into the
+    captured inputs and replays."""
+    network = models.build("encoder", device)
+    compiled_network = torch.compile(network)
+    optimizer = torch.optim.AdamW(network.parameters(), lr=3e-3, fused=True)
+    data = [(x.to(device), y.to(device)) for x, y in models.batches("encoder", 4)]
+    x, y = data[0][0].clone(), data[0][1].clone()
+    replay = _graphed(lambda: models.train_step(compiled_network, optimizer, x, y), device)
+    steps = [0]
+
+    def graphed() -> None:
+        batch = data[steps[0] % len(data)]
+        steps[0] += 1
+        x.copy_(batch[0])
+        y.copy_(batch[1])
+        replay()
+
+    return graphed
+
+
 def _compiled_zoo_step(name: str, device: str = DEVICE) -> Callable[[], None]:
     case = zoo.CASES[name]
     network, batch = zoo.build(case, device)
@@ -388,7 +438,11 @@ def bench_compile(quick: bool) -> list[dict]:
 
     Beside each device row, the same step on PyTorch's CPU, compiled by Inductor's C++ backend
     against eager, in the same run: what the hardware under the device gives a compiler.  On
-    PoCL the device is these same CPU cores, and that ratio bounds what fusion can save."""
+    PoCL the device is these same CPU cores, and that ratio bounds what fusion can save.
+
+    On a vendor with graphs, first the compiled step captured whole and replayed (the
+    encoder's with a copy of its next batch into the captured inputs): what
+    ``mode="reduce-overhead"`` gives CUDA, which takes the host's work out of the step."""
     from torch_backend import compile as tb_compile
 
     generated = tb_compile.opencl_programs()
@@ -408,7 +462,33 @@ def bench_compile(quick: bool) -> list[dict]:
                 lambda device: _compiled_zoo_step("gpt2", device),
             )
         )
+    graphed_cases = []
+    if _has_graphs():  # what mode="reduce-overhead" gives on CUDA, by hand (docs/graphs.rst)
+        graphed_cases.append(("encoder block", cases[0][1], _graphed_encoder_step))
+        if generated:
+            graphed_cases.append(
+                (
+                    "GPT-2 (HF) 2x16 tokens",
+                    cases[1][1],
+                    lambda device: _graphed(_compiled_zoo_step("gpt2", device), device),
+                )
+            )
     rows = []
+    for label, eager_on, graphed_on in graphed_cases:
+        eager, graphed = eager_on(DEVICE), graphed_on(DEVICE)
+        eager()
+        d, e = side_by_side(graphed, eager, 10 if quick else 30, 3 if quick else 9, DEVICE)
+        rows.append(
+            row(
+                "training step",
+                f"{label}, torch.compile + whole-step graph vs eager",
+                d * 1e3,
+                e * 1e3,
+                "ms",
+                aim,
+                f"eager {DEVICE}",
+            )
+        )
     for label, eager_on, compiled_on in cases:
         for device, aim_here in ((DEVICE, aim), ("cpu", "")):
             eager, compiled = eager_on(device), compiled_on(device)

@@ -393,7 +393,9 @@ def _enqueue_kernel_source(kernel_body: str) -> str | None:
     stream: ``kernel`` (the function Inductor's Python binding calls, same parameters) packs
     its arguments and hands ``tb_kernel_run`` to torch_backend_launch_host_func (csrc), which
     the stream's vendor thread then calls in stream order; the original body becomes
-    ``tb_kernel_body``.  The kernel finds that function through an environment variable set in
+    ``tb_kernel_body``.  The packed arguments are freed after the run, unless the launcher
+    marked them kept: a graph captured the call and frees them with itself (its replays run the
+    call again).  The kernel finds that function through an environment variable set in
     this process (as Inductor's own kernels find ``_torchinductor_pyobject_tensor_data_ptr``),
     so the source names no address or path and Inductor may cache it.  None when the source is
     not in the expected shape."""
@@ -410,14 +412,15 @@ def _enqueue_kernel_source(kernel_body: str) -> str | None:
     end = kernel_body.rfind("''')")
     if end < 0:
         return None
-    fields = "\n".join(f"    {param};" for param in params) or "    char unused;"
-    values = ", ".join(names)
+    fields = "\n".join(f"    {param};" for param in params)
+    values = ", ".join(["0", *names])
     launcher = f"""
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 namespace {{
 struct tb_kernel_args {{
+    int tb_kept;  /* set by the launcher when a graph captures the call: replays run it again */
 {fields}
 }};
 int tb_kernel_run(void* data, char* message, size_t size) {{
@@ -429,10 +432,12 @@ int tb_kernel_run(void* data, char* message, size_t size) {{
         std::snprintf(message, size, "generated kernel: %s", e.what());
         status = {_TB_ERROR_INTERNAL};
     }}
-    delete a;
+    if (!a->tb_kept) delete a;
     return status;
 }}
-using tb_launch_fn = int (*)(int (*)(void*, char*, size_t), void*, char*, size_t);
+void tb_kernel_free(void* data) {{ delete static_cast<tb_kernel_args*>(data); }}
+using tb_launch_fn = int (*)(int (*)(void*, char*, size_t), void (*)(void*), void*, int*, char*,
+                             size_t);
 tb_launch_fn tb_launcher() {{
     static tb_launch_fn launch = [] {{
         const char* address = std::getenv("{_LAUNCHER_ENV}");
@@ -449,8 +454,8 @@ extern "C" void kernel({", ".join(params)}) {{
     }}
     auto* a = new tb_kernel_args{{{values}}};
     char error[512] = "";
-    if (launch(&tb_kernel_run, a, error, sizeof error) != 0) {{
-        delete a;
+    if (launch(&tb_kernel_run, &tb_kernel_free, a, &a->tb_kept, error, sizeof error) != 0) {{
+        if (!a->tb_kept) delete a;
         throw std::runtime_error(error);
     }}
 }}

@@ -5,6 +5,7 @@
 #include <ATen/core/GraphImplInterface.h>
 #include <ATen/core/Tensor.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/core/StreamGuard.h>
 #include <c10/util/Logging.h>
 #include <c10/util/ScopeExit.h>
 
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -31,6 +33,27 @@ namespace graph {
 std::atomic<int> g_active_captures{0};
 
 namespace {
+
+// The payload of a host function recorded into a graph, freed with the graph (keep_payload).
+class Payload {
+ public:
+  Payload(void* data, void (*release)(void*)) noexcept : data_(data), release_(release) {}
+  Payload(Payload&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), release_(other.release_) {}
+  Payload& operator=(Payload&& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(release_, other.release_);
+    return *this;
+  }
+  ~Payload() {
+    if (data_ != nullptr) release_(data_);
+  }
+  C10_DISABLE_COPY_AND_ASSIGN(Payload);
+
+ private:
+  void* data_;
+  void (*release_)(void*);
+};
 
 // A generator a capture's random kernels drew from: its state on the device, which each replay
 // rewrites, and the counter values one replay uses.
@@ -52,6 +75,8 @@ struct Capture {
   std::vector<std::string> ops;  // operators enqueued, in order (debug_dump)
   // The streams that joined it (multi-stream capture): each waited for an event recorded in it.
   std::vector<c10::StreamId> joined;
+  // Host functions' payloads recorded into it (keep_payload): every replay calls them again.
+  std::vector<Payload> payloads;
 
   bool has(c10::StreamId id) const {
     return id == stream || std::find(joined.begin(), joined.end(), id) != joined.end();
@@ -210,6 +235,7 @@ class DeviceGraph final : public at::GraphImplInterface {
     graph_ = graph;
     generators_ = std::move(capture->generators);
     ops_ = std::move(capture->ops);
+    payloads_ = std::move(capture->payloads);
   }
 
   // The vendor's graph is ready to launch once captured: nothing to instantiate.
@@ -241,7 +267,10 @@ class DeviceGraph final : public at::GraphImplInterface {
     tb_stream launch_stream = vendor_stream(stream);
     profiler::Activity activity(profiler::Kind::kGraph, "graph replay", stream);
     tb_status status = extension_->graph_launch(vendor.context(), graph_, launch_stream);
-    if (status == TB_OK) activity.finish();
+    if (status == TB_OK) {
+      activity.finish();
+      last_replay_ = stream;
+    }
     if (status != TB_OK) {
       vendor.Fail("graphs.graph_launch", status,
                   detail::FormatArguments(static_cast<const void*>(graph_),
@@ -266,6 +295,7 @@ class DeviceGraph final : public at::GraphImplInterface {
       tb_graph graph = std::exchange(graph_, nullptr);
       generators_.clear();
       ops_.clear();
+      ReleasePayloads();
       release_graph_pool(device_, pool_);
       tb_status status = extension_->graph_destroy(vendor.context(), graph);
       if (status != TB_OK) {
@@ -293,6 +323,38 @@ class DeviceGraph final : public at::GraphImplInterface {
   }
 
  private:
+  // The payloads of captured host functions go once the replays queued so far have run: in
+  // stream order after the last replay (launches of one graph run in order), else now.
+  void ReleasePayloads() {
+    std::optional<c10::Stream> last = std::exchange(last_replay_, std::nullopt);
+    if (payloads_.empty()) return;
+    auto* held = new std::vector<Payload>(std::move(payloads_));
+    payloads_.clear();
+    if (last.has_value()) {
+      try {
+        c10::StreamGuard guard(*last);
+        launch_host_func(last->device_index(), &FreePayloads, held);
+        return;
+      } catch (const std::exception& e) {
+        // The stream cannot take it (it captures another graph): wait for it instead.
+        LOG(WARNING) << "torch_backend: freeing a graph's host-function payloads after " << *last
+                     << " ran its replays: " << e.what() << "; waiting for it";
+        try {
+          synchronize_stream(*last);
+        } catch (const std::exception& e2) {
+          LOG(WARNING) << "torch_backend: " << e2.what() << "; the payloads are kept";
+          return;  // leaked rather than freed under a replay that may still call them
+        }
+      }
+    }
+    delete held;
+  }
+
+  static tb_status FreePayloads(void* data, char* /*message*/, size_t /*size*/) {
+    delete static_cast<std::vector<Payload>*>(data);
+    return TB_OK;
+  }
+
   void Unregister() {
     std::lock_guard<std::mutex> lock(g_mutex);
     for (auto it = g_captures.begin(); it != g_captures.end(); ++it) {
@@ -315,6 +377,8 @@ class DeviceGraph final : public at::GraphImplInterface {
   tb_graph graph_ = nullptr;          // once captured
   std::vector<CapturedGenerator> generators_;
   std::vector<std::string> ops_;
+  std::vector<Payload> payloads_;           // of captured host functions
+  std::optional<c10::Stream> last_replay_;  // the stream of the latest replay
   bool debug_ = false;
 };
 
@@ -418,6 +482,17 @@ void note_captured_op(c10::DeviceIndex device, const char* name) {
   const c10::StreamId stream = current_stream_id(device);
   std::lock_guard<std::mutex> lock(g_mutex);
   if (Capture* capture = find_capture(device, stream)) capture->ops.emplace_back(name);
+}
+
+bool keep_payload(c10::DeviceIndex device, void* payload, void (*release)(void*)) {
+  if (!capturing_any()) return false;
+  const c10::StreamId stream = current_stream_id(device);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Capture* capture = find_capture(device, stream);
+  if (capture == nullptr) return false;
+  capture->payloads.reserve(capture->payloads.size() + 1);  // may throw: nothing taken yet
+  capture->payloads.emplace_back(payload, release);         // no allocation: cannot throw
+  return true;
 }
 
 bool is_capturing(c10::Stream stream) {

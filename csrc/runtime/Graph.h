@@ -71,6 +71,12 @@ void note_captured_op(c10::DeviceIndex device, const char* name);
 void note_event_record(const Event* event, c10::Stream stream);
 void note_stream_wait(c10::Stream stream, const Event* event);
 
+// For a host function about to be enqueued on the current stream of `device` (a generated
+// kernel on a device with host access): while that stream captures, the capture takes
+// `payload`, which each replay passes to the function again, and `release`s it once the graph
+// is gone and its replays have run; returns true.  false otherwise: the function owns it.
+bool keep_payload(c10::DeviceIndex device, void* payload, void (*release)(void*));
+
 // Whether `stream` captures a graph.
 bool is_capturing(c10::Stream stream);
 

@@ -196,15 +196,20 @@ extern "C" __attribute__((visibility("default"))) void torch_backend_set_launch_
 }
 
 // The entry point of the C++ kernels torch.compile generates for a device with host access
-// (torch_backend/compile.py): they find it with dlsym in this library and enqueue themselves on
-// the current stream of their graph's device (torch_backend_set_launch_device).  Returns 0, or
-// -1 with a message in `error`: then `fn` was not called and never will be.
+// (torch_backend/compile.py): they find it through an environment variable and enqueue
+// themselves on the current stream of their graph's device (torch_backend_set_launch_device).
+// `fn` frees `user_data` when it has run unless `*kept` is set: this sets it, before the
+// enqueue, while the stream captures a graph, whose replays call `fn` again; the graph then
+// frees it with `release`.  Returns 0, or -1 with a message in `error`: then `fn` was not
+// called and never will be (and `user_data` is the graph's if `*kept` is set).
 extern "C" __attribute__((visibility("default"))) int torch_backend_launch_host_func(
-    tb_host_func fn, void* user_data, char* error, size_t error_size) {
+    tb_host_func fn, void (*release)(void*), void* user_data, int* kept, char* error,
+    size_t error_size) {
   try {
     const c10::DeviceIndex device = t_launch_device >= 0
                                         ? static_cast<c10::DeviceIndex>(t_launch_device)
                                         : torch_backend::current_device();
+    if (torch_backend::graph::keep_payload(device, user_data, release)) *kept = 1;
     torch_backend::launch_host_func(device, fn, user_data);
     return 0;
   } catch (const std::exception& e) {
