@@ -187,8 +187,9 @@ def bench_launch_floor(quick: bool) -> list[dict]:
     SDK's floor: the same relu kernel launched by a C loop straight through clSetKernelArg and
     clEnqueueNDRangeKernel (benchmarks/ocl_floor.c), in the same run.  Rows: eager torch.relu,
     the kernel launched from Python through torch.ocl.compile_kernel, what asking OpenCL for an
-    event per launch (which the vendor no longer does) costs the raw loop, and PyTorch's own
-    CPU relu: what the framework costs before any device is involved."""
+    event per launch (which the vendor no longer does) costs the raw loop, PyTorch's own CPU
+    relu (what the framework costs before any device is involved), and a relu replayed in a
+    captured graph (what is left when the host's per-operator work is gone)."""
     if DEVICE != "ocl":
         return []
     floor = _ocl_floor()
@@ -206,8 +207,27 @@ def bench_launch_floor(quick: bool) -> list[dict]:
     x_cpu = x.cpu()
     cpu = median(lambda: timed(lambda: torch.relu(x_cpu), "cpu", calls) * 1e6)
     launched = median(lambda: timed(lambda: relu(x, y, n, threads=n), DEVICE, calls) * 1e6)
+    # 50 relu captured in a graph: what a replayed launch costs
+    chain = 50
+    sync(DEVICE)
+    graph = torch.accelerator.Graph()
+    with MODULE.graph(graph):
+        z = x
+        for _ in range(chain):
+            z = torch.relu(z)
+    replays = max(1, calls // chain)
+    replayed = median(lambda: timed(graph.replay, DEVICE, replays) * 1e6 / chain)
     floor_name = "raw enqueue"
     return [
+        row(
+            "launch floor",
+            "relu [32x32] replayed in a graph (50 per replay) vs raw loop",
+            replayed,
+            raw,
+            "us",
+            "",
+            floor_name,
+        ),
         row(
             "launch floor",
             "eager relu [32x32] vs raw clEnqueueNDRangeKernel loop",

@@ -373,6 +373,15 @@ static tb_status capture_begin(tb_context ctx, tb_stream handle, tb_capture_mode
   }
   status = ocl_fault_status(ctx, stream->device);
   if (status != TB_OK) return status;
+  /* Kernels are recorded as clCloneKernel copies: OpenCL 2.1 and later. */
+  const ocl_device *dev = &ctx->devices[stream->device];
+  int major = 0, minor = 0;
+  if (sscanf(dev->version, "OpenCL %d.%d", &major, &minor) != 2 || major * 10 + minor < 21) {
+    return ocl_fail(TB_ERROR_NOT_SUPPORTED,
+                    "graph capture_begin: ocl:%d (%s) reports '%s'; graphs record kernels with "
+                    "clCloneKernel, which needs OpenCL 2.1 or later",
+                    (int)stream->device, dev->name, dev->version);
+  }
   ocl_capture *c = calloc(1, sizeof *c);
   if (c == NULL) {
     return ocl_fail(TB_ERROR_OUT_OF_MEMORY, "graph capture_begin: out of host memory");
