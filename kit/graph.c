@@ -86,18 +86,6 @@ typedef struct graph_launch {
   uint64_t ticket;
 } graph_launch;
 
-static const char *mode_name(tb_capture_mode mode) {
-  switch (mode) {
-    case TB_CAPTURE_GLOBAL:
-      return "global";
-    case TB_CAPTURE_THREAD_LOCAL:
-      return "thread_local";
-    case TB_CAPTURE_RELAXED:
-      return "relaxed";
-  }
-  return "unknown";
-}
-
 static void free_tasks(tbk_task **tasks, size_t count) {
   for (size_t i = 0; i < count; i++) tbk_task_discard(tasks[i]);
   free(tasks);
@@ -161,10 +149,7 @@ void tbk_capture_mark_record(tbk_capture *c, tb_stream stream, tbk_capture_mark 
   capture_member *m = member_of(c, stream);
   memset(mark, 0, sizeof *mark);
   mark->capture_id = c->id;
-  if (m != NULL) {
-    memcpy(mark->clock, m->clock, sizeof mark->clock);
-    mark->clock[m - c->members] = m->ops;
-  }
+  if (m != NULL) tb_clock_mark(mark->clock, m->clock, (size_t)(m - c->members), m->ops);
   pthread_mutex_unlock(&c->mutex);
 }
 
@@ -175,13 +160,6 @@ tbk_capture *tbk_capture_find(tbk_runtime *rt, uint64_t id) {
   return NULL;
 }
 
-/* Learns `mark`'s clock: everything it covers now happens before what `m` captures next. */
-static void merge_clock(capture_member *m, const tbk_capture_mark *mark) {
-  for (size_t i = 0; i < TBK_CAPTURE_MAX_STREAMS; i++) {
-    if (mark->clock[i] > m->clock[i]) m->clock[i] = mark->clock[i];
-  }
-}
-
 tb_status tbk_capture_wait(tbk_capture *c, tb_stream stream, const tbk_capture_mark *mark) {
   tbk_runtime *rt = c->rt;
   _Atomic(tbk_capture *) *slot = tbk_stream_capture_slot(stream);
@@ -189,35 +167,29 @@ tb_status tbk_capture_wait(tbk_capture *c, tb_stream stream, const tbk_capture_m
   if (own == c) { /* a join, or a wait within one stream */
     pthread_mutex_lock(&c->mutex);
     capture_member *m = member_of(c, stream);
-    merge_clock(m, mark);
+    tb_clock_merge(m->clock, mark->clock);
     m->ops++; /* the wait itself: a stream that joined has work to join back */
     pthread_mutex_unlock(&c->mutex);
     return TB_OK;
   }
   if (own != NULL) { /* cudaErrorStreamCaptureIsolation */
-    char why[160];
-    snprintf(why, sizeof why,
-             "the event was recorded in another capture (that of stream %p): a dependency "
-             "between two captures (CUDA's cudaErrorStreamCaptureIsolation)",
-             (void *)c->stream);
+    char why[200];
+    tb_capture_isolation_why(why, sizeof why, (void *)c->stream);
     (void)tbk_capture_refuse(rt, c, "stream wait_event", why);
     return tbk_capture_refuse(rt, own, "stream wait_event", why);
   }
   if (tbk_stream_device(stream) != c->device) {
-    return tbk_capture_refuse(rt, c, "stream wait_event",
-                              "a stream of another device cannot join the capture");
+    return tbk_capture_refuse(rt, c, "stream wait_event", TB_CAPTURE_OTHER_DEVICE_WHY);
   }
   if (c->member_count == TBK_CAPTURE_MAX_STREAMS) {
-    return tbk_capture_refuse(rt, c, "stream wait_event",
-                              "the stream would join a capture that has "
-                              "TBK_CAPTURE_MAX_STREAMS (32) streams already");
+    return tbk_capture_refuse(rt, c, "stream wait_event", TB_CAPTURE_FULL_WHY);
   }
   /* The fork: `stream` joins the capture; its work is recorded from now on. */
   pthread_mutex_lock(&c->mutex);
   capture_member *m = &c->members[c->member_count];
   memset(m, 0, sizeof *m);
   m->stream = stream;
-  merge_clock(m, mark);
+  tb_clock_merge(m->clock, mark->clock);
   m->ops = 1; /* the wait: it must be joined back even if it enqueues nothing more */
   c->member_count++;
   pthread_mutex_unlock(&c->mutex);
@@ -228,10 +200,8 @@ tb_status tbk_capture_wait(tbk_capture *c, tb_stream stream, const tbk_capture_m
 
 tb_status tbk_capture_refuse(tbk_runtime *rt, tbk_capture *c, const char *call, const char *why) {
   char message[512];
-  snprintf(message, sizeof message,
-           "%s: not permitted while stream %p of device %d captures a graph (mode %s): %s; the "
-           "capture is invalidated",
-           call, (void *)c->stream, (int)c->device, mode_name(c->mode), why);
+  tb_capture_refusal(message, sizeof message, call, (void *)c->stream, rt->name, c->device, c->mode,
+                     why);
   pthread_mutex_lock(&c->mutex);
   if (!c->invalid) {
     c->invalid = true;
@@ -337,11 +307,8 @@ tb_status tbk_graph_capture_end(tb_context ctx, tb_stream stream, tb_graph *grap
     tbk_capture *joined =
         atomic_load_explicit(tbk_stream_capture_slot(stream), memory_order_acquire);
     if (joined != NULL) {
-      char why[160];
-      snprintf(why, sizeof why,
-               "the stream joined the capture begun on stream %p and cannot end it (CUDA's "
-               "cudaErrorStreamCaptureUnmatched)",
-               (void *)joined->stream);
+      char why[200];
+      tb_capture_unmatched_why(why, sizeof why, (void *)joined->stream);
       status = tbk_capture_refuse(rt, joined, "graph capture_end", why);
       pthread_mutex_unlock(&rt->streams_mutex);
       return status;
@@ -367,12 +334,7 @@ tb_status tbk_graph_capture_end(tb_context ctx, tb_stream stream, tb_graph *grap
     const capture_member *m = &c->members[i];
     if (c->members[0].clock[i] < m->ops) {
       c->invalid = true;
-      snprintf(c->message, sizeof c->message,
-               "stream %p joined the capture (it waited for an event recorded in it) and was "
-               "not joined back into stream %p before capture_end: record an event on it after "
-               "its last work and make stream %p wait for it (CUDA's "
-               "cudaErrorStreamCaptureUnjoined)",
-               (void *)m->stream, (void *)stream, (void *)stream);
+      tb_capture_unjoined_why(c->message, sizeof c->message, (void *)m->stream, (void *)stream);
     }
   }
   for (size_t i = 0; i < c->member_count; i++) tbk_stream_release(c->members[i].stream);

@@ -11,6 +11,8 @@
 #include <stdatomic.h>
 #include <torch_backend/vendor_kit.h>
 
+#include "../backends/common/capture.h"
+
 /* The spin-wait hint of busy loops: x86's pause, AArch64's yield, else only a compiler barrier
  * (the loop still works, it just does not tell the core it is spinning). */
 static inline void tbk_cpu_relax(void) {
@@ -71,7 +73,7 @@ tb_status tbk_capture_add(tbk_capture *capture, tbk_task *task);
  * record it waits for).  Each stream of a capture keeps a vector clock -- how much of each
  * stream's captured work it has waited for -- so that capture_end can check that every joined
  * stream was joined back into the one that began the capture, as CUDA does. */
-#define TBK_CAPTURE_MAX_STREAMS 32
+#define TBK_CAPTURE_MAX_STREAMS TB_CAPTURE_MAX_STREAMS
 
 /* What an event recorded in a capture carries: the capture and the recording stream's clock. */
 typedef struct tbk_capture_mark {

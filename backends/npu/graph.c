@@ -85,18 +85,6 @@ const tb_extension_base *npu_extensions(void) { return &k_graphs.base; }
 
 static npu_stream_rec *rec_of(tb_stream stream) { return (npu_stream_rec *)stream; }
 
-static const char *mode_name(tb_capture_mode mode) {
-  switch (mode) {
-    case TB_CAPTURE_GLOBAL:
-      return "global";
-    case TB_CAPTURE_THREAD_LOCAL:
-      return "thread_local";
-    case TB_CAPTURE_RELAXED:
-      return "relaxed";
-  }
-  return "unknown";
-}
-
 static bool acl_mode(tb_capture_mode mode, aclmdlRICaptureMode *out) {
   switch (mode) {
     case TB_CAPTURE_GLOBAL:
@@ -119,10 +107,9 @@ static bool acl_mode(tb_capture_mode mode, aclmdlRICaptureMode *out) {
 static void refuse_locked(npu_stream_rec *s, const char *call, const char *why, char *message,
                           size_t size) {
   npu_capture *c = s->capture;
-  snprintf(message, size,
-           "npu: %s: not permitted while stream %p of npu:%d captures a graph (mode %s): %s; the "
-           "capture is invalidated",
-           call, (void *)s, (int)s->base.device, mode_name(c->mode), why);
+  char text[900];
+  tb_capture_refusal(text, sizeof text, call, (void *)s, "npu", s->base.device, c->mode, why);
+  snprintf(message, size, "npu: %s", text);
   if (!c->invalid) {
     c->invalid = true;
     snprintf(c->message, sizeof c->message, "%s", message);
@@ -219,10 +206,7 @@ tb_status npu_capture_record(npu_context *ctx, npu_event_rec *e, tb_stream strea
   if (c != NULL) {
     const npu_capture_member *m = member_of(c, s); /* never NULL: s->capture is c */
     memset(e->clock, 0, sizeof e->clock);
-    if (m != NULL) {
-      memcpy(e->clock, m->clock, sizeof e->clock);
-      e->clock[m - c->members] = ops_of(m);
-    }
+    if (m != NULL) tb_clock_mark(e->clock, m->clock, (size_t)(m - c->members), ops_of(m));
     e->capture_id = c->id;
     /* A mark, not a record: once the capture ends, waits for it have nothing to wait for. */
     atomic_store(&e->state, NPU_EVENT_NEVER_RECORDED);
@@ -245,23 +229,17 @@ tb_status npu_capture_wait(npu_context *ctx, tb_stream stream, npu_event_rec *e)
   npu_stream_rec *origin = c->members[0].stream;
   npu_capture_member *own = s->capture == c ? member_of(c, s) : NULL;
   if (own != NULL) { /* a join, or a wait within the capture */
-    npu_capture_member *m = own;
-    for (size_t i = 0; i < NPU_CAPTURE_MAX_STREAMS; i++) {
-      if (e->clock[i] > m->clock[i]) m->clock[i] = e->clock[i];
-    }
+    tb_clock_merge(own->clock, e->clock);
   } else if (s->capture != NULL) {
-    const char *why =
-        "the event was recorded in another capture: a dependency between two captures (CUDA's "
-        "cudaErrorStreamCaptureIsolation)";
+    char why[200];
+    tb_capture_isolation_why(why, sizeof why, (void *)origin);
     refuse_locked(s, "stream wait_event", why, message, sizeof message);
     refuse_locked(origin, "stream wait_event", why, other, sizeof other);
   } else if (s->base.device != origin->base.device) {
-    refuse_locked(origin, "stream wait_event", "a stream of another device cannot join the capture",
-                  message, sizeof message);
-  } else if (c->member_count == NPU_CAPTURE_MAX_STREAMS) {
-    refuse_locked(origin, "stream wait_event",
-                  "the stream would join a capture that has 32 streams already", message,
+    refuse_locked(origin, "stream wait_event", TB_CAPTURE_OTHER_DEVICE_WHY, message,
                   sizeof message);
+  } else if (c->member_count == NPU_CAPTURE_MAX_STREAMS) {
+    refuse_locked(origin, "stream wait_event", TB_CAPTURE_FULL_WHY, message, sizeof message);
   } else { /* the fork: its work goes to the capturing stream's AscendCL stream from now on */
     npu_capture_member *m = &c->members[c->member_count++];
     memset(m, 0, sizeof *m);
@@ -466,10 +444,7 @@ tb_status npu_graph_capture_end(tb_context ctx, tb_stream stream, tb_graph *grap
   npu_capture *c = s->capture;
   if (c != NULL && c->members[0].stream != s) {
     char why[256];
-    snprintf(why, sizeof why,
-             "the stream joined the capture begun on stream %p and cannot end it (CUDA's "
-             "cudaErrorStreamCaptureUnmatched)",
-             (void *)c->members[0].stream);
+    tb_capture_unmatched_why(why, sizeof why, (void *)c->members[0].stream);
     refuse_locked(s, "graph capture_end", why, message, sizeof message);
   }
   pthread_mutex_unlock(&ctx->mutex);
@@ -495,12 +470,9 @@ tb_status npu_graph_capture_end(tb_context ctx, tb_stream stream, tb_graph *grap
     const npu_capture_member *m = &c->members[i];
     if (m->stream != NULL && c->members[0].clock[i] < ops_of(m)) {
       c->invalid = true;
-      snprintf(c->message, sizeof c->message,
-               "npu: stream %p joined the capture (it waited for an event recorded in it) and "
-               "was not joined back into stream %p before capture_end: record an event on it "
-               "after its last work and make stream %p wait for it (CUDA's "
-               "cudaErrorStreamCaptureUnjoined)",
-               (void *)m->stream, (void *)s, (void *)s);
+      char why[400];
+      tb_capture_unjoined_why(why, sizeof why, (void *)m->stream, (void *)s);
+      snprintf(c->message, sizeof c->message, "npu: %s", why);
     }
   }
   for (size_t i = 1; i < c->member_count; i++) leave(&c->members[i]);

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <torch_backend/vendor_slots.h>
 
+#include "../common/capture.h"
 #include "npu.h"
 
 /* Every slot is npu_<group>_<slot> (vendor.c wires them; the optional ones npu lacks are not
@@ -145,7 +146,7 @@ void npu_peers_reset(void);
  * AscendCL's own state of the capture (aclmdlRICaptureGetInfo) -- the mode and thread, and
  * whether a refused call invalidated it, with the first refusal's message, which capture_end
  * reports. */
-#define NPU_CAPTURE_MAX_STREAMS 32
+#define NPU_CAPTURE_MAX_STREAMS TB_CAPTURE_MAX_STREAMS
 
 /* A stream of a capture: the one that began it (members[0]) or one that joined it. */
 typedef struct npu_capture_member {

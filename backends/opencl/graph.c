@@ -43,7 +43,7 @@ typedef struct capture_member {
   ocl_stream *stream; /* NULL once destroyed */
   uint64_t ops;       /* its recorded commands and waits so far */
   /* How many of each member's ops this one has waited for (its own entry unused). */
-  uint64_t clock[OCL_CAPTURE_MAX_STREAMS];
+  uint64_t clock[TB_CAPTURE_MAX_STREAMS];
 } capture_member;
 
 /* A recorded command: the command, with the kernel a clone and the kept sub-buffers its own. */
@@ -62,7 +62,7 @@ struct ocl_capture {
   unsigned long long fault_launches; /* the device's count when it began */
   struct ocl_capture *next;
   size_t member_count; /* changed under captures_lock and `mutex` */
-  capture_member members[OCL_CAPTURE_MAX_STREAMS];
+  capture_member members[TB_CAPTURE_MAX_STREAMS];
   pthread_mutex_t mutex; /* guards what follows and the members' ops and clocks */
   recorded *commands;
   size_t count, capacity;
@@ -83,18 +83,6 @@ struct tb_graph_impl {
   cl_event last;        /* the marker after the latest launch (NULL: none yet) */
   const ocl_stream *last_stream;
 };
-
-static const char *mode_name(tb_capture_mode mode) {
-  switch (mode) {
-    case TB_CAPTURE_GLOBAL:
-      return "global";
-    case TB_CAPTURE_THREAD_LOCAL:
-      return "thread_local";
-    case TB_CAPTURE_RELAXED:
-      return "relaxed";
-  }
-  return "unknown";
-}
 
 static void free_commands(recorded *commands, size_t count) {
   for (size_t i = 0; i < count; i++) {
@@ -125,10 +113,7 @@ static capture_member *member_of(ocl_capture *c, const ocl_stream *stream) {
  * the message. */
 static tb_status refuse(ocl_capture *c, const char *call, const char *why) {
   char message[512];
-  snprintf(message, sizeof message,
-           "%s: not permitted while stream %p of ocl:%d captures a graph (mode %s): %s; the "
-           "capture is invalidated",
-           call, (void *)c->stream, (int)c->device, mode_name(c->mode), why);
+  tb_capture_refusal(message, sizeof message, call, c->stream, "ocl", c->device, c->mode, why);
   pthread_mutex_lock(&c->mutex);
   if (!c->invalid) {
     c->invalid = true;
@@ -259,10 +244,7 @@ bool ocl_capture_mark_event(tb_context ctx, ocl_stream *stream, ocl_event *event
   ocl_capture_mark mark = {c->id, {0}};
   pthread_mutex_lock(&c->mutex);
   const capture_member *m = member_of(c, stream); /* never NULL: the stream records into c */
-  if (m != NULL) {
-    memcpy(mark.clock, m->clock, sizeof mark.clock);
-    mark.clock[m - c->members] = m->ops;
-  }
+  if (m != NULL) tb_clock_mark(mark.clock, m->clock, (size_t)(m - c->members), m->ops);
   pthread_mutex_unlock(&c->mutex);
   /* A captured record never completes outside a replay: the earlier marker is forgotten. */
   pthread_mutex_lock(&event->lock);
@@ -275,13 +257,6 @@ bool ocl_capture_mark_event(tb_context ctx, ocl_stream *stream, ocl_event *event
   return true;
 }
 
-/* Learns `mark`'s clock: everything it covers now happens before what `m` records next. */
-static void merge_clock(capture_member *m, const ocl_capture_mark *mark) {
-  for (size_t i = 0; i < OCL_CAPTURE_MAX_STREAMS; i++) {
-    if (mark->clock[i] > m->clock[i]) m->clock[i] = mark->clock[i];
-  }
-}
-
 /* The stream wait for `mark` of capture `c`, under captures_lock. */
 static tb_status capture_wait(ocl_capture *c, ocl_stream *stream, const ocl_capture_mark *mark) {
   ocl_capture *own = stream->capture;
@@ -289,35 +264,30 @@ static tb_status capture_wait(ocl_capture *c, ocl_stream *stream, const ocl_capt
     pthread_mutex_lock(&c->mutex);
     capture_member *m = member_of(c, stream);
     if (m != NULL) {
-      merge_clock(m, mark);
+      tb_clock_merge(m->clock, mark->clock);
       m->ops++; /* the wait itself: a stream that joined has work to join back */
     }
     pthread_mutex_unlock(&c->mutex);
     return TB_OK;
   }
   if (own != NULL) { /* cudaErrorStreamCaptureIsolation */
-    char why[160];
-    snprintf(why, sizeof why,
-             "the event was recorded in another capture (that of stream %p): a dependency "
-             "between two captures (CUDA's cudaErrorStreamCaptureIsolation)",
-             (void *)c->stream);
+    char why[200];
+    tb_capture_isolation_why(why, sizeof why, c->stream);
     (void)refuse(c, "stream wait_event", why);
     return refuse(own, "stream wait_event", why);
   }
   if (stream->device != c->device) {
-    return refuse(c, "stream wait_event", "a stream of another device cannot join the capture");
+    return refuse(c, "stream wait_event", TB_CAPTURE_OTHER_DEVICE_WHY);
   }
-  if (c->member_count == OCL_CAPTURE_MAX_STREAMS) {
-    return refuse(c, "stream wait_event",
-                  "the stream would join a capture that has OCL_CAPTURE_MAX_STREAMS (32) "
-                  "streams already");
+  if (c->member_count == TB_CAPTURE_MAX_STREAMS) {
+    return refuse(c, "stream wait_event", TB_CAPTURE_FULL_WHY);
   }
   /* The fork: `stream` joins the capture; its commands are recorded from now on. */
   pthread_mutex_lock(&c->mutex);
   capture_member *m = &c->members[c->member_count];
   memset(m, 0, sizeof *m);
   m->stream = stream;
-  merge_clock(m, mark);
+  tb_clock_merge(m->clock, mark->clock);
   m->ops = 1; /* the wait: it must be joined back even if it enqueues nothing more */
   c->member_count++;
   pthread_mutex_unlock(&c->mutex);
@@ -445,11 +415,8 @@ static tb_status capture_end(tb_context ctx, tb_stream handle, tb_graph *graph) 
   ocl_capture *c = stream->capture;
   if (c != NULL && c->stream != stream) {
     /* A stream that joined a capture does not end it (cudaErrorStreamCaptureUnmatched). */
-    char why[160];
-    snprintf(why, sizeof why,
-             "the stream joined the capture begun on stream %p and cannot end it (CUDA's "
-             "cudaErrorStreamCaptureUnmatched)",
-             (void *)c->stream);
+    char why[200];
+    tb_capture_unmatched_why(why, sizeof why, c->stream);
     status = refuse(c, "graph capture_end", why);
     pthread_mutex_unlock(&ctx->captures_lock);
     return status;
@@ -466,12 +433,7 @@ static tb_status capture_end(tb_context ctx, tb_stream handle, tb_graph *graph) 
     const capture_member *m = &c->members[i];
     if (c->members[0].clock[i] < m->ops) {
       c->invalid = true;
-      snprintf(c->message, sizeof c->message,
-               "stream %p joined the capture (it waited for an event recorded in it) and was "
-               "not joined back into stream %p before capture_end: record an event on it after "
-               "its last work and make stream %p wait for it (CUDA's "
-               "cudaErrorStreamCaptureUnjoined)",
-               (void *)m->stream, (void *)stream, (void *)stream);
+      tb_capture_unjoined_why(c->message, sizeof c->message, m->stream, stream);
     }
   }
   tb_graph g = NULL;

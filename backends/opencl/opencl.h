@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <torch_backend/vendor.h>
 
+#include "../common/capture.h"
+
 /** How device pointers map onto OpenCL memory (docs/decisions.md, "OpenCL memory"). */
 typedef enum ocl_memory_mode {
   /** OpenCL 1.2: every allocation is a cl_mem; its device pointer is an address of a range
@@ -194,14 +196,11 @@ typedef struct ocl_stream {
   struct ocl_capture *capture;
 } ocl_stream;
 
-/** Streams one capture may span (the one that began it and those that joined). */
-#define OCL_CAPTURE_MAX_STREAMS 32
-
 /** Where a record in a capture was made (graph.c): the capture's id (0: the latest record was
  *  not captured) and how many commands and waits of each of its streams it covers. */
 typedef struct ocl_capture_mark {
   uint64_t capture_id;
-  uint64_t clock[OCL_CAPTURE_MAX_STREAMS];
+  uint64_t clock[TB_CAPTURE_MAX_STREAMS];
 } ocl_capture_mark;
 
 /** An event: the marker of its latest record (NULL: never recorded, or recorded in a
