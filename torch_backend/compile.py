@@ -662,7 +662,10 @@ def _patch_compile_fx() -> None:
         _register_inductor()
         _check_config_record()
         if _graph_on_device(model_, example_inputs_):
+            from torch_backend import reduce_overhead
+
             patches = _device_patches()
+            patches.update(reduce_overhead.policy_patches(kwargs.get("config_patches")))
             if patches:
                 kwargs["config_patches"] = {**patches, **(kwargs.get("config_patches") or {})}
         return original(model_, example_inputs_, *args, **kwargs)

@@ -653,18 +653,97 @@ def test_reset_then_capture_again():
     assert y is not None
 
 
-@pytest.mark.skipif(DEV != "emu", reason="one vendor shows what upstream Inductor does")
-def test_reduce_overhead_runs_without_inductors_cuda_only_graph_tree():
+@pytest.fixture
+def fresh_dynamo():
+    """Compiled functions (and the recorded graphs, with their memory) go with Dynamo's cache."""
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _dropout_net() -> tuple[torch.nn.Module, torch.optim.Optimizer]:
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Dropout(0.25), torch.nn.Linear(32, 4)
+    ).to(DEV)
+    return net, torch.optim.AdamW(net.parameters(), lr=1e-2, fused=True)
+
+
+def _train(net, optimizer, x, y):
+    optimizer.zero_grad(set_to_none=True)
+    loss = F.mse_loss(net(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+@pytest.mark.filterwarnings("ignore:The AccumulateGrad node's stream does not match")
+@needs_graphs
+def test_reduce_overhead_replays_device_graphs_like_the_compiled_step(fresh_dynamo):
+    # torch.compile(mode="reduce-overhead") as CUDA users write it: forward and backward are
+    # recorded into device graphs on their second call (torch_backend/reduce_overhead.py) and
+    # replayed after; every step computes what the same step compiled without graphs computes
+    # from the same seed, dropout included.
+    from torch._dynamo.utils import counters
+
+    if not _vendor_draws_integers():
+        pytest.skip(f"{DEV} draws random_.from on the host: its dropout cannot be recorded")
+    counters.clear()
+    model, optimizer = _dropout_net()
+    reference, reference_optimizer = _dropout_net()
+    graphed = torch.compile(model, mode="reduce-overhead")
+    compiled = torch.compile(reference)
+    for seed in range(5):
+        x, y = torch.randn(8, 16, device=DEV), torch.randn(8, 4, device=DEV)
+        torch.manual_seed(seed)
+        loss = _train(graphed, optimizer, x, y).item()
+        torch.manual_seed(seed)
+        assert loss == _train(compiled, reference_optimizer, x, y).item()
+    for p, q in zip(model.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(p.cpu(), q.cpu(), rtol=0, atol=0)
+    assert counters["inductor"][f"{DEV}_graphs_recorded"] == 2  # forward and backward
+    assert counters["inductor"][f"{DEV}_graph_replays"] == 8  # calls 2 to 5 of each
+
+
+@needs_graphs
+def test_reduce_overhead_copies_new_inputs_and_reuses_its_outputs(fresh_dynamo):
     from torch._dynamo.utils import counters
 
     counters.clear()
-    compiled = torch.compile(lambda t: (t * 2).relu() + 1, mode="reduce-overhead")
-    x = torch.randn(64, device=DEV)
-    for _ in range(3):
-        y = compiled(x)
-    torch.testing.assert_close(y.cpu(), (x.cpu() * 2).relu() + 1)
-    # Upstream's tree accepts CUDA only (docs/graphs.rst): when it learns other devices, this
-    # fails and the docs and this test change.
+    fn = torch.compile(lambda t: (t * 2).relu() + 1, mode="reduce-overhead")
+    results = []
+    for value in (1.0, -3.0, 4.0, 0.5):
+        x = torch.full((64,), value, device=DEV)  # a new tensor each call: copied in
+        y = fn(x)
+        torch.testing.assert_close(y.cpu(), torch.full((64,), max(2 * value, 0.0) + 1))
+        results.append(y)
+    assert counters["inductor"][f"{DEV}_graphs_recorded"] == 1
+    # As with Inductor's graphs without trees: the outputs are the graph's tensors, which the
+    # next call overwrites (docs/graphs.rst: clone what you keep).
+    assert results[-1].data_ptr() == results[-2].data_ptr()
+    torch.testing.assert_close(results[-2].cpu(), torch.full((64,), 2.0))
+
+
+@needs_graphs
+def test_reduce_overhead_runs_a_graph_a_capture_refuses_as_compiled(fresh_dynamo):
+    # A vendor without a random_.from kernel draws Inductor's seeds on the host, which a capture
+    # refuses: the graph keeps running as compiled, with a warning, and computes the same.
+    from torch._dynamo.utils import counters
+
+    if _vendor_draws_integers():
+        pytest.skip(f"{DEV} records dropout (random_.from is a vendor kernel)")
+    counters.clear()
+    model, optimizer = _dropout_net()
+    reference, reference_optimizer = _dropout_net()
+    graphed = torch.compile(model, mode="reduce-overhead")
+    compiled = torch.compile(reference)
+    x, y = torch.randn(8, 16, device=DEV), torch.randn(8, 4, device=DEV)
+    with pytest.warns(UserWarning, match="runs without a device graph: .*random_"):
+        for seed in range(3):
+            torch.manual_seed(seed)
+            loss = _train(graphed, optimizer, x, y).item()
+            torch.manual_seed(seed)
+            assert loss == _train(compiled, reference_optimizer, x, y).item()
     assert counters["inductor"]["cudagraph_skips"] >= 1
 
 
