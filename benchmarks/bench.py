@@ -390,14 +390,6 @@ def _compiled_encoder_step(device: str = DEVICE, mode: str | None = None) -> Cal
     return compiled
 
 
-def _has_graphs() -> bool:
-    try:
-        torch.accelerator.Graph()
-    except (NotImplementedError, RuntimeError):
-        return False
-    return True
-
-
 def _graphed(step: Callable[[], object], device: str) -> Callable[[], None]:
     """`step` (on static tensors) captured whole into a graph after a warm-up on a side stream
     (PyTorch's CUDA Graphs notes, whole-network capture); returns the replay."""
@@ -466,6 +458,7 @@ def bench_compile(quick: bool) -> list[dict]:
     encoder's with a copy of its next batch into the captured inputs): what
     ``mode="reduce-overhead"`` gives CUDA, which takes the host's work out of the step."""
     from torch_backend import compile as tb_compile
+    from torch_backend.reduce_overhead import has_graphs
 
     generated = tb_compile.opencl_programs()
     aim = "<= 0.5x" if generated else "<= 1.0x"
@@ -485,7 +478,7 @@ def bench_compile(quick: bool) -> list[dict]:
             )
         )
     graphed_cases = []
-    if _has_graphs():  # mode="reduce-overhead", and the whole step captured (docs/graphs.rst)
+    if has_graphs():  # mode="reduce-overhead", and the whole step captured (docs/graphs.rst)
         graphed_cases.append(
             (
                 "encoder block, torch.compile(mode='reduce-overhead')",

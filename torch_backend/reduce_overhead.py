@@ -231,7 +231,7 @@ def policy_patches(config_patches: dict[str, Any] | None) -> dict[str, Any]:
     from torch._inductor import config
 
     wants = (config_patches or {}).get("triton.cudagraphs", config.triton.cudagraphs)
-    if not wants or not hasattr(config, "cudagraph_policy") or not _has_graphs():
+    if not wants or not hasattr(config, "cudagraph_policy") or not has_graphs():
         return {}
     if isinstance(config.cudagraph_policy, _policy_class()):
         return {}  # in force already (compile_fx calls itself once its patches apply)
@@ -239,7 +239,8 @@ def policy_patches(config_patches: dict[str, Any] | None) -> dict[str, Any]:
 
 
 @functools.cache
-def _has_graphs() -> bool:
+def has_graphs() -> bool:
+    """Whether the vendor captures graphs (``torch.accelerator.Graph`` works on the device)."""
     try:
         torch.accelerator.Graph()
     except (NotImplementedError, RuntimeError):

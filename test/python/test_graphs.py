@@ -314,6 +314,15 @@ def _regression_step(model, optimizer, x, y):
     return loss
 
 
+def _dropout_net(capturable: bool = False) -> tuple[torch.nn.Module, torch.optim.Optimizer]:
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Dropout(0.25), torch.nn.Linear(32, 4)
+    ).to(DEV)
+    optimizer = torch.optim.AdamW(net.parameters(), lr=1e-2, capturable=capturable, fused=True)
+    return net, optimizer
+
+
 @pytest.mark.filterwarnings("ignore:The AccumulateGrad node's stream does not match")
 @needs_graphs
 def test_whole_network_capture_as_the_cuda_graphs_notes_write_it():
@@ -359,7 +368,7 @@ def test_whole_network_capture_as_the_cuda_graphs_notes_write_it():
 @pytest.mark.filterwarnings("ignore:The AccumulateGrad node's stream does not match")
 @needs_graphs
 def test_a_compiled_training_step_captured_whole_replays_like_uncaptured_steps():
-    # What mode="reduce-overhead" does for CUDA, by hand (docs/graphs.rst): the step of a
+    # The whole step by hand, optimizer included (docs/graphs.rst): the step of a
     # torch.compile'd model with dropout, captured whole after a warm-up that compiles it.
     # Each replay draws its dropout from the generator's state at replay time, so it computes
     # what the same compiled step run without a graph computes from that state.  (Inductor
@@ -367,23 +376,8 @@ def test_a_compiled_training_step_captured_whole_replays_like_uncaptured_steps()
     # which a capture refuses.)
     if not _vendor_draws_integers():
         pytest.skip(f"{DEV} draws random_.from on the host (no vendor kernel)")
-
-    def build() -> tuple[torch.nn.Module, torch.optim.Optimizer]:
-        torch.manual_seed(0)
-        net = torch.nn.Sequential(
-            torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Dropout(0.25), torch.nn.Linear(32, 4)
-        ).to(DEV)
-        return net, torch.optim.AdamW(net.parameters(), lr=1e-2, capturable=True, fused=True)
-
-    def step(net, optimizer, x, y):
-        optimizer.zero_grad(set_to_none=True)
-        loss = F.mse_loss(net(x), y)
-        loss.backward()
-        optimizer.step()
-        return loss
-
-    model, optimizer = build()
-    reference, reference_optimizer = build()
+    model, optimizer = _dropout_net(capturable=True)
+    reference, reference_optimizer = _dropout_net(capturable=True)
     compiled, compiled_reference = torch.compile(model), torch.compile(reference)
     static_x, static_y = torch.randn(8, 16, device=DEV), torch.randn(8, 4, device=DEV)
     side = torch.Stream(device=DEV)
@@ -391,14 +385,14 @@ def test_a_compiled_training_step_captured_whole_replays_like_uncaptured_steps()
     with side:
         for seed in (10, 11):
             torch.manual_seed(seed)
-            step(compiled, optimizer, static_x, static_y)
+            _regression_step(compiled, optimizer, static_x, static_y)
     torch.accelerator.current_stream().wait_stream(side)
     for seed in (10, 11):
         torch.manual_seed(seed)
-        step(compiled_reference, reference_optimizer, static_x, static_y)
+        _regression_step(compiled_reference, reference_optimizer, static_x, static_y)
     graph = torch.accelerator.Graph()
     with MODULE.graph(graph):
-        static_loss = step(compiled, optimizer, static_x, static_y)
+        static_loss = _regression_step(compiled, optimizer, static_x, static_y)
     for seed in (1, 2, 3):
         x, y = torch.randn(8, 16, device=DEV), torch.randn(8, 4, device=DEV)
         static_x.copy_(x)
@@ -406,7 +400,7 @@ def test_a_compiled_training_step_captured_whole_replays_like_uncaptured_steps()
         torch.manual_seed(seed)
         graph.replay()
         torch.manual_seed(seed)
-        expected = step(compiled_reference, reference_optimizer, x, y)
+        expected = _regression_step(compiled_reference, reference_optimizer, x, y)
         torch.testing.assert_close(static_loss.cpu(), expected.cpu())
     for p, q in zip(model.parameters(), reference.parameters(), strict=True):
         torch.testing.assert_close(p.cpu(), q.cpu())
@@ -661,22 +655,6 @@ def fresh_dynamo():
     torch._dynamo.reset()
 
 
-def _dropout_net() -> tuple[torch.nn.Module, torch.optim.Optimizer]:
-    torch.manual_seed(0)
-    net = torch.nn.Sequential(
-        torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Dropout(0.25), torch.nn.Linear(32, 4)
-    ).to(DEV)
-    return net, torch.optim.AdamW(net.parameters(), lr=1e-2, fused=True)
-
-
-def _train(net, optimizer, x, y):
-    optimizer.zero_grad(set_to_none=True)
-    loss = F.mse_loss(net(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss
-
-
 @pytest.mark.filterwarnings("ignore:The AccumulateGrad node's stream does not match")
 @needs_graphs
 def test_reduce_overhead_replays_device_graphs_like_the_compiled_step(fresh_dynamo):
@@ -696,9 +674,9 @@ def test_reduce_overhead_replays_device_graphs_like_the_compiled_step(fresh_dyna
     for seed in range(5):
         x, y = torch.randn(8, 16, device=DEV), torch.randn(8, 4, device=DEV)
         torch.manual_seed(seed)
-        loss = _train(graphed, optimizer, x, y).item()
+        loss = _regression_step(graphed, optimizer, x, y).item()
         torch.manual_seed(seed)
-        assert loss == _train(compiled, reference_optimizer, x, y).item()
+        assert loss == _regression_step(compiled, reference_optimizer, x, y).item()
     for p, q in zip(model.parameters(), reference.parameters(), strict=True):
         torch.testing.assert_close(p.cpu(), q.cpu(), rtol=0, atol=0)
     assert counters["inductor"][f"{DEV}_graphs_recorded"] == 2  # forward and backward
@@ -741,9 +719,9 @@ def test_reduce_overhead_runs_a_graph_a_capture_refuses_as_compiled(fresh_dynamo
     with pytest.warns(UserWarning, match="runs without a device graph: .*random_"):
         for seed in range(3):
             torch.manual_seed(seed)
-            loss = _train(graphed, optimizer, x, y).item()
+            loss = _regression_step(graphed, optimizer, x, y).item()
             torch.manual_seed(seed)
-            assert loss == _train(compiled, reference_optimizer, x, y).item()
+            assert loss == _regression_step(compiled, reference_optimizer, x, y).item()
     assert counters["inductor"]["cudagraph_skips"] >= 1
 
 
