@@ -207,3 +207,12 @@ def test_randint_in_a_capture_is_refused():
             torch.randint(0, 10, (8,), device=DEV)
     # the device still works, and randint outside a capture too
     assert torch.randint(0, 10, (8,), device=DEV).cpu().max() < 10
+
+
+def test_random_with_an_empty_range_is_refused_naming_it():
+    # random_(from, to) with from == to: the vendor's kernel (or the host draw) refuses it.
+    x = torch.zeros(4, dtype=torch.long, device=DEV)
+    with pytest.raises(RuntimeError, match=r"from.*5.*(less than|>=).*5"):
+        x.random_(5, 5)
+        MODULE.synchronize()
+    torch.testing.assert_close(x.cpu(), torch.zeros(4, dtype=torch.long))

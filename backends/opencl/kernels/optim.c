@@ -143,16 +143,52 @@ static tb_status fused_step(tb_context ctx, const tb_kernel_call *call) {
   return status;
 }
 
-/* Where a random kernel reads its generator state: in a capture, the device memory
- * tb_rng_key::device_state names, read when the kernel runs (vendor.h); otherwise `unused`
- * (any place: the kernel does not read it) and *captured 0. */
-static tb_status rng_state(tb_context ctx, int32_t device, const tb_rng_key *rng,
-                           const ocl_place *unused, ocl_place *state, cl_int *captured) {
-  *captured = rng->device_state != NULL;
-  *state = *unused;
-  if (!*captured) return TB_OK;
-  return ocl_place_of(ctx, device, rng->device_state, 2 * sizeof(uint64_t), "the generator state",
-                      state);
+/* A number a random kernel takes between its counter and its generator state. */
+typedef struct rng_param {
+  size_t size;
+  const void *value;
+} rng_param;
+
+/* Launches random kernel `name` of optim.cl over dense `self` (n elements), whose parameters
+ * are (self, n, seed, offset, params..., state, captured), with `items` work-items.  In a
+ * capture the kernel reads its key and base counter from the device memory
+ * tb_rng_key::device_state names, when it runs (vendor.h); otherwise `state` is any place (the
+ * kernel does not read it) and `captured` 0. */
+static tb_status launch_random(tb_context ctx, const tb_kernel_call *call, const char *name,
+                               const tb_tensor *self, int64_t n, const tb_rng_key *rng,
+                               const rng_param *params, int count, int64_t items) {
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK || n == 0) return status;
+  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, self->dtype, name, &kernel);
+  ocl_place place = {0};
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &place);
+  cl_int captured = rng->device_state != NULL;
+  ocl_place state = place;
+  if (status == TB_OK && captured) {
+    status = ocl_place_of(ctx, device, rng->device_state, 2 * sizeof(uint64_t),
+                          "the generator state", &state);
+  }
+  if (status != TB_OK) return status;
+  cl_long elements = n;
+  cl_ulong seed = rng->seed, offset = rng->offset;
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  ocl_arg_place(&args, &place);
+  ocl_arg_value(&args, sizeof elements, &elements);
+  ocl_arg_value(&args, sizeof seed, &seed);
+  ocl_arg_value(&args, sizeof offset, &offset);
+  for (int i = 0; i < count; i++) ocl_arg_value(&args, params[i].size, params[i].value);
+  ocl_arg_place(&args, &state);
+  ocl_arg_value(&args, sizeof captured, &captured);
+  status = ocl_args_done(&args);
+  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, items, call->kernel->name);
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
 }
 
 /* random_.from [self, from, to, generator]: integers in [from, to).  `to` None (the dtype's
@@ -174,36 +210,10 @@ static tb_status random_from(tb_context ctx, const tb_kernel_call *call) {
     return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "random_.from: from %lld must be less than to %lld",
                     (long long)from, (long long)to);
   }
-  int32_t device = -1;
-  tb_status status = ocl_kernel_enter(ctx, call, &device);
-  if (status != TB_OK || n == 0) return status;
-  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
-    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
-  }
-  ocl_kernel *kernel = NULL;
-  status = kernel_for(ctx, device, self->dtype, "tb_random_from", &kernel);
-  ocl_place place = {0}, state;
-  cl_int captured = 0;
-  if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &place);
-  if (status == TB_OK) status = rng_state(ctx, device, &a[3].as.rng, &place, &state, &captured);
-  if (status != TB_OK) return status;
-  cl_long elements = n, low = from;
-  cl_ulong seed = a[3].as.rng.seed, offset = a[3].as.rng.offset;
+  cl_long low = from;
   cl_ulong range = (cl_ulong)to - (cl_ulong)from;
-  pthread_mutex_lock(&kernel->lock);
-  ocl_args args = ocl_args_begin(ctx, device, kernel);
-  ocl_arg_place(&args, &place);
-  ocl_arg_value(&args, sizeof elements, &elements);
-  ocl_arg_value(&args, sizeof seed, &seed);
-  ocl_arg_value(&args, sizeof offset, &offset);
-  ocl_arg_value(&args, sizeof low, &low);
-  ocl_arg_value(&args, sizeof range, &range);
-  ocl_arg_place(&args, &state);
-  ocl_arg_value(&args, sizeof captured, &captured);
-  status = ocl_args_done(&args);
-  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, n, "random_.from");
-  pthread_mutex_unlock(&kernel->lock);
-  return status;
+  const rng_param params[] = {{sizeof low, &low}, {sizeof range, &range}};
+  return launch_random(ctx, call, "tb_random_from", self, n, &a[3].as.rng, params, 2, n);
 }
 
 /* bernoulli_.float [self, p, generator] */
@@ -222,37 +232,10 @@ static tb_status bernoulli(tb_context ctx, const tb_kernel_call *call) {
   if (!(p >= 0 && p <= 1)) {
     return ocl_fail(TB_ERROR_INVALID_ARGUMENT, "bernoulli_: p must be in [0, 1], got %g", p);
   }
-  int32_t device = -1;
-  tb_status status = ocl_kernel_enter(ctx, call, &device);
-  if (status != TB_OK || n == 0) return status;
-  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
-    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
-  }
-  ocl_kernel *kernel = NULL;
-  status = kernel_for(ctx, device, self->dtype, "tb_bernoulli", &kernel);
-  ocl_place place = {0}, state;
-  cl_int captured = 0;
-  if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &place);
-  if (status == TB_OK) status = rng_state(ctx, device, &a[2].as.rng, &place, &state, &captured);
-  if (status != TB_OK) return status;
-  cl_long elements = n;
-  cl_ulong seed = a[2].as.rng.seed, offset = a[2].as.rng.offset;
   cl_float probability = (cl_float)p;
-  pthread_mutex_lock(&kernel->lock);
-  ocl_args args = ocl_args_begin(ctx, device, kernel);
-  ocl_arg_place(&args, &place);
-  ocl_arg_value(&args, sizeof elements, &elements);
-  ocl_arg_value(&args, sizeof seed, &seed);
-  ocl_arg_value(&args, sizeof offset, &offset);
-  ocl_arg_value(&args, sizeof probability, &probability);
-  ocl_arg_place(&args, &state);
-  ocl_arg_value(&args, sizeof captured, &captured);
-  status = ocl_args_done(&args);
-  if (status == TB_OK) { /* sixteen elements per work-item */
-    status = ocl_enqueue(ctx, device, call, kernel, (n + 15) / 16, "bernoulli_.float");
-  }
-  pthread_mutex_unlock(&kernel->lock);
-  return status;
+  const rng_param params[] = {{sizeof probability, &probability}};
+  /* sixteen elements per work-item */
+  return launch_random(ctx, call, "tb_bernoulli", self, n, &a[2].as.rng, params, 1, (n + 15) / 16);
 }
 
 /* The _foreach_ operators with a kernel (tb_foreach's op) and how many lists each takes:
