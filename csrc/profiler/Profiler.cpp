@@ -170,6 +170,13 @@ class Session final : public libkineto::IActivityProfilerSession {
     buffer_ = std::make_unique<libkineto::CpuTraceBuffer>();
     buffer_->span = libkineto::TraceSpan(start_ns_, end_ns_, "torch_backend");
     buffer_->gpuOpCount = 0;
+    // Each launch gets its own runtime correlation id, as CUPTI gives each CUDA launch: the
+    // flow arrow joins the launch to its work, and `linked` names the operator that launched
+    // it.  (An operator that launches several kernels -- a compiled graph's call, whose
+    // generated kernels all run inside it -- would otherwise start several flows under one
+    // id, which PyTorch's profiler reports as a collision and resolves by guessing: stop 56
+    // saw a whole step's device time land on the optimizer's first operator.)
+    int32_t runtime_id = 0;
     for (const Record& r : records) {
       auto found = bases.find(r.device);
       if (found == bases.end()) continue;
@@ -185,6 +192,7 @@ class Session final : public libkineto::IActivityProfilerSession {
       const int64_t base = found->second.cpu_ns;
       const auto correlation = static_cast<int32_t>(r.correlation);
       const libkineto::ITraceActivity* op = r.correlation != 0 ? linked(correlation) : nullptr;
+      const int32_t id = ++runtime_id;
 
       // The launch, on the thread that enqueued it: the start of the flow arrow.
       buffer_->emplace_activity(buffer_->span, libkineto::ActivityType::PRIVATEUSE1_RUNTIME,
@@ -192,32 +200,33 @@ class Session final : public libkineto::IActivityProfilerSession {
       libkineto::GenericTraceActivity& launch = *buffer_->activities.back();
       launch.startTime = r.launch_begin_ns;
       launch.endTime = std::max(r.launch_end_ns, r.launch_begin_ns + 1);
-      launch.id = correlation;
+      launch.id = id;
       launch.device = libkineto::processId();
       launch.resource = r.thread;
       launch.threadId = r.thread;
-      launch.flow.id = static_cast<uint32_t>(correlation);
+      launch.flow.id = static_cast<uint32_t>(id);
       launch.flow.type = libkineto::kLinkAsyncCpuGpu;
       launch.flow.start = true;
       launch.linked = op;
       launch.addMetadataQuoted("kernel", r.name);
+      launch.addMetadata("correlation", static_cast<int64_t>(id));
 
       // The work, on its stream's row of the device.
       buffer_->emplace_activity(buffer_->span, activity_type(r.kind), std::string(r.name));
       libkineto::GenericTraceActivity& work = *buffer_->activities.back();
       work.startTime = base + static_cast<int64_t>(begin_ms * 1e6);
       work.endTime = std::max(base + static_cast<int64_t>(end_ms * 1e6), work.startTime + 1);
-      work.id = correlation;
+      work.id = id;
       work.device = r.device;
       work.resource = static_cast<int32_t>(r.stream);
       work.threadId = static_cast<int32_t>(r.stream);
-      work.flow.id = static_cast<uint32_t>(correlation);
+      work.flow.id = static_cast<uint32_t>(id);
       work.flow.type = libkineto::kLinkAsyncCpuGpu;
       work.flow.start = false;
       work.linked = op;
       work.addMetadata("device", static_cast<int>(r.device));
       work.addMetadata("stream", static_cast<int64_t>(r.stream));
-      work.addMetadata("correlation", static_cast<int64_t>(r.correlation));
+      work.addMetadata("correlation", static_cast<int64_t>(id));
       buffer_->gpuOpCount++;
       launch.log(logger);
       work.log(logger);

@@ -198,6 +198,42 @@ def test_opencl_kernels_fuse_what_eager_runs_one_by_one():
         torch.testing.assert_close(got.cpu(), seen.cpu(), **TOL)
 
 
+def test_opencl_kernels_of_a_graph_are_profiled_as_its_call(tmp_path):
+    """torch.profiler shows each generated kernel as a device activity of the compiled graph's
+    call, with its own flow from its launch (one operator, several launches: a flow id shared
+    by launches is a collision to PyTorch's profiler, which then guesses each kernel's
+    operator), and key_averages() gives the call the device time of its kernels."""
+    if not OPENCL:
+        pytest.skip(f"{DEV} builds no OpenCL C programs")
+    import json
+
+    from torch.profiler import ProfilerActivity, profile
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x * 2, dim=-1) + x.sum(0)  # two kernels: a reduction, a softmax
+
+    x = torch.randn(8, 33, device=DEV)
+    compiled = torch.compile(f)
+    compiled(x)
+    MODULE.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        compiled(x)
+        MODULE.synchronize()
+    prof.export_chrome_trace(str(tmp_path / "trace.json"))
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    (call,) = [e for e in events if e["name"].startswith("## Call CompiledFxGraph")]
+    generated = [e for e in events if e.get("cat") == "kernel" and e["name"].startswith("tb_ocl")]
+    assert len(generated) >= 2, [e["name"] for e in events if e.get("cat") == "kernel"]
+    assert {k["args"]["External id"] for k in generated} == {call["args"]["External id"]}
+    starts = [e["id"] for e in events if e.get("cat") == "ac2g" and e["ph"] == "s"]
+    assert len(starts) == len(set(starts)), starts
+    assert {k["args"]["correlation"] for k in generated} <= set(starts)
+    averages = {a.key: a for a in prof.key_averages()}
+    assert averages[call["name"]].device_time_total == pytest.approx(
+        sum(k["dur"] for k in generated), rel=1e-3
+    )
+
+
 def test_opencl_index_out_of_range_faults_the_device_naming_the_kernel():
     """A generated gather whose index is out of range reports it through the vendor's fault
     record (vendor.h TB_FAULT_PARAM, ABI 2.7): the next synchronizing call raises naming the

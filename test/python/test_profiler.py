@@ -69,7 +69,7 @@ def test_each_kernel_of_a_training_step_is_on_the_device_row_inside_its_op(tmp_p
     assert launched and timed == launched, (timed, launched)
     ops = {e["args"]["External id"]: e for e in events if e.get("cat") == "cpu_op"}
     launches = {
-        e["args"]["External id"]: e for e in events if e.get("cat") == "privateuse1_runtime"
+        e["args"]["correlation"]: e for e in events if e.get("cat") == "privateuse1_runtime"
     }
     flow_starts = {e["id"] for e in events if e.get("cat") == "ac2g" and e["ph"] == "s"}
     flow_ends = {e["id"] for e in events if e.get("cat") == "ac2g" and e["ph"] == "f"}
@@ -77,7 +77,10 @@ def test_each_kernel_of_a_training_step_is_on_the_device_row_inside_its_op(tmp_p
         name, correlation = kernel["name"], kernel["args"]["correlation"]
         assert kernel["pid"] in device_rows, name
         assert kernel["dur"] > 0, name
-        op, launch = ops[correlation], launches[correlation]
+        # As CUDA's: "correlation" pairs one launch with its work (test_compile: one per launch
+        # when an operator launches several), "External id" names the operator.
+        op, launch = ops[kernel["args"]["External id"]], launches[correlation]
+        assert launch["args"]["External id"] == kernel["args"]["External id"], name
         # The launch lies inside its operator's span, on the operator's thread; the work starts
         # on the device after the operator started.  (Torch times operators with its own
         # approximate clock: 1 us of slack for the two clocks.)
