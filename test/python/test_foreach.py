@@ -151,3 +151,35 @@ def test_default_optimizers_step_as_on_the_cpu(name):
             opt.step()
     for expected, got in zip(model.parameters(), device_model.parameters(), strict=True):
         torch.testing.assert_close(got.cpu(), expected, atol=1e-5, rtol=1e-4)
+
+
+FUSED = {
+    "SGD": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.01, fused=True),
+    "SGD-nesterov": lambda p: torch.optim.SGD(
+        p, lr=0.1, momentum=0.9, nesterov=True, maximize=True, fused=True
+    ),
+    "SGD-plain": lambda p: torch.optim.SGD(p, lr=0.1, fused=True),  # no momentum buffers
+    "Adam-amsgrad": lambda p: torch.optim.Adam(p, lr=0.01, amsgrad=True, fused=True),
+    "AdamW": lambda p: torch.optim.AdamW(p, lr=0.01, weight_decay=0.1, maximize=True, fused=True),
+}
+
+
+@pytest.mark.parametrize("name", list(FUSED))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fused_steps_over_many_parameters_give_what_the_cpu_gives(name, dtype):
+    """fused=True over more parameters than one launch takes (opencl: eight), of sizes from
+    empty to several work-item runs, out of order: three steps give the CPU's parameters, and
+    a vendor with the fused kernel runs none of it on the CPU fallback."""
+    params = {d: [torch.nn.Parameter(t.to(d)) for t in tensors(dtype)] for d in ("cpu", DEV)}
+    optimizers = {d: FUSED[name](params[d]) for d in params}
+    torch_backend.reset_fallback_counts()
+    for step in range(3):
+        for d in params:
+            for p, g in zip(params[d], tensors(dtype, seed=step + 1), strict=True):
+                p.grad = g.to(d)
+            optimizers[d].step()
+    for got, expected in zip(params[DEV], params["cpu"], strict=True):
+        torch.testing.assert_close(got.detach().cpu(), expected.detach(), atol=1e-6, rtol=1e-5)
+    op = f"_fused_{name.split('-')[0].lower()}_"
+    if torch_backend.op_coverage([op])[op] == "native":
+        assert op not in torch_backend.fallback_counts()

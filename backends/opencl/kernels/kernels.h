@@ -12,7 +12,8 @@
  * - blas.c: matrix products through CLBlast;
  * - reduce.c: reductions and softmax on the row kernels of reduce.cl;
  * - gather.c: index_select, embedding's backward, nll_loss, cat, dropout's backward;
- * - optim.c: the fused SGD and AdamW steps, bernoulli_ on Philox;
+ * - optim.c: the fused SGD, Adam and AdamW steps and the _foreach_ operators (eight tensors a
+ *   launch), the random kernels on Philox;
  * - norm.c: layer_norm forward and backward;
  * - shape.c: arange, tril and triu;
  * - window.c: convolution and max pooling (window.cl);

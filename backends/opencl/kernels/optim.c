@@ -1,11 +1,17 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * The fused optimizer steps (_fused_sgd_, _fused_adamw_: one launch per parameter; each
- * element's whole update in one work-item, or for AdamW on CPU devices a run of elements per
- * work-item) and bernoulli_ on the device's own Philox stream (vendor.h, "Random numbers":
- * element i uses the counter values from offset + 4 i).  Dense tensors only; grad_scale and
- * found_inf (AMP's scaler) are declined to the CPU fallback.
+ * The fused optimizer steps (_fused_sgd_, _fused_adam_, _fused_adamw_) and the _foreach_
+ * operators, a launch per eight tensors as CUDA's multi_tensor_apply (an optimizer step of a
+ * model with a hundred parameters is thirteen launches, not a hundred); each element's whole
+ * update in one work-item, or on CPU devices a run of elements per work-item.  The random kernels
+ * draw from the device's own Philox stream (vendor.h, "Random numbers": element i uses the counter
+ * values from offset + 4 i).  Dense tensors only; grad_scale and found_inf (AMP's scaler) are
+ * declined to the CPU fallback.
+ *
+ * The grouped kernels take many arguments (tb_adamw: 96 pointers and offsets, about 900 bytes),
+ * within the 1024 bytes of CL_DEVICE_MAX_PARAMETER_SIZE that OpenCL guarantees a full-profile
+ * device.
  */
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +37,9 @@ static const tb_tensor *member(const tb_value *arg, int64_t i, tb_dtype dtype, i
   return t;
 }
 
-typedef enum optim_kind { O_SGD, O_ADAMW } optim_kind;
+/* The fused steps: SGD, Adam (weight decay added to the gradient) and AdamW (decoupled: the
+ * parameter decays), the last two one kernel, tb_adamw. */
+typedef enum optim_kind { O_SGD, O_ADAM, O_ADAMW } optim_kind;
 
 /* Elements per work-item of tb_adamw and tb_foreach: on CPU devices a run of them, which the
  * driver vectorizes (and tb_adamw's two pow() calls once per run); elsewhere 1, so that
@@ -40,10 +48,99 @@ static cl_long run_length(tb_context ctx, int32_t device) {
   return ctx->devices[device].type & CL_DEVICE_TYPE_CPU ? 256 : 1;
 }
 
+enum {
+  GROUP = 8,   /* tensors (or parameters) per launch: the slots of tb_foreach, tb_sgd, tb_adamw */
+  WINDOW = 256 /* tensors ordered by size at a time */
+};
+
+/* order[0..count) by sizes[order[i]], largest first (a group's launch spans its largest
+ * tensor, so that neighbours in this order waste least).  Insertion sort: lists are a model's
+ * parameters, tens to hundreds. */
+static void sort_by_size(const int64_t *sizes, int64_t *order, int64_t count) {
+  for (int64_t i = 1; i < count; i++) {
+    int64_t key = order[i], j = i;
+    for (; j > 0 && sizes[order[j - 1]] < sizes[key]; j--) order[j] = order[j - 1];
+    order[j] = key;
+  }
+}
+
+/* A fused step's call, checked: its kind, arguments, scalars (SGD: weight_decay, momentum, lr,
+ * dampening; AdamW: lr, beta1, beta2, weight_decay, eps) and flags (SGD: nesterov, maximize,
+ * is_first_step; AdamW: amsgrad, maximize). */
+typedef struct fused_args {
+  optim_kind kind;
+  const tb_value *a;
+  const double *s;
+  const int *flags;
+  bool momentum, amsgrad;
+} fused_args;
+
+/* One launch of tb_sgd or tb_adamw over parameters window + order[k], k < members, whose
+ * element counts are sizes[order[k]] (the largest first). */
+static tb_status fused_group(tb_context ctx, int32_t device, const tb_kernel_call *call,
+                             ocl_kernel *kernel, const fused_args *f, int64_t window,
+                             const int64_t *sizes, const int64_t *order, int64_t members) {
+  /* tensors per parameter: AdamW's param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step */
+  enum { MOST = 6 };
+  int tensors = f->kind == O_SGD ? 3 : MOST;
+  const tb_value *a = f->a;
+  cl_long numels[GROUP] = {0};
+  ocl_place places[MOST * GROUP];
+  if (sizes[order[0]] == 0) return TB_OK; /* the largest is empty: all are */
+  tb_status status = TB_OK;
+  for (int64_t k = 0; k < GROUP && status == TB_OK; k++) {
+    numels[k] = k < members ? sizes[order[k]] : 0;
+    if (numels[k] == 0) { /* an empty parameter or an unused slot: no work-item reads it */
+      for (int l = 0; l < tensors; l++) places[tensors * k + l] = places[l];
+      continue;
+    }
+    int64_t i = window + order[k];
+    ocl_place *mine = &places[tensors * k];
+    status = ocl_tensor_place(ctx, device, a[0].as.tensors.items[i], "self", &mine[0]);
+    for (int l = 1; l < tensors && status == TB_OK; l++) {
+      bool used = !(f->kind == O_SGD && l == 2 && !f->momentum) &&
+                  !(f->kind != O_SGD && l == 4 && !f->amsgrad);
+      mine[l] = mine[0];
+      if (used) {
+        status =
+            ocl_tensor_place(ctx, device, a[l].as.tensors.items[i], "optimizer state", &mine[l]);
+      }
+    }
+  }
+  if (status != TB_OK) return status;
+  tb_dtype dtype = a[0].as.tensors.items[window + order[0]]->dtype;
+  cl_long chunk = run_length(ctx, device);
+  size_t global[2] = {(size_t)((numels[0] + chunk - 1) / chunk), (size_t)members};
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  for (int k = 0; k < tensors * GROUP; k++) ocl_arg_place(&args, &places[k]);
+  ocl_arg_value(&args, sizeof numels, numels);
+  const double *s = f->s;
+  if (f->kind == O_SGD) { /* lr, weight_decay, momentum, dampening */
+    ocl_arg_acc(&args, dtype, s[2]);
+    ocl_arg_acc(&args, dtype, s[0]);
+    ocl_arg_acc(&args, dtype, s[1]);
+    ocl_arg_acc(&args, dtype, s[3]);
+    for (int k = 0; k < 3; k++) ocl_arg_value(&args, sizeof(cl_int), &f->flags[k]);
+  } else { /* lr, beta1, beta2, weight_decay, eps */
+    for (int k = 0; k < 5; k++) ocl_arg_acc(&args, dtype, s[k]);
+    for (int k = 0; k < 2; k++) ocl_arg_value(&args, sizeof(cl_int), &f->flags[k]);
+    cl_int decoupled = f->kind == O_ADAMW;
+    ocl_arg_value(&args, sizeof decoupled, &decoupled);
+  }
+  ocl_arg_value(&args, sizeof chunk, &chunk);
+  status = ocl_args_done(&args);
+  if (status == TB_OK) {
+    status = ocl_enqueue_grid(ctx, device, call, kernel, 2, global, NULL, call->kernel->name);
+  }
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
 /* _fused_sgd_ [self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening,
  * nesterov, maximize, is_first_step, grad_scale, found_inf];
- * _fused_adamw_ [self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1,
- * beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf] */
+ * _fused_adam_, _fused_adamw_ [self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+ * state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf] */
 static tb_status fused_step(tb_context ctx, const tb_kernel_call *call) {
   optim_kind kind = (optim_kind)(intptr_t)call->kernel->data;
   const tb_value *a = call->args;
@@ -71,7 +168,8 @@ static tb_status fused_step(tb_context ctx, const tb_kernel_call *call) {
   if (status != TB_OK) return status;
   /* Check every parameter's tensors before enqueueing anything. */
   int64_t count = a[0].as.tensors.count;
-  bool amsgrad = kind == O_ADAMW && flags[0];
+  if (count == 0) return TB_OK;
+  bool amsgrad = kind != O_SGD && flags[0];
   bool momentum = kind == O_SGD && s[1] != 0;
   for (int64_t i = 0; i < count; i++) {
     const tb_tensor *p = a[0].as.tensors.items[i];
@@ -80,65 +178,39 @@ static tb_status fused_step(tb_context ctx, const tb_kernel_call *call) {
         !ocl_dense(p, &n) || member(&a[1], i, p->dtype, n) == NULL) {
       return ocl_decline(call, "a parameter or gradient that is not dense float32/float64");
     }
+    if (p->dtype != a[0].as.tensors.items[0]->dtype) { /* one kernel (T) per launch */
+      return ocl_decline(call, "parameters of different dtypes");
+    }
     if (p->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
       return ocl_decline(call, "float64 on a device without cl_khr_fp64");
     }
     if (kind == O_SGD && momentum && member(&a[2], i, p->dtype, n) == NULL) {
       return ocl_decline(call, "a momentum buffer that is not dense");
     }
-    if (kind == O_ADAMW &&
+    if (kind != O_SGD &&
         (member(&a[2], i, p->dtype, n) == NULL || member(&a[3], i, p->dtype, n) == NULL ||
          (amsgrad && member(&a[4], i, p->dtype, n) == NULL) ||
          member(&a[5], i, TB_DTYPE_FLOAT32, 1) == NULL)) {
       return ocl_decline(call, "optimizer state that is not dense, or a step that is not float32");
     }
   }
-  cl_long chunk = run_length(ctx, device);
-  for (int64_t i = 0; i < count && status == TB_OK; i++) {
-    const tb_tensor *p = a[0].as.tensors.items[i];
-    int64_t n = 0;
-    ocl_dense(p, &n);
-    if (n == 0) continue;
-    ocl_kernel *kernel = NULL;
-    status = kernel_for(ctx, device, p->dtype, kind == O_SGD ? "tb_sgd" : "tb_adamw", &kernel);
-    if (status != TB_OK) break;
-    ocl_place places[6];
-    int tensors = kind == O_SGD ? 3 : 6;
-    status = ocl_tensor_place(ctx, device, p, "self", &places[0]);
-    for (int k = 1; k < tensors && status == TB_OK; k++) {
-      bool used =
-          !(kind == O_SGD && k == 2 && !momentum) && !(kind == O_ADAMW && k == 4 && !amsgrad);
-      places[k] = places[0];
-      if (used) {
-        status =
-            ocl_tensor_place(ctx, device, a[k].as.tensors.items[i], "optimizer state", &places[k]);
-      }
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, a[0].as.tensors.items[0]->dtype,
+                      kind == O_SGD ? "tb_sgd" : "tb_adamw", &kernel);
+  fused_args args = {kind, a, s, flags, momentum, amsgrad};
+  /* Windows of up to WINDOW parameters, each ordered by size and launched in groups. */
+  for (int64_t window = 0; window < count && status == TB_OK; window += WINDOW) {
+    int64_t order[WINDOW], sizes[WINDOW];
+    int64_t size = count - window < WINDOW ? count - window : WINDOW;
+    for (int64_t i = 0; i < size; i++) {
+      order[i] = i;
+      ocl_dense(a[0].as.tensors.items[window + i], &sizes[i]);
     }
-    if (status != TB_OK) break;
-    cl_long elements = n;
-    pthread_mutex_lock(&kernel->lock);
-    ocl_args args = ocl_args_begin(ctx, device, kernel);
-    for (int k = 0; k < tensors; k++) ocl_arg_place(&args, &places[k]);
-    ocl_arg_value(&args, sizeof elements, &elements);
-    if (kind == O_SGD) { /* lr, weight_decay, momentum, dampening */
-      ocl_arg_acc(&args, p->dtype, s[2]);
-      ocl_arg_acc(&args, p->dtype, s[0]);
-      ocl_arg_acc(&args, p->dtype, s[1]);
-      ocl_arg_acc(&args, p->dtype, s[3]);
-      for (int k = 0; k < 3; k++) ocl_arg_value(&args, sizeof(cl_int), &flags[k]);
-    } else { /* lr, beta1, beta2, weight_decay, eps */
-      for (int k = 0; k < 5; k++) ocl_arg_acc(&args, p->dtype, s[k]);
-      for (int k = 0; k < 2; k++) ocl_arg_value(&args, sizeof(cl_int), &flags[k]);
-      ocl_arg_value(&args, sizeof chunk, &chunk);
+    sort_by_size(sizes, order, size);
+    for (int64_t first = 0; first < size && status == TB_OK; first += GROUP) {
+      int64_t members = size - first < GROUP ? size - first : GROUP;
+      status = fused_group(ctx, device, call, kernel, &args, window, sizes, order + first, members);
     }
-    status = ocl_args_done(&args);
-    if (status == TB_OK && kind == O_ADAMW && chunk > 1) {
-      size_t items = (size_t)((n + chunk - 1) / chunk), one = 1;
-      status = ocl_enqueue_grid(ctx, device, call, kernel, 1, &items, &one, call->kernel->name);
-    } else if (status == TB_OK) {
-      status = ocl_enqueue(ctx, device, call, kernel, n, call->kernel->name);
-    }
-    pthread_mutex_unlock(&kernel->lock);
   }
   return status;
 }
@@ -251,22 +323,6 @@ typedef enum foreach_op {
 static int foreach_lists(foreach_op op) {
   return op == F_ADDCMUL_SCALAR ? 3 : op == F_ADD_LIST || op == F_LERP_SCALAR ? 2 : 1;
 }
-enum {
-  FOREACH_GROUP = 8,   /* tensors per launch: tb_foreach's parameter pairs */
-  FOREACH_WINDOW = 256 /* tensors ordered by size at a time */
-};
-
-/* order[0..count) by sizes[order[i]], largest first (a group's launch spans its largest
- * tensor, so that neighbours in this order waste least).  Insertion sort: lists are a model's
- * parameters, tens to hundreds. */
-static void sort_by_size(const int64_t *sizes, int64_t *order, int64_t count) {
-  for (int64_t i = 1; i < count; i++) {
-    int64_t key = order[i], j = i;
-    for (; j > 0 && sizes[order[j - 1]] < sizes[key]; j--) order[j] = order[j - 1];
-    order[j] = key;
-  }
-}
-
 /* One launch of tb_foreach over tensors order[k], k < members, of the call's lists (lists[0] is
  * self; an operator with fewer lists repeats it), sizes[i] the element count of tensor i. */
 static tb_status foreach_group(tb_context ctx, int32_t device, const tb_kernel_call *call,
@@ -275,11 +331,11 @@ static tb_status foreach_group(tb_context ctx, int32_t device, const tb_kernel_c
                                const int64_t *order, int64_t members, double alpha) {
   static const char *const what[3] = {"self", "a tensor of the second list",
                                       "a tensor of the third list"};
-  cl_long numels[FOREACH_GROUP] = {0};
-  ocl_place places[3 * FOREACH_GROUP];
+  cl_long numels[GROUP] = {0};
+  ocl_place places[3 * GROUP];
   if (sizes[order[0]] == 0) return TB_OK; /* the largest is empty: all are */
   tb_status status = TB_OK;
-  for (int64_t k = 0; k < FOREACH_GROUP && status == TB_OK; k++) {
+  for (int64_t k = 0; k < GROUP && status == TB_OK; k++) {
     numels[k] = k < members ? sizes[order[k]] : 0;
     for (int l = 0; l < 3 && status == TB_OK; l++) {
       if (numels[k] == 0) { /* an empty tensor or an unused slot: no work-item reads it */
@@ -297,7 +353,7 @@ static tb_status foreach_group(tb_context ctx, int32_t device, const tb_kernel_c
   size_t global[2] = {(size_t)((numels[0] + chunk - 1) / chunk), (size_t)members};
   pthread_mutex_lock(&kernel->lock);
   ocl_args args = ocl_args_begin(ctx, device, kernel);
-  for (int k = 0; k < 3 * FOREACH_GROUP; k++) ocl_arg_place(&args, &places[k]);
+  for (int k = 0; k < 3 * GROUP; k++) ocl_arg_place(&args, &places[k]);
   ocl_arg_value(&args, sizeof numels, numels);
   ocl_arg_acc(&args, lists[0][order[0]]->dtype, alpha);
   ocl_arg_value(&args, sizeof code, &code);
@@ -354,18 +410,18 @@ static tb_status foreach_apply(tb_context ctx, const tb_kernel_call *call) {
   }
   ocl_kernel *kernel = NULL;
   status = kernel_for(ctx, device, dtype, "tb_foreach", &kernel);
-  /* Windows of up to FOREACH_WINDOW tensors, each ordered by size and launched in groups. */
-  for (int64_t window = 0; window < count && status == TB_OK; window += FOREACH_WINDOW) {
+  /* Windows of up to WINDOW tensors, each ordered by size and launched in groups. */
+  for (int64_t window = 0; window < count && status == TB_OK; window += WINDOW) {
     const tb_tensor *const *in[3] = {lists[0] + window, lists[1] + window, lists[2] + window};
-    int64_t order[FOREACH_WINDOW], sizes[FOREACH_WINDOW];
-    int64_t size = count - window < FOREACH_WINDOW ? count - window : FOREACH_WINDOW;
+    int64_t order[WINDOW], sizes[WINDOW];
+    int64_t size = count - window < WINDOW ? count - window : WINDOW;
     for (int64_t i = 0; i < size; i++) {
       order[i] = i;
       ocl_dense(in[0][i], &sizes[i]);
     }
     sort_by_size(sizes, order, size);
-    for (int64_t first = 0; first < size && status == TB_OK; first += FOREACH_GROUP) {
-      int64_t members = size - first < FOREACH_GROUP ? size - first : FOREACH_GROUP;
+    for (int64_t first = 0; first < size && status == TB_OK; first += GROUP) {
+      int64_t members = size - first < GROUP ? size - first : GROUP;
       status =
           foreach_group(ctx, device, call, kernel, op, in, sizes, order + first, members, alpha);
     }
@@ -396,6 +452,17 @@ static const tb_kernel k_adamw = {
     "float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? "
     "grad_scale=None, Tensor? found_inf=None) -> ()",
     (void *)(intptr_t)O_ADAMW};
+static const tb_kernel k_adam = {
+    sizeof(tb_kernel),
+    "_fused_adam_",
+    fused_step,
+    FLOATS,
+    0,
+    "_fused_adam_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] "
+    "exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float lr, float beta1, "
+    "float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? "
+    "grad_scale=None, Tensor? found_inf=None) -> ()",
+    (void *)(intptr_t)O_ADAM};
 static const tb_kernel k_bernoulli = {
     sizeof(tb_kernel),
     "bernoulli_.float",
@@ -459,6 +526,7 @@ static const tb_kernel k_foreach_addcmul_scalar = {
     (void *)(intptr_t)F_ADDCMUL_SCALAR};
 
 const tb_kernel *const ocl_optim_kernels[] = {&k_sgd,
+                                              &k_adam,
                                               &k_adamw,
                                               &k_bernoulli,
                                               &k_random_from,

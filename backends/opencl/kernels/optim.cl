@@ -1,51 +1,120 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * The fused optimizer steps (one work-item per element of one parameter) and bernoulli_ on
- * the device's own Philox-4x32-10.  The host (kernels/optim.c) prefixes T (the parameters'
+ * The fused optimizer steps (up to eight parameters a launch) and the random kernels on the
+ * device's own Philox-4x32-10.  The host (kernels/optim.c) prefixes T (the parameters'
  * storage type) and ACC (float or double); tensors are dense.
  */
 
-/* SGD, as ATen's fused kernel: weight decay, momentum (dampening, nesterov), maximize. */
-__kernel void tb_sgd(OCL_PTR(T, param), OCL_PTR(T, grad), OCL_PTR(T, buf), long n, ACC lr,
-                     ACC weight_decay, ACC momentum, ACC dampening, int nesterov, int maximize,
-                     int first_step) {
-  long i = get_global_id(0);
-  if (i >= n) return;
-  ACC p = (ACC)OCL_AT(T, param)[i];
-  ACC g = (ACC)OCL_AT(T, grad)[i];
-  if (maximize) g = -g;
-  if (weight_decay != 0) g += weight_decay * p;
-  if (momentum != 0) {
-    ACC b = first_step ? g : momentum * (ACC)OCL_AT(T, buf)[i] + ((ACC)1 - dampening) * g;
-    OCL_AT(T, buf)[i] = (T)b;
-    g = nesterov ? g + momentum * b : b;
-  }
-  OCL_AT(T, param)[i] = (T)(p - lr * g);
-}
+/* The fused steps take up to eight parameters a launch, as CUDA's multi_tensor_apply does (the
+ * host groups a list's parameters by size, kernels/optim.c): work-item (c, k) updates elements
+ * [c chunk, (c + 1) chunk) of parameter k, whose element count is numels.sk; a slot the host
+ * leaves unused has 0.  TB_MEMBER(k, X) names parameter k's tensors X##k; TB_TAKE(k) binds the
+ * work-item's tensors to them.  Tensors a step does not read (SGD's buffer without momentum,
+ * AdamW's max_exp_avg_sq without amsgrad) are passed as the parameter. */
+#define TB_SGD_MEMBER(k) OCL_PTR(T, param##k), OCL_PTR(T, grad##k), OCL_PTR(T, buf##k)
+#define TB_SGD_TAKE(k)                                                                          \
+  case k:                                                                                       \
+    P = OCL_AT(T, param##k);                                                                    \
+    G = OCL_AT(T, grad##k);                                                                     \
+    B = OCL_AT(T, buf##k);                                                                      \
+    n = numels.s##k;                                                                            \
+    break
 
-/* AdamW, as ATen's fused kernel: the step count read from its device tensor.  Each work-item
- * updates `chunk` consecutive elements (the host picks a few hundred on CPU devices, else 1,
- * so that neighbouring work-items read neighbouring elements): the bias corrections, two
- * pow() calls that cost more than the rest of an element's update on a CPU driver, are
- * computed once per work-item. */
-__kernel void tb_adamw(OCL_PTR(T, param), OCL_PTR(T, grad), OCL_PTR(T, exp_avg),
-                       OCL_PTR(T, exp_avg_sq), OCL_PTR(T, max_exp_avg_sq), OCL_PTR(float, step),
-                       long n, ACC lr, ACC beta1, ACC beta2, ACC weight_decay, ACC eps,
-                       int amsgrad, int maximize, long chunk) {
+/* SGD, as ATen's fused kernel: weight decay, momentum (dampening, nesterov), maximize. */
+__kernel void tb_sgd(TB_SGD_MEMBER(0), TB_SGD_MEMBER(1), TB_SGD_MEMBER(2), TB_SGD_MEMBER(3),
+                     TB_SGD_MEMBER(4), TB_SGD_MEMBER(5), TB_SGD_MEMBER(6), TB_SGD_MEMBER(7),
+                     long8 numels, ACC lr, ACC weight_decay, ACC momentum, ACC dampening,
+                     int nesterov, int maximize, int first_step, long chunk) {
+  __global T *P, *G, *B;
+  long n;
+  switch (get_global_id(1)) {
+    TB_SGD_TAKE(0);
+    TB_SGD_TAKE(1);
+    TB_SGD_TAKE(2);
+    TB_SGD_TAKE(3);
+    TB_SGD_TAKE(4);
+    TB_SGD_TAKE(5);
+    TB_SGD_TAKE(6);
+    default:
+      P = OCL_AT(T, param7);
+      G = OCL_AT(T, grad7);
+      B = OCL_AT(T, buf7);
+      n = numels.s7;
+  }
   long first = get_global_id(0) * chunk;
   if (first >= n) return;
   long end = min(first + chunk, n);
-  ACC t = (ACC)OCL_AT(float, step)[0];
+  for (long i = first; i < end; i++) {
+    ACC p = (ACC)P[i];
+    ACC g = (ACC)G[i];
+    if (maximize) g = -g;
+    if (weight_decay != 0) g += weight_decay * p;
+    if (momentum != 0) {
+      ACC b = first_step ? g : momentum * (ACC)B[i] + ((ACC)1 - dampening) * g;
+      B[i] = (T)b;
+      g = nesterov ? g + momentum * b : b;
+    }
+    P[i] = (T)(p - lr * g);
+  }
+}
+
+#define TB_ADAMW_MEMBER(k)                                                                      \
+  OCL_PTR(T, param##k), OCL_PTR(T, grad##k), OCL_PTR(T, exp_avg##k), OCL_PTR(T, exp_avg_sq##k), \
+      OCL_PTR(T, max_exp_avg_sq##k), OCL_PTR(float, step##k)
+#define TB_ADAMW_TAKE(k)                                                                        \
+  case k:                                                                                       \
+    P = OCL_AT(T, param##k);                                                                    \
+    G = OCL_AT(T, grad##k);                                                                     \
+    M = OCL_AT(T, exp_avg##k);                                                                  \
+    V = OCL_AT(T, exp_avg_sq##k);                                                               \
+    H = OCL_AT(T, max_exp_avg_sq##k);                                                           \
+    S = OCL_AT(float, step##k);                                                                 \
+    n = numels.s##k;                                                                            \
+    break
+
+/* Adam and AdamW, as ATen's fused kernel (`decoupled`: AdamW, the parameter decays; otherwise
+ * Adam, the decay is added to the gradient): the step count read from the parameter's device
+ * tensor.  The bias corrections, two pow() calls that cost more than the rest of an element's update on a
+ * CPU driver, are computed once per work-item. */
+__kernel void tb_adamw(TB_ADAMW_MEMBER(0), TB_ADAMW_MEMBER(1), TB_ADAMW_MEMBER(2),
+                       TB_ADAMW_MEMBER(3), TB_ADAMW_MEMBER(4), TB_ADAMW_MEMBER(5),
+                       TB_ADAMW_MEMBER(6), TB_ADAMW_MEMBER(7), long8 numels, ACC lr, ACC beta1,
+                       ACC beta2, ACC weight_decay, ACC eps, int amsgrad, int maximize,
+                       int decoupled, long chunk) {
+  __global T *P, *G, *M, *V, *H;
+  __global float *S;
+  long n;
+  switch (get_global_id(1)) {
+    TB_ADAMW_TAKE(0);
+    TB_ADAMW_TAKE(1);
+    TB_ADAMW_TAKE(2);
+    TB_ADAMW_TAKE(3);
+    TB_ADAMW_TAKE(4);
+    TB_ADAMW_TAKE(5);
+    TB_ADAMW_TAKE(6);
+    default:
+      P = OCL_AT(T, param7);
+      G = OCL_AT(T, grad7);
+      M = OCL_AT(T, exp_avg7);
+      V = OCL_AT(T, exp_avg_sq7);
+      H = OCL_AT(T, max_exp_avg_sq7);
+      S = OCL_AT(float, step7);
+      n = numels.s7;
+  }
+  long first = get_global_id(0) * chunk;
+  if (first >= n) return;
+  long end = min(first + chunk, n);
+  ACC t = (ACC)S[0];
   ACC step_size = lr / ((ACC)1 - pow(beta1, t));
   ACC bias2_sqrt = sqrt((ACC)1 - pow(beta2, t));
-  ACC decay = (ACC)1 - lr * weight_decay;
-  __global T *P = OCL_AT(T, param), *M = OCL_AT(T, exp_avg), *V = OCL_AT(T, exp_avg_sq);
-  __global T *H = OCL_AT(T, max_exp_avg_sq);
-  __global const T *G = OCL_AT(T, grad);
+  ACC decay = decoupled ? (ACC)1 - lr * weight_decay : (ACC)1;
+  ACC l2 = decoupled ? (ACC)0 : weight_decay;
   for (long i = first; i < end; i++) {
-    ACC p = (ACC)P[i] * decay;
+    ACC p = (ACC)P[i];
     ACC g = maximize ? -(ACC)G[i] : (ACC)G[i];
+    if (l2 != 0) g += l2 * p;
+    p *= decay;
     ACC m = (ACC)M[i];
     m = m + ((ACC)1 - beta1) * (g - m); /* lerp, as ATen */
     ACC v = beta2 * (ACC)V[i] + ((ACC)1 - beta2) * g * g;
