@@ -160,8 +160,9 @@ models: $(STAMP)/build
 # Whole model libraries (examples/timm_suite.py): every model of torch's
 # benchmarks/dynamo/timm_models_list.txt, forward and backward on TORCH_BACKEND_VENDOR's device
 # (emu by default) beside the CPU; make test runs a fast subset (test/python/test_timm.py).
+# TIMM_FLAGS=--compile: the device's models under torch.compile (Inductor's kernels).
 timm: $(STAMP)/build
-	$(PYTHON) examples/timm_suite.py --json $(BUILD)/timm.json
+	$(PYTHON) examples/timm_suite.py --json $(BUILD)/timm.json $(TIMM_FLAGS)
 
 # Documentation: Doxygen XML of the public headers, then Sphinx with Breathe; warnings fail
 # both.  Sphinx imports torch_backend (autodoc, the op coverage table), hence the build.
