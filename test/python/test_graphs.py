@@ -92,22 +92,34 @@ def _vendor_draws_integers() -> bool:
     return torch_backend.kernel_counts().get("random_.from", 0) > before
 
 
+# The random factories, by the vendor kernel each runs: torch.randint (and torch.compile's seeds
+# for its random kernels), torch.rand and torch.randn.
+DRAWS = {
+    "random_.from": lambda: torch.randint(0, 1 << 40, (64,), device=DEV),
+    "uniform_": lambda: torch.rand(64, device=DEV),
+    "normal_": lambda: torch.randn(64, device=DEV, dtype=torch.float64),
+}
+
+
 @needs_graphs
-def test_randint_draws_new_integers_each_replay_and_matches_a_seed():
-    # torch.randint, and torch.compile's seeds for its random kernels (random_.from): a vendor
-    # kernel reads the generator state at each replay; a host draw could not be captured.
-    if not _vendor_draws_integers():
-        pytest.skip(f"{DEV} draws random_.from on the host (no vendor kernel)")
-    graph, r = capture(lambda: torch.randint(0, 1 << 40, (64,), device=DEV))
+@pytest.mark.parametrize("op", list(DRAWS))
+def test_random_factories_draw_new_numbers_each_replay_and_match_a_seed(op):
+    # A vendor kernel reads the generator state at each replay; a host draw could not be
+    # captured (test_rng.py: the capture is refused).
+    before = torch_backend.kernel_counts().get(op, 0)
+    DRAWS[op]()
+    if torch_backend.kernel_counts().get(op, 0) == before:
+        pytest.skip(f"{DEV} draws {op} on the host (no vendor kernel)")
+    graph, r = capture(DRAWS[op])
     graph.replay()
     first = r.cpu()
     graph.replay()
-    assert not torch.equal(first, r.cpu()), "two replays drew the same integers"
+    assert not torch.equal(first, r.cpu()), "two replays drew the same numbers"
     torch.manual_seed(99)
     graph.replay()
     replayed = r.cpu()
     torch.manual_seed(99)
-    torch.testing.assert_close(replayed, torch.randint(0, 1 << 40, (64,), device=DEV).cpu())
+    assert torch.equal(replayed, DRAWS[op]().cpu())
 
 
 def _mlp_step(model, optimizer, x, y):

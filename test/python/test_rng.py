@@ -216,3 +216,26 @@ def test_random_with_an_empty_range_is_refused_naming_it():
         x.random_(5, 5)
         MODULE.synchronize()
     torch.testing.assert_close(x.cpu(), torch.zeros(4, dtype=torch.long))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_rand_and_randn_draw_on_the_device_with_their_distributions(dtype):
+    """uniform_ and normal_ (torch.rand, torch.randn, nn.init): a million draws lie in [from,
+    to) with the uniform's mean and the normal's mean and deviation (each within ten standard
+    errors), follow the seed, and -- on a vendor with the kernels -- never leave the device."""
+    torch_backend.reset_fallback_counts()
+    torch.manual_seed(5)
+    u = torch.empty(1 << 20, device=DEV, dtype=dtype).uniform_(-2.0, 5.0).cpu()
+    z = torch.empty(1 << 20, device=DEV, dtype=dtype).normal_(3.0, 0.5).cpu()
+    assert u.min() >= -2.0 and u.max() < 5.0
+    assert abs(u.mean().item() - 1.5) < 10 * 7 / 12**0.5 / 2**10
+    assert abs(z.mean().item() - 3.0) < 10 * 0.5 / 2**10
+    assert abs(z.std().item() - 0.5) < 10 * 0.5 / 2**10.5
+    torch.manual_seed(5)
+    assert torch.equal(torch.empty(1 << 20, device=DEV, dtype=dtype).uniform_(-2.0, 5.0).cpu(), u)
+    native = [op for op, how in torch_backend.op_coverage(["uniform_", "normal_"]).items()
+              if how == "native"]  # fmt: skip
+    assert not any(f"aten::{op}" in torch_backend.fallback_counts() for op in native)
+    # a transposed view: the vendor's kernel may decline it; the draws still land in range
+    t = torch.empty(64, 32, device=DEV, dtype=dtype).t().uniform_(0.25, 0.5).cpu()
+    assert t.min() >= 0.25 and t.max() < 0.5 and t.std() > 0.05

@@ -188,6 +188,36 @@ __kernel void tb_random_from(OCL_PTR(T, self), long n, ulong seed, ulong offset,
   OCL_AT(T, self)[i] = (T)(long)((ulong)from + bits % range);
 }
 
+/* uniform_ and normal_ of a floating self: element i takes half of the Philox block at counter
+ * offset / 4 + i / 2 (emu's layout, as tb_random_from), 64 bits (hi, lo).  uniform_: a + (b - a)
+ * u, u in [0, 1) from the top 24 bits of hi in float (as CUDA's float uniform) or 53 bits of
+ * (hi, lo) in double (emu's); normal_: a + b sqrt(-2 log u1) cos(2 pi u2), u1 = (hi + 1) 2^-32
+ * in (0, 1] and u2 = lo 2^-32 (Box-Muller, emu's).  In float the draws are emu's to float
+ * rounding; in double, to the last bits of log and cos. */
+__kernel void tb_real_random(OCL_PTR(T, self), long n, ulong seed, ulong offset, ACC a, ACC b,
+                             int normal, OCL_PTR(ulong, state), int captured) {
+  long i = get_global_id(0);
+  if (i >= n) return;
+  if (captured) { /* in a graph: the key and base counter of this replay (tb_rng_key) */
+    seed = OCL_AT(ulong, state)[0];
+    offset += OCL_AT(ulong, state)[1];
+  }
+  uint4 r = tb_philox4(offset / 4 + (ulong)i / 2, seed);
+  uint hi = (i & 1) ? r.z : r.x, lo = (i & 1) ? r.w : r.y;
+  ACC value;
+  if (normal) {
+    ACC u1 = ((ACC)hi + (ACC)1) * (ACC)0x1p-32f;
+    ACC u2 = (ACC)lo * (ACC)0x1p-32f;
+    value = a + b * sqrt((ACC)-2 * log(u1)) * cos((ACC)6.283185307179586 * u2);
+  } else if (sizeof(ACC) == 8) {
+    ulong bits = (((ulong)hi << 21) ^ (ulong)lo) & (((ulong)1 << 53) - 1);
+    value = a + (b - a) * ((ACC)bits * (ACC)0x1p-53f);
+  } else {
+    value = a + (b - a) * ((ACC)(hi >> 8) * (ACC)0x1p-24f);
+  }
+  OCL_AT(T, self)[i] = (T)value;
+}
+
 /* self[i] = (u < p) with u uniform in [0, 1) from counter offset + 4 i of key seed; each
  * work-item draws sixteen consecutive elements. */
 __kernel void tb_bernoulli(OCL_PTR(T, self), long n, ulong seed, ulong offset, float p,
