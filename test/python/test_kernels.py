@@ -1012,3 +1012,34 @@ def test_roll(shifts, dims):
         assert torch_backend.fallback_counts() == {}
     transposed = x.transpose(1, 3)  # a strided view: the flattened roll falls back on emu
     torch.testing.assert_close(roll(transposed.to(DEV)).cpu(), roll(transposed), atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.uint8])
+def test_argmax_argmin_max_min_pick_the_cpus_index(dtype):
+    """argmax / argmin and max / min over a dimension (accuracy, greedy decoding): the first of
+    tied elements, the first NaN over any number, rows longer than a work-group's share (2000),
+    a flattened tensor (dim=None) and a transposed view give the CPU's indices and values --
+    samples OpInfo does not draw."""
+    generator = torch.Generator().manual_seed(0)
+    cases = []
+    for shape, dim in [((7, 13), 1), ((7, 13), 0), ((3, 2000, 4), 1), ((2, 3, 4), None)]:
+        if dtype.is_floating_point:
+            x = torch.randint(-3, 4, shape, generator=generator).to(dtype)  # many ties
+            x.view(-1)[[3, -2]] = math.nan
+        else:
+            x = torch.randint(0, 7, shape, generator=generator, dtype=dtype)
+        cases.append((x, dim))
+    cases.append((torch.randn(50, 3000, generator=generator).to(dtype).t(), 1))
+    for x, dim in cases:
+        device_x = x.to(DEV) if x.is_contiguous() else x.t().to(DEV).t()
+        for keepdim in (False, True):
+            for fn in (torch.argmax, torch.argmin):
+                expected = fn(x, dim=dim, keepdim=keepdim)
+                assert torch.equal(fn(device_x, dim=dim, keepdim=keepdim).cpu(), expected)
+            if dim is None:
+                continue
+            for fn in (torch.max, torch.min):
+                values, indices = fn(x, dim=dim, keepdim=keepdim)
+                got_values, got_indices = fn(device_x, dim=dim, keepdim=keepdim)
+                assert torch.equal(got_indices.cpu(), indices)
+                torch.testing.assert_close(got_values.cpu(), values, equal_nan=True)

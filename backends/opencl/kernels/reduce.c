@@ -1,10 +1,10 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Reductions (sum, mean, amax, amin, all, any, vector norms over any dimensions; mse_loss and
- * its backward) and softmax / log_softmax with their backwards, on the row kernels of reduce.cl:
- * one work-group per output row, its work-items striding over the row and combining in local
- * memory.
+ * Reductions (sum, mean, amax, amin, argmax, argmin, max and min over a dimension, all, any,
+ * vector norms over any dimensions; mse_loss and its backward) and softmax / log_softmax with
+ * their backwards, on the row kernels of reduce.cl: one work-group per output row, its
+ * work-items striding over the row and combining in local memory.
  *
  * These operators are not elementwise: their tensors arrive as the user passed them (vendor.h,
  * "Elementwise operators" does not cover them), so the host maps the dimensions itself --
@@ -236,6 +236,63 @@ static tb_status reduce(tb_context ctx, const tb_kernel_call *call) {
     defines = vector_defines;
   }
   return launch(ctx, call, device, "tb_reduce", defines, out, self, NULL, &rows, &scale, acc);
+}
+
+/* argmax.out / argmin.out [self, dim (int? ), keepdim, out] (kernel data 1 / 0);
+ * max.dim_max / min.dim_min [self, dim, keepdim, max (values), max_values (indices)] (data 3
+ * / 2).  Floating and integer self; an empty row is declined (ATen's checks refuse it). */
+static tb_status argreduce(tb_context ctx, const tb_kernel_call *call) {
+  intptr_t data = (intptr_t)call->kernel->data;
+  bool max = data & 1, with_values = data & 2;
+  const tb_value *args = call->args;
+  int32_t n = call->num_args;
+  int32_t outputs = with_values ? 2 : 1;
+  if (n < 3 + outputs || args[0].kind != TB_VALUE_TENSOR || args[2].kind != TB_VALUE_BOOL ||
+      args[3].kind != TB_VALUE_TENSOR || (with_values && args[4].kind != TB_VALUE_TENSOR)) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = args[0].as.tensor;
+  const tb_tensor *values = with_values ? args[3].as.tensor : NULL;
+  const tb_tensor *indices = args[with_values ? 4 : 3].as.tensor;
+  bool keepdim = args[2].as.b != 0;
+  uint64_t mask = 0;
+  if (args[1].kind == TB_VALUE_INT) {
+    int64_t d = args[1].as.i < 0 ? args[1].as.i + self->ndim : args[1].as.i;
+    if (d < 0 || d >= (self->ndim == 0 ? 1 : self->ndim) || self->ndim > 63) {
+      return ocl_decline(call, "a dimension out of range");
+    }
+    mask = self->ndim > 0 ? (uint64_t)1 << d : 0;
+  } else if (args[1].kind == TB_VALUE_NONE && self->ndim <= 63) {
+    mask = self->ndim == 0 ? 0 : ((uint64_t)1 << self->ndim) - 1; /* the flattened tensor */
+  } else {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (ocl_type_name(self->dtype) == NULL || self->dtype == TB_DTYPE_BOOL ||
+      indices->dtype != TB_DTYPE_INT64 || (values != NULL && values->dtype != self->dtype)) {
+    return ocl_decline(call, "this dtype combination");
+  }
+  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_rows rows, value_rows;
+  if (!ocl_map_rows(self, NULL, indices, mask, false, keepdim, &rows) ||
+      (values != NULL && !ocl_map_rows(self, NULL, values, mask, false, keepdim, &value_rows))) {
+    return ocl_decline(call, "a layout of more than 8 kept or reduced dimensions");
+  }
+  if (rows.row_length == 0) return ocl_decline(call, "an empty reduction");
+  if (values != NULL) { /* the values' kept strides, as operand 2's */
+    memcpy(rows.kept_strides[2], value_rows.kept_strides[0], sizeof rows.kept_strides[2]);
+  }
+  bool floating = ocl_is_float(self->dtype);
+  char defines[160];
+  snprintf(defines, sizeof defines, "#define ARG_CMP(a, b) ((a) %s (b))\n#define IS_NAN(x) %s\n%s",
+           max ? ">" : "<", floating ? "isnan(x)" : "0", values != NULL ? "#define VALUES\n" : "");
+  tb_value scale = {TB_VALUE_DOUBLE, {.f = 0}};
+  return launch(ctx, call, device, "tb_argreduce", defines, indices, self, values, &rows, &scale,
+                floating ? self->dtype : TB_DTYPE_INT64);
 }
 
 /* all / any [self, dim (int, int[]? or absent), keepdim, out]: any dtype in, bool (uint8 for
@@ -506,6 +563,24 @@ KERNEL(k_log_softmax_backward, "_log_softmax_backward_data.out", softmax, FLOATS
        "input_dtype, *, Tensor(a!) out) -> Tensor(a!)",
        S_LOG_SOFTMAX_BACKWARD)
 
+#define ORDERED (SUMMABLE & ~TB_DTYPE_BIT(TB_DTYPE_BOOL))
+KERNEL(k_argmax, "argmax.out", argreduce, ORDERED,
+       "argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       1)
+KERNEL(k_argmin, "argmin.out", argreduce, ORDERED,
+       "argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       0)
+KERNEL(k_max_dim, "max.dim_max", argreduce, ORDERED,
+       "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) "
+       "max_values) -> (Tensor(a!) values, Tensor(b!) indices)",
+       3)
+KERNEL(k_min_dim, "min.dim_min", argreduce, ORDERED,
+       "min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) "
+       "min_indices) -> (Tensor(a!) values, Tensor(b!) indices)",
+       2)
+
 #define ALL_DTYPES (SUMMABLE)
 #define LOGICAL_SCHEMA(name, rest) name "(Tensor self" rest ", *, Tensor(a!) out) -> Tensor(a!)"
 KERNEL(k_all_all, "all.all_out", logical, ALL_DTYPES, LOGICAL_SCHEMA("all.all_out", ""), 3)
@@ -548,6 +623,10 @@ const tb_kernel *const ocl_reduce_kernels[] = {&k_all_all,
                                                &k_mean,
                                                &k_amax,
                                                &k_amin,
+                                               &k_argmax,
+                                               &k_argmin,
+                                               &k_max_dim,
+                                               &k_min_dim,
                                                &k_softmax,
                                                &k_log_softmax,
                                                &k_softmax_backward,

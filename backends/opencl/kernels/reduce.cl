@@ -161,6 +161,64 @@ __kernel void tb_reduce(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), tb_rows L, ACC sc
   if (lid == 0) OCL_AT(T_OUT, out)[b0] = (T_OUT)(FINAL(acc));
 }
 
+#ifdef ARG_CMP
+/* argmax / argmin (ARG_CMP(a, b): a beats b) as ATen: out[row] = the index in its row (row-major
+ * over the reduced dimensions) of the first best element, a NaN beating every number (the first
+ * NaN); with VALUES, values[row] = that element (max.dim / min.dim), at the kept dimensions'
+ * strides of operand 2.  IS_NAN is isnan for floating ACC, 0 for integers. */
+static bool tb_arg_beats(ACC v, long i, ACC best, long at) {
+  if (i < 0) return false;
+  if (at < 0) return true;
+  if (IS_NAN(v)) return !IS_NAN(best) || i < at;
+  if (IS_NAN(best)) return false;
+  return ARG_CMP(v, best) || (v == best && i < at);
+}
+
+#ifdef VALUES
+__kernel void tb_argreduce(OCL_PTR(long, out), OCL_PTR(T0, in0), OCL_PTR(T1, values), tb_rows L,
+                           ACC scale) {
+#else
+__kernel void tb_argreduce(OCL_PTR(long, out), OCL_PTR(T0, in0), tb_rows L, ACC scale) {
+#endif
+  ROW_START(row, lid);
+  long b0 = 0, b1 = 0, b2 = 0;
+  ROW_BASE(L, row, b0, b1, b2);
+  ACC best = 0;
+  long at = -1;
+  for (long e = lid; e < L.row_length; e += WG) {
+    long o0 = 0, o1 = b1, o2 = 0;
+    ROW_ELEMENT(L, e, o0, o1, o2);
+    ACC v = (ACC)OCL_AT(T0, in0)[o1];
+    if (tb_arg_beats(v, e, best, at)) {
+      best = v;
+      at = e;
+    }
+  }
+#if WG > 1
+  __local ACC bests[WG];
+  __local long ats[WG];
+  bests[lid] = best;
+  ats[lid] = at;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = WG / 2; s > 0; s >>= 1) {
+    if (lid < s && tb_arg_beats(bests[lid + s], ats[lid + s], bests[lid], ats[lid])) {
+      bests[lid] = bests[lid + s];
+      ats[lid] = ats[lid + s];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  best = bests[0];
+  at = ats[0];
+#endif
+  (void)scale;
+  if (lid != 0) return;
+  OCL_AT(long, out)[b0] = at;
+#ifdef VALUES
+  OCL_AT(T1, values)[b2] = (T1)best;
+#endif
+}
+#endif
+
 #ifdef PRE2
 /* out[row] = FINAL(COMBINE over the row of PRE2(in0, in1)): in1 has in0's shape */
 __kernel void tb_reduce2(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1), tb_rows L,
