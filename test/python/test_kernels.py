@@ -1043,3 +1043,24 @@ def test_argmax_argmin_max_min_pick_the_cpus_index(dtype):
                 got_values, got_indices = fn(device_x, dim=dim, keepdim=keepdim)
                 assert torch.equal(got_indices.cpu(), indices)
                 torch.testing.assert_close(got_values.cpu(), values, equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "out_dtype"),
+    [(torch.float32, None), (torch.float64, None), (torch.int32, None), (torch.bool, None),
+     (torch.int64, torch.float32)],
+)  # fmt: skip
+def test_cumsum_gives_the_cpus_running_sums(dtype, out_dtype):
+    """cumsum (position ids from an attention mask, in generate()) along each dimension, over
+    rows longer than a work-group's share (3000), an empty dimension and a transposed view,
+    with and without a dtype."""
+    generator = torch.Generator().manual_seed(0)
+    for shape, dim in [((7, 13), 1), ((7, 13), 0), ((3, 3000, 2), 1), ((4, 0, 3), 2), ((), 0)]:
+        x = (torch.randn(shape, generator=generator) * 3).to(dtype)
+        expected = torch.cumsum(x, dim, dtype=out_dtype)
+        got = torch.cumsum(x.to(DEV), dim, dtype=out_dtype).cpu()
+        assert got.dtype == expected.dtype
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-3)
+    x = torch.randn(40, 3000, generator=generator).to(dtype)
+    got = x.to(DEV).t().cumsum(0, dtype=out_dtype).cpu()
+    torch.testing.assert_close(got, x.t().cumsum(0, dtype=out_dtype), rtol=1e-5, atol=1e-3)

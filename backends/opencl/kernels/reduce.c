@@ -2,9 +2,9 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * Reductions (sum, mean, amax, amin, argmax, argmin, max and min over a dimension, all, any,
- * vector norms over any dimensions; mse_loss and its backward) and softmax / log_softmax with
- * their backwards, on the row kernels of reduce.cl: one work-group per output row, its
- * work-items striding over the row and combining in local memory.
+ * vector norms over any dimensions; mse_loss and its backward), cumsum, and softmax /
+ * log_softmax with their backwards, on the row kernels of reduce.cl: one work-group per output
+ * row, its work-items striding over the row and combining in local memory.
  *
  * These operators are not elementwise: their tensors arrive as the user passed them (vendor.h,
  * "Elementwise operators" does not cover them), so the host maps the dimensions itself --
@@ -236,6 +236,40 @@ static tb_status reduce(tb_context ctx, const tb_kernel_call *call) {
     defines = vector_defines;
   }
   return launch(ctx, call, device, "tb_reduce", defines, out, self, NULL, &rows, &scale, acc);
+}
+
+/* cumsum.out [self, dim, dtype, out]: any dtype in, a numeric out; floating sums in double
+ * where the device has it (as ATen's CPU kernel accumulates float), integers in long. */
+static tb_status cumsum(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *args = call->args;
+  int32_t n = call->num_args;
+  if (n < 4 || args[0].kind != TB_VALUE_TENSOR || args[1].kind != TB_VALUE_INT ||
+      args[n - 1].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = args[0].as.tensor, *out = args[n - 1].as.tensor;
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (ocl_type_name(self->dtype) == NULL || ocl_type_name(out->dtype) == NULL ||
+      out->dtype == TB_DTYPE_BOOL) {
+    return ocl_decline(call, "this dtype combination");
+  }
+  bool fp64 = ctx->devices[device].fp64;
+  if (!fp64 && (self->dtype == TB_DTYPE_FLOAT64 || out->dtype == TB_DTYPE_FLOAT64)) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  int32_t ndim = self->ndim;
+  int64_t dim = args[1].as.i < 0 ? args[1].as.i + (ndim > 0 ? ndim : 1) : args[1].as.i;
+  if (dim < 0 || dim >= (ndim > 0 ? ndim : 1)) return ocl_decline(call, "a dimension out of range");
+  if (out->ndim != ndim) return ocl_decline(call, "operands of different shapes");
+  ocl_rows rows;
+  if (!ocl_map_rows(self, NULL, out, ndim > 0 ? (uint64_t)1 << dim : 0, true, true, &rows)) {
+    return ocl_decline(call, "a layout of more than 8 dimensions");
+  }
+  tb_dtype acc = !ocl_is_float(out->dtype) ? TB_DTYPE_INT64 : fp64 ? TB_DTYPE_FLOAT64 : out->dtype;
+  return launch(ctx, call, device, "tb_cumsum", "#define SCAN\n", out, self, NULL, &rows, NULL,
+                acc);
 }
 
 /* argmax.out / argmin.out [self, dim (int? ), keepdim, out] (kernel data 1 / 0);
@@ -581,6 +615,9 @@ KERNEL(k_min_dim, "min.dim_min", argreduce, ORDERED,
        "min_indices) -> (Tensor(a!) values, Tensor(b!) indices)",
        2)
 
+KERNEL(k_cumsum, "cumsum.out", cumsum, SUMMABLE,
+       "cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+       0)
 #define ALL_DTYPES (SUMMABLE)
 #define LOGICAL_SCHEMA(name, rest) name "(Tensor self" rest ", *, Tensor(a!) out) -> Tensor(a!)"
 KERNEL(k_all_all, "all.all_out", logical, ALL_DTYPES, LOGICAL_SCHEMA("all.all_out", ""), 3)
@@ -624,6 +661,7 @@ const tb_kernel *const ocl_reduce_kernels[] = {&k_all_all,
                                                &k_amax,
                                                &k_amin,
                                                &k_argmax,
+                                               &k_cumsum,
                                                &k_argmin,
                                                &k_max_dim,
                                                &k_min_dim,

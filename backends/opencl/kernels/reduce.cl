@@ -161,6 +161,38 @@ __kernel void tb_reduce(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), tb_rows L, ACC sc
   if (lid == 0) OCL_AT(T_OUT, out)[b0] = (T_OUT)(FINAL(acc));
 }
 
+#ifdef SCAN
+/* cumsum: out[row, e] = the sum of the row's elements 0..e, in ACC.  Work-item lid scans run lid
+ * of the row (WG runs of equal length, in order), starting from the sum of the runs before it
+ * (their totals, shared in local memory). */
+__kernel void tb_cumsum(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), tb_rows L) {
+  ROW_START(row, lid);
+  long b0 = 0, b1 = 0, b2 = 0;
+  ROW_BASE(L, row, b0, b1, b2);
+  long run = (L.row_length + WG - 1) / WG;
+  long first = min(lid * run, L.row_length), end = min(first + run, L.row_length);
+  ACC prefix = 0;
+#if WG > 1
+  __local ACC totals[WG];
+  ACC total = 0;
+  for (long e = first; e < end; e++) {
+    long o0 = 0, o1 = b1, o2 = 0;
+    ROW_ELEMENT(L, e, o0, o1, o2);
+    total += (ACC)OCL_AT(T0, in0)[o1];
+  }
+  totals[lid] = total;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int k = 0; k < lid; k++) prefix += totals[k];
+#endif
+  for (long e = first; e < end; e++) {
+    long o0 = b0, o1 = b1, o2 = 0;
+    ROW_ELEMENT(L, e, o0, o1, o2);
+    prefix += (ACC)OCL_AT(T0, in0)[o1];
+    OCL_AT(T_OUT, out)[o0] = (T_OUT)prefix;
+  }
+}
+#endif
+
 #ifdef ARG_CMP
 /* argmax / argmin (ARG_CMP(a, b): a beats b) as ATen: out[row] = the index in its row (row-major
  * over the reduced dimensions) of the first best element, a NaN beating every number (the first
