@@ -1064,3 +1064,18 @@ def test_cumsum_gives_the_cpus_running_sums(dtype, out_dtype):
     x = torch.randn(40, 3000, generator=generator).to(dtype)
     got = x.to(DEV).t().cumsum(0, dtype=out_dtype).cpu()
     torch.testing.assert_close(got, x.t().cumsum(0, dtype=out_dtype), rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.uint8])
+def test_max_and_min_of_a_whole_tensor_are_the_cpus(dtype):
+    """x.max() and x.min() (generate()'s stopping checks): rows over the tree (2000 elements),
+    a 0-dim tensor, a NaN that wins; an empty tensor raises ATen's error, naming the fix."""
+    generator = torch.Generator().manual_seed(0)
+    for shape in [(7, 13), (3, 2000), ()]:
+        x = (torch.randn(shape, generator=generator) * 5).to(dtype)
+        if dtype.is_floating_point and x.numel() > 3:
+            x.view(-1)[2] = math.nan
+        for reduce in (torch.max, torch.min):
+            torch.testing.assert_close(reduce(x.to(DEV)).cpu(), reduce(x), equal_nan=True)
+    with pytest.raises(RuntimeError, match=r"max\(\): Expected reduction dim to be specified"):
+        torch.empty(0, device=DEV, dtype=dtype).max()

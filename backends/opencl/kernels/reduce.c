@@ -1,8 +1,8 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Reductions (sum, mean, amax, amin, argmax, argmin, max and min over a dimension, all, any,
- * vector norms over any dimensions; mse_loss and its backward), cumsum, and softmax /
+ * Reductions (sum, mean, amax, amin, max, min, argmax, argmin, max and min over a dimension, all,
+ * any, vector norms over any dimensions; mse_loss and its backward), cumsum, and softmax /
  * log_softmax with their backwards, on the row kernels of reduce.cl: one work-group per output
  * row, its work-items striding over the row and combining in local memory.
  *
@@ -171,6 +171,10 @@ typedef enum reduce_kind { R_SUM, R_MEAN, R_AMAX, R_AMIN } reduce_kind;
 
 /* sum.IntList_out / mean.out [self, dim, keepdim, dtype, out]; amax.out / amin.out [self, dim,
  * keepdim, out] */
+static tb_status reduce_dims(tb_context ctx, const tb_kernel_call *call, reduce_kind kind,
+                             const tb_tensor *self, const tb_tensor *out, uint64_t mask,
+                             bool keepdim);
+
 static tb_status reduce(tb_context ctx, const tb_kernel_call *call) {
   reduce_kind kind = (reduce_kind)(intptr_t)call->kernel->data;
   const tb_value *args = call->args;
@@ -182,6 +186,26 @@ static tb_status reduce(tb_context ctx, const tb_kernel_call *call) {
   const tb_tensor *self = args[0].as.tensor, *out = args[n - 1].as.tensor;
   uint64_t mask = 0;
   if (!dim_mask(&args[1], self->ndim, &mask)) return ocl_decline(call, "dimensions it cannot map");
+  return reduce_dims(ctx, call, kind, self, out, mask, args[2].as.b != 0);
+}
+
+/* max.unary_out / min.unary_out [self, out] (torch.max(x), x.min()): amax / amin over every
+ * dimension (an empty self is declined: ATen's CPU kernel raises its error). */
+static tb_status reduce_all(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *args = call->args;
+  if (call->num_args < 2 || args[0].kind != TB_VALUE_TENSOR || args[1].kind != TB_VALUE_TENSOR ||
+      args[0].as.tensor->ndim > 63) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = args[0].as.tensor;
+  uint64_t all = self->ndim == 0 ? 0 : ((uint64_t)1 << self->ndim) - 1;
+  return reduce_dims(ctx, call, (reduce_kind)(intptr_t)call->kernel->data, self, args[1].as.tensor,
+                     all, false);
+}
+
+static tb_status reduce_dims(tb_context ctx, const tb_kernel_call *call, reduce_kind kind,
+                             const tb_tensor *self, const tb_tensor *out, uint64_t mask,
+                             bool keepdim) {
   int32_t device = -1;
   tb_status status = ocl_kernel_enter(ctx, call, &device);
   if (status != TB_OK) return status;
@@ -198,7 +222,7 @@ static tb_status reduce(tb_context ctx, const tb_kernel_call *call) {
     return ocl_decline(call, "this dtype combination");
   }
   ocl_rows rows;
-  if (!ocl_map_rows(self, NULL, out, mask, false, args[2].as.b != 0, &rows)) {
+  if (!ocl_map_rows(self, NULL, out, mask, false, keepdim, &rows)) {
     return ocl_decline(call, "a layout of more than 8 kept or reduced dimensions");
   }
   if (rows.row_length == 0 && (kind == R_AMAX || kind == R_AMIN)) {
@@ -581,6 +605,10 @@ KERNEL(k_amax, "amax.out", reduce, SUMMABLE & ~TB_DTYPE_BIT(TB_DTYPE_BOOL),
 KERNEL(k_amin, "amin.out", reduce, SUMMABLE & ~TB_DTYPE_BIT(TB_DTYPE_BOOL),
        "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
        R_AMIN)
+KERNEL(k_max, "max.unary_out", reduce_all, SUMMABLE & ~TB_DTYPE_BIT(TB_DTYPE_BOOL),
+       "max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", R_AMAX)
+KERNEL(k_min, "min.unary_out", reduce_all, SUMMABLE & ~TB_DTYPE_BIT(TB_DTYPE_BOOL),
+       "min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", R_AMIN)
 KERNEL(k_softmax, "_softmax.out", softmax, FLOATS,
        "_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
        S_SOFTMAX)
@@ -660,6 +688,8 @@ const tb_kernel *const ocl_reduce_kernels[] = {&k_all_all,
                                                &k_mean,
                                                &k_amax,
                                                &k_amin,
+                                               &k_max,
+                                               &k_min,
                                                &k_argmax,
                                                &k_cumsum,
                                                &k_argmin,
