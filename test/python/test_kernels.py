@@ -1079,3 +1079,20 @@ def test_max_and_min_of_a_whole_tensor_are_the_cpus(dtype):
             torch.testing.assert_close(reduce(x.to(DEV)).cpu(), reduce(x), equal_nan=True)
     with pytest.raises(RuntimeError, match=r"max\(\): Expected reduction dim to be specified"):
         torch.empty(0, device=DEV, dtype=dtype).max()
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.float32])
+def test_isin_gives_the_cpus_membership(dtype):
+    """isin (generate()'s stop-token check, each step): inverted, an empty test set, NaN (in no
+    set), a transposed view of the elements."""
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 9, (6, 7), generator=generator).to(dtype)
+    test = torch.tensor([2, 5, 7]).to(dtype)
+    if dtype.is_floating_point:
+        x[0, 0] = math.nan
+        test = torch.cat([test, torch.tensor([math.nan], dtype=dtype)])
+    for elements, tests in [(x, test), (x, test[:0]), (x.t(), test)]:
+        device_elements = elements.to(DEV) if elements.is_contiguous() else x.to(DEV).t()
+        for invert in (False, True):
+            got = torch.isin(device_elements, tests.to(DEV), invert=invert).cpu()
+            assert torch.equal(got, torch.isin(elements, tests, invert=invert))

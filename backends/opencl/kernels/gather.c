@@ -5,7 +5,7 @@
  * embedding_dense_backward and nll_loss
  * (gather.cl; an index out of range faults the device with the index and the size), and two
  * that are copies or products of the elementwise engine: cat (one strided copy per input into
- * its slice of the output) and native_dropout_backward (grad * mask * scale).
+ * its slice of the output) and native_dropout_backward (grad * mask * scale); isin.
  */
 #include <stdio.h>
 #include <string.h>
@@ -571,6 +571,55 @@ static tb_status dropout_backward(tb_context ctx, const tb_kernel_call *call) {
   return ocl_map(ctx, call, &spec, out, in, a[2].as.f, 1);
 }
 
+/* isin.Tensor_Tensor_out [elements, test_elements, assume_unique, invert, out]: dense tensors,
+ * elements and test_elements of one dtype (ATen promotes them before the kernel: other mixes
+ * are declined), a bool out. */
+static tb_status isin(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 5 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
+      a[3].kind != TB_VALUE_BOOL || a[4].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *elements = a[0].as.tensor, *test = a[1].as.tensor, *out = a[4].as.tensor;
+  int64_t n = 0, tests = 0, outs = 0;
+  if (elements->dtype != test->dtype || ocl_type_name(elements->dtype) == NULL ||
+      out->dtype != TB_DTYPE_BOOL) {
+    return ocl_decline(call, "this dtype combination");
+  }
+  if (!ocl_dense(elements, &n) || !ocl_dense(test, &tests) || !ocl_dense(out, &outs) || outs != n) {
+    return ocl_decline(call, "tensors that are not dense");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK || n == 0) return status;
+  if (elements->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, elements->dtype, TB_DTYPE_INT64, "tb_isin", &kernel);
+  ocl_place places[3];
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "out", &places[0]);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, elements, "elements", &places[1]);
+  /* an empty test set: any place serves, the loop reads none of it */
+  places[2] = places[1];
+  if (status == TB_OK && tests > 0) {
+    status = ocl_tensor_place(ctx, device, test, "test_elements", &places[2]);
+  }
+  if (status != TB_OK) return status;
+  cl_long count = n, test_count = tests;
+  cl_int invert = a[3].as.b != 0;
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  for (int k = 0; k < 3; k++) ocl_arg_place(&args, &places[k]);
+  ocl_arg_value(&args, sizeof count, &count);
+  ocl_arg_value(&args, sizeof test_count, &test_count);
+  ocl_arg_value(&args, sizeof invert, &invert);
+  status = ocl_args_done(&args);
+  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, n, "isin");
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
 #define FLOATS (TB_DTYPE_BIT(TB_DTYPE_FLOAT32) | TB_DTYPE_BIT(TB_DTYPE_FLOAT64))
 #define EVERY                                                                                   \
   (TB_DTYPE_BIT(TB_DTYPE_BOOL) | TB_DTYPE_BIT(TB_DTYPE_UINT8) | TB_DTYPE_BIT(TB_DTYPE_INT8) |   \
@@ -599,6 +648,9 @@ KERNEL(k_gather, "gather.out", gather, EVERY,
        "-> Tensor(a!)")
 KERNEL(k_index, "index.Tensor_out", index_tensor, EVERY,
        "index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)")
+KERNEL(k_isin, "isin.Tensor_Tensor_out", isin, EVERY,
+       "isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, "
+       "bool invert=False, Tensor(a!) out) -> Tensor(a!)")
 KERNEL(k_dropout_backward, "native_dropout_backward", dropout_backward, FLOATS,
        "native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor")
 
@@ -610,4 +662,5 @@ const tb_kernel *const ocl_gather_kernels[] = {&k_index_select,
                                                &k_dropout_backward,
                                                &k_gather,
                                                &k_index,
+                                               &k_isin,
                                                NULL};

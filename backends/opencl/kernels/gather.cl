@@ -233,3 +233,17 @@ __kernel void tb_nll_loss_backward(OCL_PTR(T, grad_input), OCL_PTR(T, grad_outpu
   if (reduction == 1) g /= (ACC)OCL_AT(T, total_weight)[0];
   OCL_AT(T, grad_input)[i * row_stride + t * col_stride] = (T)(-w * g);
 }
+
+/* isin: out[i] = (elements[i] equals some test[j]) != invert, over dense elements, test and
+ * out (a loop over test per element: the test sets isin sees in practice -- generate()'s stop
+ * tokens -- are a handful).  Floating NaN is in no set, as ATen's ==. */
+__kernel void tb_isin(OCL_PTR(uchar, out), OCL_PTR(T, elements), OCL_PTR(T, test), long n,
+                      long tests, int invert) {
+  long i = get_global_id(0);
+  if (i >= n) return;
+  T x = OCL_AT(T, elements)[i];
+  __global const T *set = OCL_AT(T, test);
+  int found = 0;
+  for (long j = 0; j < tests && !found; j++) found = set[j] == x;
+  OCL_AT(uchar, out)[i] = (uchar)(found != invert);
+}
