@@ -36,11 +36,8 @@ __kernel void tb_sgd(TB_SGD_MEMBER(0), TB_SGD_MEMBER(1), TB_SGD_MEMBER(2), TB_SG
     TB_SGD_TAKE(4);
     TB_SGD_TAKE(5);
     TB_SGD_TAKE(6);
-    default:
-      P = OCL_AT(T, param7);
-      G = OCL_AT(T, grad7);
-      B = OCL_AT(T, buf7);
-      n = numels.s7;
+    default: /* and 7 */
+      TB_SGD_TAKE(7);
   }
   long first = get_global_id(0) * chunk;
   if (first >= n) return;
@@ -75,8 +72,8 @@ __kernel void tb_sgd(TB_SGD_MEMBER(0), TB_SGD_MEMBER(1), TB_SGD_MEMBER(2), TB_SG
 
 /* Adam and AdamW, as ATen's fused kernel (`decoupled`: AdamW, the parameter decays; otherwise
  * Adam, the decay is added to the gradient): the step count read from the parameter's device
- * tensor.  The bias corrections, two pow() calls that cost more than the rest of an element's update on a
- * CPU driver, are computed once per work-item. */
+ * tensor.  The bias corrections, two pow() calls that cost more than the rest of an element's
+ * update on a CPU driver, are computed once per work-item. */
 __kernel void tb_adamw(TB_ADAMW_MEMBER(0), TB_ADAMW_MEMBER(1), TB_ADAMW_MEMBER(2),
                        TB_ADAMW_MEMBER(3), TB_ADAMW_MEMBER(4), TB_ADAMW_MEMBER(5),
                        TB_ADAMW_MEMBER(6), TB_ADAMW_MEMBER(7), long8 numels, ACC lr, ACC beta1,
@@ -93,14 +90,8 @@ __kernel void tb_adamw(TB_ADAMW_MEMBER(0), TB_ADAMW_MEMBER(1), TB_ADAMW_MEMBER(2
     TB_ADAMW_TAKE(4);
     TB_ADAMW_TAKE(5);
     TB_ADAMW_TAKE(6);
-    default:
-      P = OCL_AT(T, param7);
-      G = OCL_AT(T, grad7);
-      M = OCL_AT(T, exp_avg7);
-      V = OCL_AT(T, exp_avg_sq7);
-      H = OCL_AT(T, max_exp_avg_sq7);
-      S = OCL_AT(float, step7);
-      n = numels.s7;
+    default: /* and 7 */
+      TB_ADAMW_TAKE(7);
   }
   long first = get_global_id(0) * chunk;
   if (first >= n) return;
@@ -269,11 +260,8 @@ __kernel void tb_foreach(TB_EACH(0), TB_EACH(1), TB_EACH(2), TB_EACH(3), TB_EACH
     TB_PICK(4);
     TB_PICK(5);
     TB_PICK(6);
-    default:
-      s = OCL_AT(T, s7);
-      o = OCL_AT(T, o7);
-      p = OCL_AT(T, p7);
-      n = numels.s7;
+    default: /* and 7 */
+      TB_PICK(7);
   }
   long first = get_global_id(0) * chunk;
   if (first >= n) return;

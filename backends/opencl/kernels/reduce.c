@@ -169,40 +169,7 @@ static bool dim_mask(const tb_value *dims, int32_t ndim, uint64_t *mask) {
 
 typedef enum reduce_kind { R_SUM, R_MEAN, R_AMAX, R_AMIN } reduce_kind;
 
-/* sum.IntList_out / mean.out [self, dim, keepdim, dtype, out]; amax.out / amin.out [self, dim,
- * keepdim, out] */
-static tb_status reduce_dims(tb_context ctx, const tb_kernel_call *call, reduce_kind kind,
-                             const tb_tensor *self, const tb_tensor *out, uint64_t mask,
-                             bool keepdim);
-
-static tb_status reduce(tb_context ctx, const tb_kernel_call *call) {
-  reduce_kind kind = (reduce_kind)(intptr_t)call->kernel->data;
-  const tb_value *args = call->args;
-  int32_t n = call->num_args;
-  if (n < 4 || args[0].kind != TB_VALUE_TENSOR || args[n - 1].kind != TB_VALUE_TENSOR ||
-      args[2].kind != TB_VALUE_BOOL) {
-    return ocl_decline(call, "unexpected arguments");
-  }
-  const tb_tensor *self = args[0].as.tensor, *out = args[n - 1].as.tensor;
-  uint64_t mask = 0;
-  if (!dim_mask(&args[1], self->ndim, &mask)) return ocl_decline(call, "dimensions it cannot map");
-  return reduce_dims(ctx, call, kind, self, out, mask, args[2].as.b != 0);
-}
-
-/* max.unary_out / min.unary_out [self, out] (torch.max(x), x.min()): amax / amin over every
- * dimension (an empty self is declined: ATen's CPU kernel raises its error). */
-static tb_status reduce_all(tb_context ctx, const tb_kernel_call *call) {
-  const tb_value *args = call->args;
-  if (call->num_args < 2 || args[0].kind != TB_VALUE_TENSOR || args[1].kind != TB_VALUE_TENSOR ||
-      args[0].as.tensor->ndim > 63) {
-    return ocl_decline(call, "unexpected arguments");
-  }
-  const tb_tensor *self = args[0].as.tensor;
-  uint64_t all = self->ndim == 0 ? 0 : ((uint64_t)1 << self->ndim) - 1;
-  return reduce_dims(ctx, call, (reduce_kind)(intptr_t)call->kernel->data, self, args[1].as.tensor,
-                     all, false);
-}
-
+/* A reduction of `self` over the dimensions in `mask` into `out`. */
 static tb_status reduce_dims(tb_context ctx, const tb_kernel_call *call, reduce_kind kind,
                              const tb_tensor *self, const tb_tensor *out, uint64_t mask,
                              bool keepdim) {
@@ -313,18 +280,18 @@ static tb_status argreduce(tb_context ctx, const tb_kernel_call *call) {
   const tb_tensor *values = with_values ? args[3].as.tensor : NULL;
   const tb_tensor *indices = args[with_values ? 4 : 3].as.tensor;
   bool keepdim = args[2].as.b != 0;
-  uint64_t mask = 0;
+  int64_t one_dim[1];
+  tb_value dims = args[1]; /* an int dim as a list of one, dim=None: the flattened tensor */
   if (args[1].kind == TB_VALUE_INT) {
-    int64_t d = args[1].as.i < 0 ? args[1].as.i + self->ndim : args[1].as.i;
-    if (d < 0 || d >= (self->ndim == 0 ? 1 : self->ndim) || self->ndim > 63) {
-      return ocl_decline(call, "a dimension out of range");
-    }
-    mask = self->ndim > 0 ? (uint64_t)1 << d : 0;
-  } else if (args[1].kind == TB_VALUE_NONE && self->ndim <= 63) {
-    mask = self->ndim == 0 ? 0 : ((uint64_t)1 << self->ndim) - 1; /* the flattened tensor */
-  } else {
+    one_dim[0] = args[1].as.i;
+    dims.kind = TB_VALUE_INT_LIST;
+    dims.as.ints.items = one_dim;
+    dims.as.ints.count = 1;
+  } else if (args[1].kind != TB_VALUE_NONE) {
     return ocl_decline(call, "unexpected arguments");
   }
+  uint64_t mask = 0;
+  if (!dim_mask(&dims, self->ndim, &mask)) return ocl_decline(call, "a dimension out of range");
   int32_t device = -1;
   tb_status status = ocl_kernel_enter(ctx, call, &device);
   if (status != TB_OK) return status;
@@ -351,6 +318,36 @@ static tb_status argreduce(tb_context ctx, const tb_kernel_call *call) {
   tb_value scale = {TB_VALUE_DOUBLE, {.f = 0}};
   return launch(ctx, call, device, "tb_argreduce", defines, indices, self, values, &rows, &scale,
                 floating ? self->dtype : TB_DTYPE_INT64);
+}
+
+/* sum.IntList_out / mean.out [self, dim, keepdim, dtype, out]; amax.out / amin.out [self, dim,
+ * keepdim, out] */
+static tb_status reduce(tb_context ctx, const tb_kernel_call *call) {
+  reduce_kind kind = (reduce_kind)(intptr_t)call->kernel->data;
+  const tb_value *args = call->args;
+  int32_t n = call->num_args;
+  if (n < 4 || args[0].kind != TB_VALUE_TENSOR || args[n - 1].kind != TB_VALUE_TENSOR ||
+      args[2].kind != TB_VALUE_BOOL) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = args[0].as.tensor, *out = args[n - 1].as.tensor;
+  uint64_t mask = 0;
+  if (!dim_mask(&args[1], self->ndim, &mask)) return ocl_decline(call, "dimensions it cannot map");
+  return reduce_dims(ctx, call, kind, self, out, mask, args[2].as.b != 0);
+}
+
+/* max.unary_out / min.unary_out [self, out] (torch.max(x), x.min()): amax / amin over every
+ * dimension (an empty self is declined: ATen's CPU kernel raises its error). */
+static tb_status reduce_all(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *args = call->args;
+  const tb_value every = {TB_VALUE_NONE, {.i = 0}};
+  uint64_t mask = 0;
+  if (call->num_args < 2 || args[0].kind != TB_VALUE_TENSOR || args[1].kind != TB_VALUE_TENSOR ||
+      !dim_mask(&every, args[0].as.tensor->ndim, &mask)) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  return reduce_dims(ctx, call, (reduce_kind)(intptr_t)call->kernel->data, args[0].as.tensor,
+                     args[1].as.tensor, mask, false);
 }
 
 /* all / any [self, dim (int, int[]? or absent), keepdim, out]: any dtype in, bool (uint8 for
