@@ -324,6 +324,30 @@ def test_elementwise_numbers_and_offsets_in_every_position_match_cpu(dtype):
         torch.testing.assert_close(offset, expected, msg=f"case {i}, views", **exact)
 
 
+@pytest.mark.parametrize("ndim", range(1, 9))
+def test_elementwise_over_strided_views_of_every_rank_matches_cpu(ndim):
+    """Strided operands of one to eight dimensions that do not collapse (opencl's tb_map_grid
+    folds the dimensions past the two innermost into its grid's third): a permuted input
+    and a broadcast one into a strided output, and a copy into a permuted view, sizes that are
+    not multiples of a work-group's, bit for bit against the CPU."""
+    generator = torch.Generator().manual_seed(ndim)
+    sizes = [3, 5, 2, 7, 3, 2, 4, 3][:ndim]
+    order = list(range(ndim))[::-1] if ndim < 4 else [1, 0, *range(ndim - 1, 1, -1)]
+    x = torch.randint(-50, 50, [sizes[d] for d in order], generator=generator).float()
+    x = x.permute([order.index(d) for d in range(ndim)])  # of shape `sizes`, permuted strides
+    y = torch.randint(-50, 50, [1, *sizes[1:]], generator=generator).float()  # broadcast
+    every_other = (slice(None, None, 2),) * ndim
+    out = torch.zeros([2 * s for s in sizes], device=DEV)[every_other]  # strided
+    got = torch.add(x.to(DEV), y.to(DEV), alpha=3, out=out)
+    expected = torch.add(x, y, alpha=3, out=torch.zeros([2 * s for s in sizes])[every_other])
+    assert got.stride() == expected.stride()
+    torch.testing.assert_close(got.cpu(), expected, rtol=0, atol=0)
+    unpermute = [order.index(d) for d in range(ndim)]
+    target = torch.zeros([sizes[d] for d in order], device=DEV).permute(unpermute)
+    target.copy_(x.exp().to(DEV))
+    torch.testing.assert_close(target.cpu(), x.exp(), rtol=1e-6, atol=0)
+
+
 def test_equal_runs_on_the_device():
     x = torch.tensor([1.0, float("nan"), 3.0])
     cases = [

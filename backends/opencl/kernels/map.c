@@ -359,23 +359,18 @@ tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec
     }
   }
   if (layout.numel == 0) return TB_OK;
-  if (out->ndim > OCL_MAP_DIMS) {
-    collapse(&layout, 4);
-    if (layout.ndim > OCL_MAP_DIMS) return ocl_decline(call, "more than 8 dimensions");
-  } else {
-    collapse(&layout, 4);
-  }
+  collapse(&layout, 4);
+  if (layout.ndim > OCL_MAP_DIMS) return ocl_decline(call, "more than 8 dimensions");
 
-  /* Every operand contiguous (or a number): tb_map_dense, without the layout.  Otherwise, up
-   * to three dimensions: tb_map_grid over the layout padded to three.  Both take the scalar
+  /* Every operand contiguous (or a number): tb_map_dense, without the layout.  Otherwise
+   * tb_map_grid over the layout padded to at least three dimensions.  Both take the scalar
    * mask as the constant TB_MASK. */
   bool dense = layout.ndim == 1;
   for (int k = 0; k < 4 && dense; k++) {
     bool number = k > 0 && (layout.scalar_mask & (1 << (k - 1)));
     dense = number || layout.strides[k][0] == 1 || layout.numel == 1;
   }
-  bool grid = !dense && layout.ndim <= 3;
-  if (grid) {
+  if (!dense && layout.ndim < 3) {
     int shift = 3 - layout.ndim;
     for (int d = 2; d >= 0; d--) {
       bool padded = d < shift;
@@ -387,11 +382,7 @@ tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec
 
   /* The program: its defines are its key; the memo finds it without them. */
   uint64_t bits = (uint64_t)out->dtype | (uint64_t)spec->compute << 8 |
-                  (uint64_t)layout.scalar_mask << 16 |
-                  (uint64_t)(dense  ? 1
-                             : grid ? 2
-                                    : 0)
-                      << 20;
+                  (uint64_t)layout.scalar_mask << 16 | (uint64_t)(dense ? 0 : layout.ndim) << 20;
   for (int k = 0; k < 3; k++) {
     const tb_tensor *t = k < spec->inputs ? in[k].tensor : NULL;
     bits |= (uint64_t)(t != NULL ? (unsigned)t->dtype & 0xffu : 0xffu) << (24 + 8 * k);
@@ -400,17 +391,16 @@ tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec
   ocl_kernel *kernel = ocl_kernel_recall(ctx, &key);
   if (kernel == NULL) {
     char defines[1024];
-    char mask_define[32] = "";
-    if (dense || grid) {
-      snprintf(mask_define, sizeof mask_define, "#define TB_MASK %d\n", layout.scalar_mask);
-    }
+    char mask_define[64];
+    snprintf(mask_define, sizeof mask_define, "#define TB_MASK %d\n#define TB_GRID_DIMS %d\n",
+             layout.scalar_mask, dense ? 3 : (int)layout.ndim);
     snprintf(defines, sizeof defines,
              "#define T_OUT %s\n#define T0 %s\n#define T1 %s\n#define T2 %s\n#define CT %s\n"
              "#define EXPR (%s)\n#define STORE(v) %s\n%s",
              out_type, in_types[0], in_types[1], in_types[2], compute_type, spec->expr,
              out->dtype == TB_DTYPE_BOOL ? "((uchar)((v) != 0))" : "((T_OUT)(v))", mask_define);
     const char *sources[] = {defines, ocl_source_map};
-    const char *name = dense ? "tb_map_dense" : grid ? "tb_map_grid" : "tb_map";
+    const char *name = dense ? "tb_map_dense" : "tb_map_grid";
     status = ocl_kernel_get(ctx, device, defines, sources, 2, name, &kernel);
     if (status != TB_OK) return status;
     ocl_kernel_remember(ctx, &key, kernel);
@@ -451,16 +441,20 @@ tb_status ocl_map(tb_context ctx, const tb_kernel_call *call, const ocl_map_spec
     err = set_number(kernel->kernel, 13, spec->compute, beta, (int64_t)beta);
   }
   if (status == TB_OK && err != CL_SUCCESS) status = ocl_check(ctx, device, err, "clSetKernelArg");
-  if (status == TB_OK && grid) {
-    /* Groups along the innermost dimension, the grid rounded up to them. */
-    size_t inner = (size_t)layout.sizes[2], local[3] = {1, 1, 1};
+  if (status == TB_OK) {
+    /* Groups of up to 64 along the two innermost dimensions, the grid rounded up to them; the
+     * dimensions past those are the grid's third. */
+    int n = layout.ndim;
+    size_t inner = (size_t)layout.sizes[n - 1], local[3] = {1, 1, 1};
     size_t most = kernel->work_group < 64 ? kernel->work_group : 64;
     while (local[0] * 2 <= most && local[0] < inner) local[0] *= 2;
-    size_t global[3] = {(inner + local[0] - 1) / local[0] * local[0], (size_t)layout.sizes[1],
-                        (size_t)layout.sizes[0]};
+    size_t rows = (size_t)layout.sizes[n - 2];
+    while (local[0] * local[1] * 2 <= most && local[1] < rows) local[1] *= 2;
+    size_t outer = 1;
+    for (int d = 0; d < n - 2; d++) outer *= (size_t)layout.sizes[d];
+    size_t global[3] = {(inner + local[0] - 1) / local[0] * local[0],
+                        (rows + local[1] - 1) / local[1] * local[1], outer};
     status = ocl_enqueue_grid(ctx, device, call, kernel, 3, global, local, call->kernel->name);
-  } else if (status == TB_OK) {
-    status = ocl_enqueue(ctx, device, call, kernel, layout.numel, call->kernel->name);
   }
   pthread_mutex_unlock(&kernel->lock);
   return status;

@@ -10,11 +10,14 @@
  *   EXPR                the result as an expression of x0, x1, x2, alpha, beta (type CT) and
  *                       i, the output element's index in row-major order (arange uses it)
  *   STORE(v)            v converted to T_OUT (a cast, or `v != 0` for bool outputs)
+ *   TB_MASK             the layout's scalar_mask, as a constant
+ *   TB_GRID_DIMS        tb_map_grid's number of dimensions (3 to 8)
  *
  * The layout (map.c's ocl_layout, the same bytes): dimensions collapsed on the host, the
  * output's strides in strides[0] and input k's in strides[k + 1], in elements; an input whose
  * bit is set in scalar_mask is the kernel argument s<k> instead of memory.  One work-item per
- * output element.  tb_tri (tril, triu) shares the layout.
+ * output element: tb_map_dense when every operand is contiguous, else tb_map_grid.  tb_tri
+ * (tril, triu) shares the layout.
  */
 typedef struct tb_layout {
   int ndim;
@@ -24,35 +27,8 @@ typedef struct tb_layout {
   long strides[4][8];
 } tb_layout;
 
-__kernel void tb_map(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1), OCL_PTR(T2, in2),
-                     tb_layout L, CT s0, CT s1, CT s2, CT alpha, CT beta) {
-  long i = get_global_id(0);
-  if (i >= L.numel) return;
-  long off0 = 0, off1 = 0, off2 = 0, off3 = 0;
-  if (L.ndim == 1) {
-    off0 = i * L.strides[0][0];
-    off1 = i * L.strides[1][0];
-    off2 = i * L.strides[2][0];
-    off3 = i * L.strides[3][0];
-  } else {
-    long rest = i;
-    for (int d = L.ndim - 1; d >= 0; d--) {
-      long c = rest % L.sizes[d];
-      rest /= L.sizes[d];
-      off0 += c * L.strides[0][d];
-      off1 += c * L.strides[1][d];
-      off2 += c * L.strides[2][d];
-      off3 += c * L.strides[3][d];
-    }
-  }
-  CT x0 = (L.scalar_mask & 1) ? s0 : (CT)OCL_AT(T0, in0)[off1];
-  CT x1 = (L.scalar_mask & 2) ? s1 : (CT)OCL_AT(T1, in1)[off2];
-  CT x2 = (L.scalar_mask & 4) ? s2 : (CT)OCL_AT(T2, in2)[off3];
-  OCL_AT(T_OUT, out)[off0] = STORE(EXPR);
-}
-
 #ifdef TB_MASK
-/* tb_map where, after collapsing, every operand is contiguous: TB_MASK is scalar_mask as a
+/* The engine where, after collapsing, every operand is contiguous: TB_MASK is scalar_mask as a
  * constant, so the kernel is one load per input and one store, which a CPU driver vectorizes
  * across work-items (the layout's loop and run-time mask cost PoCL 4x on an exp).  It is the
  * eager path of most small operators, so it takes as few arguments as it can -- drivers copy
@@ -67,24 +43,25 @@ typedef struct tb_dense_args {
   CT beta;
 } tb_dense_args;
 
-#define TB_DENSE_AT(type, base, k) \
-  ((__global type *)((__global char *)base + A.offset[k]))
+#define TB_DENSE_AT(type, base, k) ((__global type *)((__global char *)base + A.offset[k]))
 __kernel void tb_map_dense(__global T_OUT *out
 #if !(TB_MASK & 1)
-                           , __global const T0 *in0
+                           ,
+                           __global const T0 *in0
 #endif
 #if !(TB_MASK & 2)
-                           , __global const T1 *in1
+                           ,
+                           __global const T1 *in1
 #endif
 #if !(TB_MASK & 4)
-                           , __global const T2 *in2
+                           ,
+                           __global const T2 *in2
 #endif
-                           , tb_dense_args A) {
+                           ,
+                           tb_dense_args A) {
   long i = get_global_id(0);
   if (i >= A.numel) return;
-  const struct {
-    long numel;
-  } L = {A.numel}; /* what an EXPR may read of the layout (arange) */
+  const struct { long numel; } L = {A.numel}; /* what an EXPR may read of the layout (arange) */
   const CT alpha = A.alpha, beta = A.beta;
 #if TB_MASK & 1
   CT x0 = A.s[0];
@@ -104,18 +81,38 @@ __kernel void tb_map_dense(__global T_OUT *out
   TB_DENSE_AT(T_OUT, out, 0)[i] = STORE(EXPR);
 }
 
-/* tb_map over a layout of exactly three dimensions (the host pads it), one per dimension of
- * the grid, innermost first: offsets without a division per element (integer division does
- * not vectorize, and the layout's loop paid three of them per dimension). */
-__kernel void tb_map_grid(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1),
-                          OCL_PTR(T2, in2), tb_layout L, CT s0, CT s1, CT s2, CT alpha, CT beta) {
+/* tb_map_dense's counterpart for strided operands, over a layout of TB_GRID_DIMS (3 to 8)
+ * dimensions (the host pads a shorter one to three): the innermost dimension is the grid's
+ * first, the next its second, and the outer ones are folded into its third.  Offsets need a
+ * division only per outer dimension past the first, the same for all the work-items of a
+ * group (a group spans the two innermost dimensions) -- integer division does not
+ * vectorize, and a division per dimension per element cost PoCL 5x on a 4-D transpose. */
+#ifndef TB_GRID_DIMS
+#define TB_GRID_DIMS 3
+#endif
+#define TB_ROW (TB_GRID_DIMS - 2)
+#define TB_COL (TB_GRID_DIMS - 1)
+__kernel void tb_map_grid(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1), OCL_PTR(T2, in2),
+                          tb_layout L, CT s0, CT s1, CT s2, CT alpha, CT beta) {
   long c = get_global_id(0), r = get_global_id(1), p = get_global_id(2);
-  if (c >= L.sizes[2]) return;
-  long i = (p * L.sizes[1] + r) * L.sizes[2] + c;
-  long off0 = p * L.strides[0][0] + r * L.strides[0][1] + c * L.strides[0][2];
-  long off1 = p * L.strides[1][0] + r * L.strides[1][1] + c * L.strides[1][2];
-  long off2 = p * L.strides[2][0] + r * L.strides[2][1] + c * L.strides[2][2];
-  long off3 = p * L.strides[3][0] + r * L.strides[3][1] + c * L.strides[3][2];
+  if (c >= L.sizes[TB_COL] || r >= L.sizes[TB_ROW]) return;
+  long i = (p * L.sizes[TB_ROW] + r) * L.sizes[TB_COL] + c;
+  long off0 = r * L.strides[0][TB_ROW] + c * L.strides[0][TB_COL];
+  long off1 = r * L.strides[1][TB_ROW] + c * L.strides[1][TB_COL];
+  long off2 = r * L.strides[2][TB_ROW] + c * L.strides[2][TB_COL];
+  long off3 = r * L.strides[3][TB_ROW] + c * L.strides[3][TB_COL];
+  for (int d = TB_GRID_DIMS - 3; d > 0; d--) {
+    long k = p % L.sizes[d];
+    p /= L.sizes[d];
+    off0 += k * L.strides[0][d];
+    off1 += k * L.strides[1][d];
+    off2 += k * L.strides[2][d];
+    off3 += k * L.strides[3][d];
+  }
+  off0 += p * L.strides[0][0];
+  off1 += p * L.strides[1][0];
+  off2 += p * L.strides[2][0];
+  off3 += p * L.strides[3][0];
   CT x0 = (TB_MASK & 1) ? s0 : (CT)OCL_AT(T0, in0)[off1];
   CT x1 = (TB_MASK & 2) ? s1 : (CT)OCL_AT(T1, in1)[off2];
   CT x2 = (TB_MASK & 4) ? s2 : (CT)OCL_AT(T2, in2)[off3];
@@ -126,8 +123,7 @@ __kernel void tb_map_grid(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), OCL_PTR(T1, in1
 /* tril (UPPER 0) / triu (UPPER 1): out[..., r, c] = in0[..., r, c] where c - r <= diagonal
  * (tril) or >= diagonal (triu), else 0.  The layout is not collapsed: its last two dimensions
  * are the matrix's rows and columns (kernels/shape.c). */
-__kernel void tb_tri(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), tb_layout L, long diagonal,
-                     int upper) {
+__kernel void tb_tri(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), tb_layout L, long diagonal, int upper) {
   long i = get_global_id(0);
   if (i >= L.numel) return;
   long off0 = 0, off1 = 0, rest = i, r = 0, c = 0;

@@ -74,7 +74,7 @@ static tb_status tri(tb_context ctx, const tb_kernel_call *call) {
     return ocl_decline(call, "float64 on a device without cl_khr_fp64");
   }
   if (layout.numel == 0) return TB_OK;
-  /* map.cl's defines for a plain copy (tb_map shares the program) */
+  /* map.cl's type defines (without TB_MASK the program holds tb_tri alone) */
   char defines[512];
   const char *compute = ocl_compute_of(self->dtype) == TB_DTYPE_INT64 ? "long" : type;
   snprintf(defines, sizeof defines,
