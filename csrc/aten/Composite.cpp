@@ -30,9 +30,15 @@
 //   other backend gets ATen's CompositeExplicitAutograd math_addr_out, which computes on the
 //   device and copies into whatever `out` is, a CPU tensor included.  The kernel below makes
 //   CUDA's device checks first, then runs the same composite.
+//
+// floor_divide -- CPU, CUDA and MPS run div's floor kernel (div_floor_stub) under their own
+//   registration, which leaves every other backend on the CPU fallback (HF generate()'s beam
+//   search calls it per token).  The kernels below are that: div with rounding_mode="floor",
+//   so floor_divide runs wherever the vendor has div.out_mode.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/addr_native.h>
 #include <ATen/ops/all.h>
+#include <ATen/ops/div.h>
 #include <ATen/ops/eq.h>
 #include <ATen/ops/native_group_norm_native.h>
 #include <c10/core/DispatchKeySet.h>
@@ -90,6 +96,18 @@ at::Tensor& addr_out(const at::Tensor& self, const at::Tensor& vec1, const at::T
   return at::native::math_addr_out(self, vec1, vec2, beta, alpha, out);
 }
 
+at::Tensor floor_divide(const at::Tensor& self, const at::Tensor& other) {
+  return at::div(self, other, "floor");
+}
+
+at::Tensor& floor_divide_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  return at::div_out(out, self, other, "floor");
+}
+
+at::Tensor& floor_divide_(at::Tensor& self, const at::Tensor& other) {
+  return self.div_(other, "floor");
+}
+
 // The autograd key as well as the backend key: _has_compatible_shallow_copy_type is a
 // CompositeImplicitAutograd operator, reached through the autograd key outside inference mode.
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
@@ -101,6 +119,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("equal", TORCH_FN(equal));
   m.impl("native_group_norm", TORCH_FN(native_group_norm));
   m.impl("addr.out", TORCH_FN(addr_out));
+  m.impl("floor_divide", TORCH_FN(floor_divide));
+  m.impl("floor_divide.out", TORCH_FN(floor_divide_out));
+  m.impl("floor_divide_.Tensor", TORCH_FN(floor_divide_));
 }
 
 }  // namespace

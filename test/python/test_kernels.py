@@ -348,6 +348,62 @@ def test_elementwise_over_strided_views_of_every_rank_matches_cpu(ndim):
     torch.testing.assert_close(target.cpu(), x.exp(), rtol=1e-6, atol=0)
 
 
+@pytest.mark.parametrize(
+    "dtype", [torch.int64, torch.int32, torch.uint8, torch.float32, torch.float64], ids=str
+)
+def test_rounded_division_and_remainder_match_cpu(dtype):
+    """div with rounding_mode "floor" and "trunc", floor_divide (``//``, beam search's) and
+    remainder (``%``): signs of every mix, a divisor of -1, numbers as divisors, and for floats
+    the CPU's infinities and NaN of a zero divisor -- integers bit for bit, without the CPU
+    fallback where the device has div.out_mode and remainder.Tensor_out.  An integer division
+    by the number 0 raises ZeroDivisionError, as on the CPU."""
+    generator = torch.Generator().manual_seed(1)
+    if dtype.is_floating_point:
+        a = torch.randn(300, generator=generator, dtype=dtype) * 10
+        b = torch.randn(300, generator=generator, dtype=dtype) * 3
+        a[:5] = torch.tensor([5.0, -5.0, 0.0, math.inf, -7.5], dtype=dtype)
+        b[:5] = torch.tensor([0.0, 0.0, -2.0, 2.0, 2.5], dtype=dtype)
+    else:
+        low = 0 if dtype == torch.uint8 else -100
+        a = torch.randint(low, 100, (300,), generator=generator, dtype=dtype)
+        b = torch.randint(low, 100, (300,), generator=generator, dtype=dtype)
+        b[b == 0] = 7
+        if dtype != torch.uint8:
+            b[:3] = -1
+    divisor = 3 if dtype == torch.uint8 else -3
+    cases = {
+        "floor": lambda x, y: torch.div(x, y, rounding_mode="floor"),
+        "trunc": lambda x, y: torch.div(x, y, rounding_mode="trunc"),
+        "//": lambda x, y: x // y,
+        "%": lambda x, y: x % y,
+        "// number": lambda x, y: x // divisor,
+        "% number": lambda x, y: x % divisor,
+        "//=": lambda x, y: x.clone().floor_divide_(y),
+    }
+    native = torch_backend.op_coverage(["div.out_mode", "remainder.Tensor_out"])
+    torch_backend.reset_fallback_counts()
+    for name, case in cases.items():
+        got = case(a.to(DEV), b.to(DEV)).cpu()
+        torch.testing.assert_close(got, case(a, b), rtol=0, atol=0, equal_nan=True, msg=name)
+    if set(native.values()) == {"native"}:
+        assert torch_backend.fallback_counts() == {}
+    if not dtype.is_floating_point:
+        for case in (
+            lambda x: x // 0,
+            lambda x: x % 0,
+            lambda x: torch.div(x, 0, rounding_mode="trunc"),
+        ):
+            with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+                case(a.to(DEV))
+
+
+def test_bool_add_and_mul_are_or_and_and():
+    x = torch.tensor([True, True, False, False])
+    y = torch.tensor([True, False, True, False])
+    for case in (lambda p, q: p + q, lambda p, q: p * q, lambda p, q: torch.add(p, q, alpha=True)):
+        assert torch.equal(case(x.to(DEV), y.to(DEV)).cpu(), case(x, y))
+
+
 def test_equal_runs_on_the_device():
     x = torch.tensor([1.0, float("nan"), 3.0])
     cases = [
@@ -1108,15 +1164,25 @@ def test_max_and_min_of_a_whole_tensor_are_the_cpus(dtype):
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.float32])
 def test_isin_gives_the_cpus_membership(dtype):
     """isin (generate()'s stop-token check, each step): inverted, an empty test set, NaN (in no
-    set), a transposed view of the elements."""
+    set), a transposed view of the elements, the last tokens' slice generate() passes (not
+    dense) and an out= with gaps, without the CPU fallback where the kernel is native."""
     generator = torch.Generator().manual_seed(0)
     x = torch.randint(0, 9, (6, 7), generator=generator).to(dtype)
     test = torch.tensor([2, 5, 7]).to(dtype)
     if dtype.is_floating_point:
         x[0, 0] = math.nan
         test = torch.cat([test, torch.tensor([math.nan], dtype=dtype)])
-    for elements, tests in [(x, test), (x, test[:0]), (x.t(), test)]:
-        device_elements = elements.to(DEV) if elements.is_contiguous() else x.to(DEV).t()
-        for invert in (False, True):
-            got = torch.isin(device_elements, tests.to(DEV), invert=invert).cpu()
-            assert torch.equal(got, torch.isin(elements, tests, invert=invert))
+    device_x = x.to(DEV)
+    views = [lambda t: t, lambda t: t.t(), lambda t: t[:, -3:], lambda t: t[::2, 1::3]]
+    native = torch_backend.op_coverage(["isin.Tensor_Tensor_out"])["isin.Tensor_Tensor_out"]
+    for view in views:
+        for tests in (test, test[:0]):
+            for invert in (False, True):
+                torch_backend.reset_fallback_counts()
+                got = torch.isin(view(device_x), tests.to(DEV), invert=invert)
+                assert torch.equal(got.cpu(), torch.isin(view(x), tests, invert=invert))
+                if native == "native":
+                    assert torch_backend.fallback_counts() == {}
+    out = torch.ones(6, 14, dtype=torch.bool, device=DEV)[:, ::2]
+    torch.isin(device_x, test.to(DEV), out=out)
+    assert torch.equal(out.cpu(), torch.isin(x, test))

@@ -199,12 +199,68 @@ ROW(clamp_max, "clamp_max.out", NUMBERS,
 #define BINARY_SCHEMA(op) op ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
 #define ALPHA_SCHEMA(op) \
   op ".out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
-ROW(add, "add.out", NUMBERS, ALPHA_SCHEMA("add"), "x0 + alpha * x1", "x0 + alpha * x1", 2, 2, -1,
-    false, false)
+ROW(add, "add.out", ALL, ALPHA_SCHEMA("add"), "x0 + alpha * x1", "x0 + alpha * x1", 2, 2, -1, false,
+    false)
 ROW(sub, "sub.out", NUMBERS, ALPHA_SCHEMA("sub"), "x0 - alpha * x1", "x0 - alpha * x1", 2, 2, -1,
     false, false)
-ROW(mul, "mul.out", NUMBERS, BINARY_SCHEMA("mul"), "x0 * x1", "x0 * x1", 2, -1, -1, false, false)
+ROW(mul, "mul.out", ALL, BINARY_SCHEMA("mul"), "x0 * x1", "x0 * x1", 2, -1, -1, false, false)
 ROW(div, "div.out", F32_64, BINARY_SCHEMA("div"), "x0 / x1", NULL, 2, -1, -1, false, false)
+
+/* Integer division as ATen's (c10/util/generic_math.h): C's truncation, floor division and
+ * Python's remainder.  A divisor of zero in a tensor gives -1 (a quotient) or the dividend (a
+ * remainder) where the CPU raises ZeroDivisionError: a kernel cannot raise, and CUDA's result
+ * is unspecified too; a divisor of -1 negates without the trap of LONG_MIN / -1.  Floating
+ * division rounds through map.cl's tb_div_floor_* and tb_remainder_* (ATen's). */
+#define INT_QUOTIENT(q) "x1 == 0 ? (CT)-1 : x1 == -1 ? (CT)(0UL - (ulong)x0) : " q
+#define INT_FLOOR "(x0 % x1 != 0 && (x0 < 0) != (x1 < 0)) ? x0 / x1 - 1 : x0 / x1"
+#define INT_REMAINDER              \
+  "x1 == 0 ? x0 : x1 == -1 ? 0 : " \
+  "(x0 % x1 != 0 && (x0 % x1 < 0) != (x1 < 0)) ? x0 % x1 + x1 : x0 % x1"
+
+/* An integer division by the number 0: declined, so that the CPU raises ZeroDivisionError. */
+static bool by_number_zero(const tb_kernel_call *call) {
+  double f = 1;
+  int64_t i = 1;
+  const tb_value *out = &call->args[call->num_args - 1];
+  return call->args[1].kind != TB_VALUE_TENSOR && ocl_number(&call->args[1], &f, &i) && f == 0 &&
+         out->kind == TB_VALUE_TENSOR && !ocl_is_float(out->as.tensor->dtype);
+}
+
+/* remainder.Tensor_out [self, other, out] */
+static const ew_op k_remainder_op = {
+    "TB_TYPED(tb_remainder_, CT)(x0, x1)", INT_REMAINDER, 2, -1, -1, false, false};
+static tb_status python_remainder(tb_context ctx, const tb_kernel_call *call) {
+  if (call->num_args < 3) return ocl_decline(call, "unexpected arguments");
+  if (by_number_zero(call)) return ocl_decline(call, "an integer division by the number 0");
+  return elementwise(ctx, call);
+}
+KERNEL(k_remainder, "remainder.Tensor_out", python_remainder, NUMBERS,
+       "remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+       &k_remainder_op)
+
+/* div.out_mode [self, other, rounding_mode, out]: true division (None, floating only: ATen
+ * promotes integers), "trunc" or "floor" (floor_divide's). */
+static const ew_op k_div_mode_op = {NULL, NULL, 2, -1, -1, false, false};
+static tb_status div_mode(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *mode = &call->args[2];
+  if (call->num_args < 4 || (mode->kind != TB_VALUE_STRING && mode->kind != TB_VALUE_NONE)) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  if (by_number_zero(call)) return ocl_decline(call, "an integer division by the number 0");
+  if (mode->kind == TB_VALUE_NONE) return run(ctx, call, &k_div_mode_op, "x0 / x1", NULL);
+  if (strcmp(mode->as.string, "trunc") == 0) {
+    return run(ctx, call, &k_div_mode_op, "trunc(x0 / x1)", INT_QUOTIENT("x0 / x1"));
+  }
+  if (strcmp(mode->as.string, "floor") == 0) {
+    return run(ctx, call, &k_div_mode_op, "TB_TYPED(tb_div_floor_, CT)(x0, x1)",
+               INT_QUOTIENT(INT_FLOOR));
+  }
+  return ocl_decline(call, "an unknown rounding mode");
+}
+KERNEL(k_div_mode, "div.out_mode", div_mode, NUMBERS,
+       "div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       &k_div_mode_op)
 ROW(maximum, "maximum.out", NUMBERS, BINARY_SCHEMA("maximum"),
     "(isnan(x0) || isnan(x1)) ? x0 + x1 : (x0 > x1 ? x0 : x1)", "x0 > x1 ? x0 : x1", 2, -1, -1,
     false, false)
@@ -401,6 +457,8 @@ const tb_kernel *const ocl_elementwise_kernels[] = {&k_neg,
                                                     &k_sub,
                                                     &k_mul,
                                                     &k_div,
+                                                    &k_div_mode,
+                                                    &k_remainder,
                                                     &k_maximum,
                                                     &k_minimum,
                                                     &k_eq_tensor,

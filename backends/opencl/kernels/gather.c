@@ -571,9 +571,20 @@ static tb_status dropout_backward(tb_context ctx, const tb_kernel_call *call) {
   return ocl_map(ctx, call, &spec, out, in, a[2].as.f, 1);
 }
 
-/* isin.Tensor_Tensor_out [elements, test_elements, assume_unique, invert, out]: dense tensors,
- * elements and test_elements of one dtype (ATen promotes them before the kernel: other mixes
- * are declined), a bool out. */
+/* gather.cl's tb_isin_layout, byte for byte. */
+typedef struct isin_layout {
+  cl_int ndim;
+  cl_long numel;
+  cl_long tests;
+  cl_long sizes[8];
+  cl_long out_strides[8];
+  cl_long elements_strides[8];
+} isin_layout;
+
+/* isin.Tensor_Tensor_out [elements, test_elements, assume_unique, invert, out]: elements and
+ * out of any strides (size-1 dimensions dropped, up to 8 others), a dense test set of the
+ * elements' dtype (ATen promotes them before the kernel: other mixes are declined), a bool
+ * out. */
 static tb_status isin(tb_context ctx, const tb_kernel_call *call) {
   const tb_value *a = call->args;
   if (call->num_args < 5 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
@@ -581,17 +592,31 @@ static tb_status isin(tb_context ctx, const tb_kernel_call *call) {
     return ocl_decline(call, "unexpected arguments");
   }
   const tb_tensor *elements = a[0].as.tensor, *test = a[1].as.tensor, *out = a[4].as.tensor;
-  int64_t n = 0, tests = 0, outs = 0;
   if (elements->dtype != test->dtype || ocl_type_name(elements->dtype) == NULL ||
       out->dtype != TB_DTYPE_BOOL) {
     return ocl_decline(call, "this dtype combination");
   }
-  if (!ocl_dense(elements, &n) || !ocl_dense(test, &tests) || !ocl_dense(out, &outs) || outs != n) {
-    return ocl_decline(call, "tensors that are not dense");
+  isin_layout layout = {0};
+  layout.numel = 1;
+  if (out->ndim != elements->ndim) return ocl_decline(call, "an out not of the elements' shape");
+  for (int32_t d = 0; d < out->ndim; d++) {
+    if (out->sizes[d] != elements->sizes[d]) {
+      return ocl_decline(call, "an out not of the elements' shape");
+    }
+    layout.numel *= out->sizes[d];
+    if (out->sizes[d] == 1) continue;
+    if (layout.ndim == 8) return ocl_decline(call, "more than 8 dimensions");
+    layout.sizes[layout.ndim] = out->sizes[d];
+    layout.out_strides[layout.ndim] = out->strides[d];
+    layout.elements_strides[layout.ndim] = elements->strides[d];
+    layout.ndim++;
   }
+  int64_t tests = 0;
+  if (!ocl_dense(test, &tests)) return ocl_decline(call, "a test set that is not dense");
+  layout.tests = tests;
   int32_t device = -1;
   tb_status status = ocl_kernel_enter(ctx, call, &device);
-  if (status != TB_OK || n == 0) return status;
+  if (status != TB_OK || layout.numel == 0) return status;
   if (elements->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
     return ocl_decline(call, "float64 on a device without cl_khr_fp64");
   }
@@ -606,16 +631,14 @@ static tb_status isin(tb_context ctx, const tb_kernel_call *call) {
     status = ocl_tensor_place(ctx, device, test, "test_elements", &places[2]);
   }
   if (status != TB_OK) return status;
-  cl_long count = n, test_count = tests;
   cl_int invert = a[3].as.b != 0;
   pthread_mutex_lock(&kernel->lock);
   ocl_args args = ocl_args_begin(ctx, device, kernel);
   for (int k = 0; k < 3; k++) ocl_arg_place(&args, &places[k]);
-  ocl_arg_value(&args, sizeof count, &count);
-  ocl_arg_value(&args, sizeof test_count, &test_count);
+  ocl_arg_value(&args, sizeof layout, &layout);
   ocl_arg_value(&args, sizeof invert, &invert);
   status = ocl_args_done(&args);
-  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, n, "isin");
+  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, layout.numel, "isin");
   pthread_mutex_unlock(&kernel->lock);
   return status;
 }

@@ -3,15 +3,16 @@
  *
  * Kernels that read or write through integer indices: index_select, gather, advanced indexing
  * (index.Tensor), embedding's backward and nll_loss.  An index out of range writes the
- * device's fault record (the prelude's tb_report_fault) and the work-item stops: the device is then faulted, and the next
- * synchronize reports the index and the size.  The host (kernels/gather.c) prefixes T (the
- * data's storage type), ACC (float or double) and IDX (the index type: int or long).
+ * device's fault record (the prelude's tb_report_fault) and the work-item stops: the device is then
+ * faulted, and the next synchronize reports the index and the size.  The host (kernels/gather.c)
+ * prefixes T (the data's storage type), ACC (float or double) and IDX (the index type: int or
+ * long).
  */
 typedef struct tb_select {
   int ndim;
   int dim;
   long numel;
-  long sizes[8];       /* the output's */
+  long sizes[8]; /* the output's */
   long out_strides[8];
   long self_strides[8];
   long self_dim_size;
@@ -32,8 +33,8 @@ __kernel void tb_index_select(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, in
       long k = (long)OCL_AT(IDX, index)[c * L.index_stride];
       if (k < 0) k += L.self_dim_size;
       if (k < 0 || k >= L.self_dim_size) {
-        tb_report_fault(fault, fault_op, TB_FAULT_INDEX, (long)OCL_AT(IDX, index)[c * L.index_stride],
-                        L.self_dim_size);
+        tb_report_fault(fault, fault_op, TB_FAULT_INDEX,
+                        (long)OCL_AT(IDX, index)[c * L.index_stride], L.self_dim_size);
         return;
       }
       c = k;
@@ -159,8 +160,8 @@ __kernel void tb_index(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, i0), OCL_
 
 /* nll_loss, reduction none: out[n] = -w[t] * x[n, t] (0 for ignore_index) */
 __kernel void tb_nll_loss_none(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, target),
-                               OCL_PTR(T, weight), __global uint *fault, uint fault_op, long n, long classes,
-                               long row_stride, long col_stride, long target_stride,
+                               OCL_PTR(T, weight), __global uint *fault, uint fault_op, long n,
+                               long classes, long row_stride, long col_stride, long target_stride,
                                long weight_stride, long out_stride, int has_weight,
                                long ignore_index) {
   long i = get_global_id(0);
@@ -181,10 +182,10 @@ __kernel void tb_nll_loss_none(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, t
 /* nll_loss, reduction mean (mean != 0) or sum, in one work-group of 64: out = -sum w[t] x[n, t]
  * (divided by the weights' sum for mean), total_weight = the weights' sum */
 __kernel void tb_nll_loss_reduce(OCL_PTR(T, out), OCL_PTR(T, total_weight), OCL_PTR(T, self),
-                                 OCL_PTR(IDX, target), OCL_PTR(T, weight), __global uint *fault, uint fault_op,
-                                 long n, long classes, long row_stride, long col_stride,
-                                 long target_stride, long weight_stride, int has_weight,
-                                 long ignore_index, int mean) {
+                                 OCL_PTR(IDX, target), OCL_PTR(T, weight), __global uint *fault,
+                                 uint fault_op, long n, long classes, long row_stride,
+                                 long col_stride, long target_stride, long weight_stride,
+                                 int has_weight, long ignore_index, int mean) {
   __local ACC loss[64];
   __local ACC weights[64];
   int lid = get_local_id(0);
@@ -220,10 +221,10 @@ __kernel void tb_nll_loss_reduce(OCL_PTR(T, out), OCL_PTR(T, total_weight), OCL_
  * gradient (per row for reduction none, else one value, divided by total_weight for mean) */
 __kernel void tb_nll_loss_backward(OCL_PTR(T, grad_input), OCL_PTR(T, grad_output),
                                    OCL_PTR(IDX, target), OCL_PTR(T, weight),
-                                   OCL_PTR(T, total_weight), long n, long classes,
-                                   long row_stride, long col_stride, long target_stride,
-                                   long weight_stride, long grad_stride, int has_weight,
-                                   long ignore_index, int reduction) {
+                                   OCL_PTR(T, total_weight), long n, long classes, long row_stride,
+                                   long col_stride, long target_stride, long weight_stride,
+                                   long grad_stride, int has_weight, long ignore_index,
+                                   int reduction) {
   long i = get_global_id(0);
   if (i >= n) return;
   long t = (long)OCL_AT(IDX, target)[i * target_stride];
@@ -234,16 +235,33 @@ __kernel void tb_nll_loss_backward(OCL_PTR(T, grad_input), OCL_PTR(T, grad_outpu
   OCL_AT(T, grad_input)[i * row_stride + t * col_stride] = (T)(-w * g);
 }
 
-/* isin: out[i] = (elements[i] equals some test[j]) != invert, over dense elements, test and
- * out (a loop over test per element: the test sets isin sees in practice -- generate()'s stop
- * tokens -- are a handful).  Floating NaN is in no set, as ATen's ==. */
-__kernel void tb_isin(OCL_PTR(uchar, out), OCL_PTR(T, elements), OCL_PTR(T, test), long n,
-                      long tests, int invert) {
+/* isin: out = (elements equals some test[j]) != invert, elementwise over out and elements of
+ * any strides (generate()'s stop check reads a slice of the tokens), a dense test set (a loop
+ * over it per element: the sets isin sees in practice -- generate()'s stop tokens -- are a
+ * handful).  Floating NaN is in no set, as ATen's ==. */
+typedef struct tb_isin_layout {
+  int ndim;
+  long numel;
+  long tests;
+  long sizes[8];
+  long out_strides[8];
+  long elements_strides[8];
+} tb_isin_layout;
+
+__kernel void tb_isin(OCL_PTR(uchar, out), OCL_PTR(T, elements), OCL_PTR(T, test), tb_isin_layout L,
+                      int invert) {
   long i = get_global_id(0);
-  if (i >= n) return;
-  T x = OCL_AT(T, elements)[i];
+  if (i >= L.numel) return;
+  long rest = i, o = 0, e = 0;
+  for (int d = L.ndim - 1; d >= 0; d--) {
+    long c = rest % L.sizes[d];
+    rest /= L.sizes[d];
+    o += c * L.out_strides[d];
+    e += c * L.elements_strides[d];
+  }
+  T x = OCL_AT(T, elements)[e];
   __global const T *set = OCL_AT(T, test);
   int found = 0;
-  for (long j = 0; j < tests && !found; j++) found = set[j] == x;
-  OCL_AT(uchar, out)[i] = (uchar)(found != invert);
+  for (long j = 0; j < L.tests && !found; j++) found = set[j] == x;
+  OCL_AT(uchar, out)[o] = (uchar)(found != invert);
 }

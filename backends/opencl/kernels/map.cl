@@ -27,6 +27,30 @@ typedef struct tb_layout {
   long strides[4][8];
 } tb_layout;
 
+/* Floating division with ATen's rounding (c10/util/generic_math.h): floor division (div with
+ * rounding_mode="floor", floor_divide) and Python's remainder.  EXPR names them for its
+ * compute type as TB_TYPED(tb_div_floor_, CT). */
+#define TB_FLOATING_DIVISION(T)                                       \
+  inline T tb_div_floor_##T(T a, T b) {                               \
+    if (b == (T)0) return a / b;                                      \
+    T mod = fmod(a, b);                                               \
+    T div = (a - mod) / b;                                            \
+    if (mod != (T)0 && (b < (T)0) != (mod < (T)0)) div -= (T)1;       \
+    if (div == (T)0) return copysign((T)0, a / b);                    \
+    T floored = floor(div);                                           \
+    return div - floored > (T)0.5 ? floored + (T)1 : floored;         \
+  }                                                                   \
+  inline T tb_remainder_##T(T a, T b) {                               \
+    T mod = fmod(a, b);                                               \
+    return mod != (T)0 && (b < (T)0) != (mod < (T)0) ? mod + b : mod; \
+  }
+TB_FLOATING_DIVISION(float)
+#ifdef TB_FP64
+TB_FLOATING_DIVISION(double)
+#endif
+#define TB_PASTE(a, b) a##b
+#define TB_TYPED(name, type) TB_PASTE(name, type)
+
 #ifdef TB_MASK
 /* The engine where, after collapsing, every operand is contiguous: TB_MASK is scalar_mask as a
  * constant, so the kernel is one load per input and one store, which a CPU driver vectorizes
