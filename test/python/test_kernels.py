@@ -1186,3 +1186,48 @@ def test_isin_gives_the_cpus_membership(dtype):
     out = torch.ones(6, 14, dtype=torch.bool, device=DEV)[:, ::2]
     torch.isin(device_x, test.to(DEV), out=out)
     assert torch.equal(out.cpu(), torch.isin(x, test))
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.int64, torch.uint8, torch.bool]
+)
+def test_sort_and_topk_give_the_cpus_order(dtype):
+    """sort (stable: the CPU's indices exactly), argsort, and topk (generate()'s top-k sampling
+    and beam search; its order among equal values is the device's own, so its indices are
+    checked by what they pick): ascending and descending, NaN greatest, ties, rows of 1, 37
+    and 1025 elements (merge passes over runs that do not pair up), either dimension, a
+    transposed input, k of 0, 1 and the whole row; no CPU fallback where the device has the
+    kernels."""
+    generator = torch.Generator().manual_seed(5)
+    native = set(torch_backend.op_coverage(["sort.values_stable", "topk.values"]).values())
+    for length in (1, 37, 1025):
+        if dtype.is_floating_point:
+            x = torch.randn(4, length, generator=generator, dtype=dtype)
+            x[1, : length // 2] = 0.5  # ties
+            x[2, ::3] = math.nan
+        else:
+            high = 2 if dtype == torch.bool else 9
+            x = torch.randint(0, high, (4, length), generator=generator).to(dtype)
+        torch_backend.reset_fallback_counts()
+        for view in (lambda t: t, lambda t: t.t()):
+            for dim in (0, 1):
+                for descending in (False, True):
+                    got = torch.sort(view(x.to(DEV)), dim=dim, descending=descending, stable=True)
+                    want = torch.sort(view(x), dim=dim, descending=descending, stable=True)
+                    torch.testing.assert_close(got.values.cpu(), want.values, equal_nan=True)
+                    assert torch.equal(got.indices.cpu(), want.indices)
+                size = view(x).shape[dim]
+                for k in sorted({0, 1, min(3, size), size}) if dtype != torch.bool else ():
+                    for largest in (True, False):
+                        got = torch.topk(view(x.to(DEV)), k, dim=dim, largest=largest)
+                        want = torch.topk(view(x), k, dim=dim, largest=largest)
+                        torch.testing.assert_close(got.values.cpu(), want.values, equal_nan=True)
+                        picked = torch.gather(view(x), dim, got.indices.cpu())
+                        torch.testing.assert_close(picked, want.values, equal_nan=True)
+        got = torch.argsort(x.to(DEV), dim=1, descending=True, stable=True).cpu()
+        assert torch.equal(got, torch.argsort(x, dim=1, descending=True, stable=True))
+        if native == {"native"}:
+            assert torch_backend.fallback_counts() == {}
+    if dtype == torch.bool:  # as on the CPU and CUDA
+        with pytest.raises(RuntimeError, match=r"[Bb]ool"):
+            torch.topk(x.to(DEV), 1)

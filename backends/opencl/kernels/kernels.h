@@ -33,6 +33,7 @@ extern const char ocl_source_optim[];
 extern const char ocl_source_window[];
 extern const char ocl_source_rnn[];
 extern const char ocl_source_gemm[];
+extern const char ocl_source_sort[];
 
 /** The OpenCL C type of @p dtype's elements ("float", "uchar" for bool), NULL when the vendor
  *  has no kernels for it (float16, bfloat16). */
@@ -181,6 +182,7 @@ extern const tb_kernel *const ocl_norm_kernels[];
 extern const tb_kernel *const ocl_shape_kernels[];
 extern const tb_kernel *const ocl_window_kernels[];
 extern const tb_kernel *const ocl_rnn_kernels[];
+extern const tb_kernel *const ocl_sort_kernels[];
 
 /** Whether products run on @p device: the native engine serves it, or CLBlast loaded (blas.c;
  *  loads it on the first call). */

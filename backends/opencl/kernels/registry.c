@@ -16,7 +16,7 @@ static void build(void) {
   const tb_kernel *const *lists[] = {
       ocl_elementwise_kernels, ocl_copy_kernels,  ocl_blas_kernels, ocl_reduce_kernels,
       ocl_gather_kernels,      ocl_optim_kernels, ocl_norm_kernels, ocl_shape_kernels,
-      ocl_window_kernels,      ocl_rnn_kernels};
+      ocl_window_kernels,      ocl_rnn_kernels,   ocl_sort_kernels};
   size_t count = 0;
   for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
     for (const tb_kernel *const *k = lists[l]; *k != NULL; k++) count++;
