@@ -1231,3 +1231,52 @@ def test_sort_and_topk_give_the_cpus_order(dtype):
     if dtype == torch.bool:  # as on the CPU and CUDA
         with pytest.raises(RuntimeError, match=r"[Bb]ool"):
             torch.topk(x.to(DEV), 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool], ids=str)
+def test_scatter_matches_cpu(dtype):
+    """scatter with a src and with a number, in place and not, either dimension, a transposed
+    src, int32 indices, src larger than the index (only index's positions read), and the two
+    patterns of generate(): top-p's scatter of a permutation and the repetition penalty's
+    scatter_ with repeated indices of equal values; no CPU fallback where native."""
+    generator = torch.Generator().manual_seed(4)
+    x = torch.randint(0, 9, (5, 6), generator=generator).to(dtype)
+    src = torch.randint(0, 9, (7, 8), generator=generator).to(dtype)
+    permutation = torch.argsort(torch.rand(5, 6, generator=generator), dim=1)
+    repeated = torch.randint(0, 6, (5, 4), generator=generator)
+    gathered = torch.gather(x, 1, repeated)
+    columns = torch.argsort(torch.rand(5, 4, generator=generator), dim=0)[:3]
+    cases = [
+        lambda t, s, i, r, g: t.scatter(1, i, s[:5, :6]),
+        lambda t, s, i, r, g: t.scatter(0, columns.to(t.device), s),
+        lambda t, s, i, r, g: t.scatter(1, i.int(), s.t()),
+        lambda t, s, i, r, g: t.scatter(1, i[:, :2], 1 if dtype != torch.float32 else 2.5),
+        lambda t, s, i, r, g: t.clone().scatter_(1, i, s[:5, :6]),
+        lambda t, s, i, r, g: t.t().scatter(0, i.t(), s[:5, :6].t()),
+        lambda t, s, i, r, g: t.clone().scatter_(1, r, g),
+    ]
+    native = torch_backend.op_coverage(["scatter.src_out", "scatter.value_out"])
+    torch_backend.reset_fallback_counts()
+    for n, case in enumerate(cases):
+        want = case(x, src, permutation, repeated, gathered)
+        got = case(*(t.to(DEV) for t in (x, src, permutation, repeated, gathered)))
+        assert torch.equal(got.cpu(), want), f"case {n}"
+    if set(native.values()) == {"native"}:
+        assert torch_backend.fallback_counts() == {}
+
+
+def test_scatter_of_an_index_out_of_range_is_an_error():
+    x, src = torch.zeros(2, 3, device=DEV), torch.ones(2, 3, device=DEV)
+    index = torch.tensor([[0, 1, 3], [0, 0, 0]], device=DEV)
+    try:
+        y = x.scatter(1, index, src)
+    except RuntimeError as error:  # found at the call (the CPU fallback): nothing computed
+        assert "out of bounds" in str(error)
+        return
+    try:
+        with pytest.raises(torch.AcceleratorError, match="index 3 is out of bounds"):
+            y.cpu()
+        with pytest.raises(torch.AcceleratorError, match="scatter"):
+            MODULE.synchronize()
+    finally:
+        MODULE.reset_device()

@@ -243,6 +243,83 @@ static tb_status gather(tb_context ctx, const tb_kernel_call *call) {
   return status;
 }
 
+/* scatter.src_out [self, dim, index, src, out] and scatter.value_out [self, dim, index, value,
+ * out]: out = self, then the src elements (or the number) at index's positions along dim.
+ * index has self's rank and src at least index's sizes (ATen's meta checked); data of one
+ * dtype. */
+static tb_status scatter(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 5 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_INT ||
+      a[2].kind != TB_VALUE_TENSOR || a[4].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *index = a[2].as.tensor, *out = a[4].as.tensor;
+  const tb_tensor *src = a[3].kind == TB_VALUE_TENSOR ? a[3].as.tensor : NULL;
+  double real = 0;
+  int64_t integer = 0;
+  cl_int mode = 0;
+  if (src == NULL) {
+    if (!ocl_number(&a[3], &real, &integer)) return ocl_decline(call, "a value that is no number");
+    mode = ocl_is_float(out->dtype) ? 1 : 2;
+  }
+  int32_t rank = self->ndim > 0 ? self->ndim : 1;
+  int64_t dim = a[1].as.i < 0 ? a[1].as.i + rank : a[1].as.i;
+  if (ocl_type_name(self->dtype) == NULL || self->dtype != out->dtype || !is_index(index) ||
+      (src != NULL && (src->dtype != out->dtype || src->ndim != index->ndim)) || self->ndim > 8 ||
+      out->ndim != self->ndim || index->ndim != self->ndim || dim < 0 || dim >= rank) {
+    return ocl_decline(call, "this layout or dtype");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  ocl_gather layout = {0};
+  layout.ndim = index->ndim;
+  layout.dim = (cl_int)dim;
+  layout.numel = 1;
+  for (int32_t d = 0; d < index->ndim; d++) {
+    layout.sizes[d] = index->sizes[d];
+    layout.out_strides[d] = src != NULL ? src->strides[d] : 0; /* src's */
+    layout.index_strides[d] = index->strides[d];
+    layout.self_strides[d] = out->strides[d]; /* out's */
+    layout.numel *= index->sizes[d];
+  }
+  layout.self_dim_size = out->ndim > 0 ? out->sizes[dim] : 1;
+  if (out->ndim == 0) layout.self_strides[0] = 0;
+  if (self->data != out->data) { /* scatter_ writes in place */
+    ocl_operand in[1] = {{self, 0, 0}};
+    ocl_map_spec copy = {"x0", out->dtype, 1};
+    status = ocl_map(ctx, call, &copy, out, in, 1, 1);
+    if (status != TB_OK) return status;
+  }
+  if (layout.numel == 0) return TB_OK;
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, self->dtype, index->dtype, "tb_scatter", &kernel);
+  ocl_place po = {0}, ps, pi;
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "out", &po);
+  ps = po; /* a number: never read */
+  if (status == TB_OK && src != NULL) status = ocl_tensor_place(ctx, device, src, "src", &ps);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, index, "index", &pi);
+  if (status != TB_OK) return status;
+  cl_long whole = integer;
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  ocl_arg_place(&args, &po);
+  ocl_arg_place(&args, &ps);
+  ocl_arg_place(&args, &pi);
+  ocl_arg_fault(&args, call->kernel->name);
+  ocl_arg_value(&args, sizeof layout, &layout);
+  ocl_arg_acc(&args, self->dtype, real);
+  ocl_arg_value(&args, sizeof whole, &whole);
+  ocl_arg_value(&args, sizeof mode, &mode);
+  status = ocl_args_done(&args);
+  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, layout.numel, "scatter");
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
 /* index.Tensor_out [self, indices, out]: `indices` lists, for self's leading dimensions, an
  * integer index tensor or None (the whole dimension).  The index tensors broadcast together
  * to shape B; the result is self[:first] + B + self[last + 1:] when the indexed dimensions are
@@ -669,6 +746,12 @@ KERNEL(k_cat, "cat.out", cat, 0,
 KERNEL(k_gather, "gather.out", gather, EVERY,
        "gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) "
        "-> Tensor(a!)")
+KERNEL(k_scatter, "scatter.src_out", scatter, EVERY,
+       "scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> "
+       "Tensor(a!)")
+KERNEL(k_scatter_value, "scatter.value_out", scatter, EVERY,
+       "scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> "
+       "Tensor(a!)")
 KERNEL(k_index, "index.Tensor_out", index_tensor, EVERY,
        "index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)")
 KERNEL(k_isin, "isin.Tensor_Tensor_out", isin, EVERY,
@@ -684,6 +767,8 @@ const tb_kernel *const ocl_gather_kernels[] = {&k_index_select,
                                                &k_cat,
                                                &k_dropout_backward,
                                                &k_gather,
+                                               &k_scatter,
+                                               &k_scatter_value,
                                                &k_index,
                                                &k_isin,
                                                NULL};

@@ -114,6 +114,33 @@ __kernel void tb_gather(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, index),
   OCL_AT(T, out)[o] = OCL_AT(T, self)[s + k * L.self_strides[L.dim]];
 }
 
+/* scatter (scatter.src_out, scatter.value_out): out[..., index[i], ...] = src[i] (or the number)
+ * over index's positions, along `dim`; out holds self already (the host copies it).  The
+ * layout is tb_gather's read the other way: out_strides are src's, self_strides and
+ * self_dim_size out's.  `mode` 0 reads src, 1 writes `real`, 2 writes `integer`.  Positions
+ * an index repeats get one of their values (CUDA's rule too). */
+__kernel void tb_scatter(OCL_PTR(T, out), OCL_PTR(T, src), OCL_PTR(IDX, index),
+                         __global uint *fault, uint fault_op, tb_gather_layout L, ACC real,
+                         long integer, int mode) {
+  long i = get_global_id(0);
+  if (i >= L.numel) return;
+  long rest = i, s = 0, x = 0, o = 0;
+  for (int d = L.ndim - 1; d >= 0; d--) {
+    long c = rest % L.sizes[d];
+    rest /= L.sizes[d];
+    s += c * L.out_strides[d];
+    x += c * L.index_strides[d];
+    if (d != L.dim) o += c * L.self_strides[d];
+  }
+  long k = (long)OCL_AT(IDX, index)[x];
+  if (k < 0 || k >= L.self_dim_size) {
+    tb_report_fault(fault, fault_op, TB_FAULT_INDEX, k, L.self_dim_size);
+    return;
+  }
+  T v = mode == 0 ? OCL_AT(T, src)[s] : mode == 1 ? (T)real : (T)integer;
+  OCL_AT(T, out)[o + k * L.self_strides[L.dim]] = v;
+}
+
 /* Advanced indexing (index.Tensor): each output dimension is a plain dimension of self
  * (self_strides) or one of the index tensors' broadcast shape (index_strides[k], 0 where
  * index k broadcasts); index k picks along self's dimension of size dim_sizes[k], stride
