@@ -35,11 +35,17 @@
 //   registration, which leaves every other backend on the CPU fallback (HF generate()'s beam
 //   search calls it per token).  The kernels below are that: div with rounding_mode="floor",
 //   so floor_divide runs wherever the vendor has div.out_mode.
+//
+// _assert_async -- CUDA checks the value in a kernel and faults the device; the CPU checks it
+//   at the call.  A vendor has no kernel that raises a message, so the device checks it as the
+//   CPU does: one scalar read back (what the CPU fallback did, without counting as one).
+//   torch 2.13's multinomial checks its probabilities with it.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/addr_native.h>
 #include <ATen/ops/all.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/eq.h>
+#include <ATen/ops/is_nonzero.h>
 #include <ATen/ops/native_group_norm_native.h>
 #include <c10/core/DispatchKeySet.h>
 #include <torch/library.h>
@@ -108,6 +114,14 @@ at::Tensor& floor_divide_(at::Tensor& self, const at::Tensor& other) {
   return self.div_(other, "floor");
 }
 
+void assert_async(const at::Tensor& self) {
+  TORCH_CHECK(at::is_nonzero(self), "Expected Tensor with single nonzero value, but got zero");
+}
+
+void assert_async_msg(const at::Tensor& self, std::string_view message) {
+  TORCH_CHECK(at::is_nonzero(self), message);
+}
+
 // The autograd key as well as the backend key: _has_compatible_shallow_copy_type is a
 // CompositeImplicitAutograd operator, reached through the autograd key outside inference mode.
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
@@ -122,6 +136,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("floor_divide", TORCH_FN(floor_divide));
   m.impl("floor_divide.out", TORCH_FN(floor_divide_out));
   m.impl("floor_divide_.Tensor", TORCH_FN(floor_divide_));
+  m.impl("_assert_async", TORCH_FN(assert_async));
+  m.impl("_assert_async.msg", TORCH_FN(assert_async_msg));
 }
 
 }  // namespace

@@ -53,6 +53,12 @@ void normal_(const at::Tensor& /*self*/, double /*mean*/, double std, const Rest
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
 }
 
+// exponential_(self, lambd, generator): ATen's exponential_impl_ check.
+template <typename... Rest>
+void exponential_(const at::Tensor& /*self*/, double lambd, const Rest&...) {
+  TORCH_CHECK(lambd > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
+}
+
 // bernoulli_.float(self, p, generator).
 template <typename... Rest>
 void bernoulli_(const at::Tensor& /*self*/, double p, const Rest&...) {

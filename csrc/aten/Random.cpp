@@ -10,9 +10,19 @@
 // Through the CPU fallback it would first copy `self` to the host -- a wait for everything
 // queued on the stream, in the middle of every compiled graph with dropout -- for values it
 // overwrites.
+//
+// multinomial -- CPU, CUDA and MPS register it under their own key, so every other backend ran
+//   it on the CPU fallback (generate()'s sampling: a copy of the probabilities to the host per
+//   token).  Where the vendor draws exponential_ on the device, it is ATen's own algorithm
+//   (at::native::multinomial: without replacement, or one sample, argmax / topk of p / q with
+//   q ~ Exp(1), the same code CUDA runs) over the device's kernels; with replacement and more
+//   than one sample, ATen's kernel is a CPU / CUDA DispatchStub, and the call runs on the CPU
+//   fallback as before.
 #include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/multinomial_native.h>
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/zeros_like.h>
 #include <torch/library.h>
@@ -21,6 +31,7 @@
 #include <tuple>
 
 #include "aten/Fallback.h"
+#include "aten/KernelCall.h"
 #include "aten/Random.h"
 #include "runtime/Generator.h"
 #include "runtime/Graph.h"
@@ -80,6 +91,18 @@ at::Tensor& random_plain(at::Tensor& self, std::optional<at::Generator> generato
                         [&](at::Tensor& host, const at::Generator& cpu) { host.random_(cpu); });
 }
 
+at::Tensor multinomial(const at::Tensor& self, int64_t num_samples, bool replacement,
+                       std::optional<at::Generator> generator) {
+  if (replacement && num_samples > 1) {
+    static const c10::OperatorHandle op =
+        c10::Dispatcher::singleton().findSchemaOrThrow("aten::multinomial", "");
+    torch::jit::Stack stack{self, num_samples, replacement, generator};
+    cpu_fallback_boxed(op, &stack);
+    return stack.at(0).toTensor();
+  }
+  return at::native::multinomial(self, num_samples, replacement, generator);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("native_dropout", TORCH_FN(native_dropout)); }
 
 }  // namespace
@@ -89,5 +112,6 @@ void register_host_random(torch::Library& library,
   if (!vendor_has("random_.from")) library.impl("random_.from", TORCH_FN(random_from));
   if (!vendor_has("random_.to")) library.impl("random_.to", TORCH_FN(random_to));
   if (!vendor_has("random_")) library.impl("random_", TORCH_FN(random_plain));
+  if (vendor_has("exponential_")) library.impl("multinomial", TORCH_FN(multinomial));
 }
 }  // namespace torch_backend

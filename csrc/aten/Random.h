@@ -12,7 +12,8 @@
 namespace torch_backend {
 
 // Registers random_.from, random_.to and random_ on `library` (aten, PrivateUse1) for those
-// the vendor has no kernel for (`vendor_has` answers by kernel name).
+// the vendor has no kernel for (`vendor_has` answers by kernel name), and multinomial where
+// the vendor draws exponential_ (Random.cpp).
 void register_host_random(torch::Library& library,
                           const std::function<bool(const std::string&)>& vendor_has);
 

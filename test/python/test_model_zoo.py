@@ -50,3 +50,39 @@ def test_the_table():
     """`make models` prints one row per model and exits 0 when every comparison holds."""
     code = zoo.main(["lstm-gru", "gpt2", "--no-timing"])
     assert code == 0
+
+
+def test_gpt2_generates_as_on_the_cpu():
+    """Hugging Face generate() with GPT-2: greedy decoding and beam search give the CPU's tokens;
+    sampling (top-k, top-p, repetition penalty and temperature) gives valid tokens and repeats
+    under a seed.  On opencl nothing runs through the CPU fallback: argmax, topk, sort, scatter,
+    exponential_ / multinomial, isin over a slice of the tokens, // and % of beam search."""
+    import torch
+
+    import torch_backend
+
+    model, _ = zoo.build(zoo.CASES["gpt2"])
+    model.eval()
+    ids = torch.randint(1, 256, (2, 5), generator=torch.Generator().manual_seed(0))
+    device_model = zoo.build(zoo.CASES["gpt2"])[0].eval().to(DEV)
+    options = {"max_new_tokens": 6, "pad_token_id": 0}
+    torch_backend.reset_fallback_counts()
+    for mode in ({"do_sample": False}, {"do_sample": False, "num_beams": 2}):
+        want = model.generate(ids, **options, **mode)
+        got = device_model.generate(ids.to(DEV), **options, **mode).cpu()
+        assert torch.equal(got, want), mode
+    sampling = [
+        {"do_sample": True},
+        {"do_sample": True, "top_k": 0, "top_p": 0.9},
+        {"do_sample": True, "repetition_penalty": 1.3, "temperature": 0.7},
+    ]
+    for mode in sampling:
+        torch.manual_seed(4)
+        first = device_model.generate(ids.to(DEV), **options, **mode).cpu()
+        torch.manual_seed(4)
+        again = device_model.generate(ids.to(DEV), **options, **mode).cpu()
+        assert torch.equal(first, again), mode
+        assert first.shape == (2, 11) and torch.equal(first[:, :5], ids)
+        assert int(first.min()) >= 0 and int(first.max()) < 256
+    if DEV == "ocl":
+        assert torch_backend.fallback_counts() == {}

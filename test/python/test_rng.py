@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from conftest import DEV, MODULE
@@ -239,3 +241,55 @@ def test_rand_and_randn_draw_on_the_device_with_their_distributions(dtype):
     # a transposed view: the vendor's kernel may decline it; the draws still land in range
     t = torch.empty(64, 32, device=DEV, dtype=dtype).t().uniform_(0.25, 0.5).cpu()
     assert t.min() >= 0.25 and t.max() < 0.5 and t.std() > 0.05
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_exponential_draws_on_the_device_and_never_zero(dtype):
+    """exponential_ (multinomial divides by its draws): a million draws are positive -- never 0
+    -- with mean 1 / lambda within ten standard errors, follow the seed, stay on the device
+    where the vendor has the kernel; a lambda that is not positive raises at the call, and an
+    infinite one gives zeros, as on the CPU."""
+    torch_backend.reset_fallback_counts()
+    torch.manual_seed(9)
+    x = torch.empty(1 << 20, device=DEV, dtype=dtype).exponential_(4.0).cpu()
+    assert x.min() > 0
+    assert abs(x.mean().item() - 0.25) < 10 * 0.25 / 2**10
+    torch.manual_seed(9)
+    assert torch.equal(torch.empty(1 << 20, device=DEV, dtype=dtype).exponential_(4.0).cpu(), x)
+    if torch_backend.op_coverage(["exponential_"])["exponential_"] == "native":
+        assert torch_backend.fallback_counts() == {}
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(RuntimeError, match=r"exponential_ expects lambda > 0\.0"):
+            torch.empty(4, device=DEV).exponential_(bad)
+    assert torch.equal(torch.ones(4, device=DEV).exponential_(math.inf).cpu(), torch.zeros(4))
+
+
+def test_multinomial_samples_the_distribution_on_the_device():
+    """multinomial (generate()'s sampling): one sample per row follows the probabilities
+    (frequencies within ten standard errors) and never picks a zero; samples without
+    replacement are distinct; with replacement it still works; the seed repeats it; invalid
+    probabilities raise ATen's error.  Where the vendor draws exponential_, nothing falls back
+    to the CPU but the with-replacement draw (ATen's kernel for it is the CPU's and CUDA's)."""
+    rows = 20000
+    p = torch.tensor([[0.1, 0.0, 0.6, 0.3]], device=DEV).expand(rows, 4).contiguous()
+    torch_backend.reset_fallback_counts()
+    torch.manual_seed(3)
+    one = torch.multinomial(p, 1).cpu().flatten()
+    frequencies = torch.bincount(one, minlength=4).double() / rows
+    for k, probability in enumerate((0.1, 0.0, 0.6, 0.3)):
+        assert (
+            abs(frequencies[k] - probability)
+            <= 10 * (probability * (1 - probability) / rows) ** 0.5
+        )
+    three = torch.multinomial(p[:500] * torch.tensor([1.0, 1, 1, 1], device=DEV), 3).cpu()
+    assert (three != 1).all() and all(len(set(r.tolist())) == 3 for r in three)
+    torch.manual_seed(3)
+    assert torch.equal(torch.multinomial(p, 1).cpu().flatten(), one)
+    if torch_backend.op_coverage(["exponential_"])["exponential_"] == "native":
+        assert torch_backend.fallback_counts() == {}
+    with_replacement = torch.multinomial(p[:10], 5, replacement=True).cpu()
+    assert with_replacement.shape == (10, 5) and (with_replacement != 1).all()
+    with pytest.raises(RuntimeError, match="probability tensor contains"):
+        torch.multinomial(torch.tensor([0.5, -1.0], device=DEV), 1)
+    with pytest.raises(RuntimeError, match="invalid multinomial distribution"):
+        torch.multinomial(torch.zeros(2, 3, device=DEV), 1)

@@ -288,16 +288,18 @@ static tb_status random_from(tb_context ctx, const tb_kernel_call *call) {
   return launch_random(ctx, call, "tb_random_from", self, n, &a[3].as.rng, params, 2, n);
 }
 
-/* uniform_ [self, from, to, generator] (kernel data 0) and normal_ [self, mean, std,
- * generator] (data 1) of a dense float32/float64 self; the host checks (csrc/aten/HostChecks.h)
- * have refused from > to and std < 0. */
+/* uniform_ [self, from, to, generator] (kernel data 0), normal_ [self, mean, std, generator]
+ * (data 1) and exponential_ [self, lambd, generator] (data 2) of a dense float32/float64 self;
+ * the host checks (csrc/aten/HostChecks.h) have refused from > to, std < 0 and lambd <= 0. */
 static tb_status real_random(tb_context ctx, const tb_kernel_call *call) {
   const tb_value *a = call->args;
-  if (call->num_args < 4 || a[0].kind != TB_VALUE_TENSOR || a[3].kind != TB_VALUE_RNG) {
+  cl_int kind = (cl_int)(intptr_t)call->kernel->data;
+  int rng = kind == 2 ? 2 : 3; /* the generator's argument */
+  if (call->num_args < rng + 1 || a[0].kind != TB_VALUE_TENSOR || a[rng].kind != TB_VALUE_RNG) {
     return ocl_decline(call, "unexpected arguments");
   }
   double first = 0, second = 0;
-  if (!ocl_number(&a[1], &first, NULL) || !ocl_number(&a[2], &second, NULL)) {
+  if (!ocl_number(&a[1], &first, NULL) || (rng == 3 && !ocl_number(&a[2], &second, NULL))) {
     return ocl_decline(call, "unexpected arguments");
   }
   const tb_tensor *self = a[0].as.tensor;
@@ -305,15 +307,14 @@ static tb_status real_random(tb_context ctx, const tb_kernel_call *call) {
   if (!ocl_is_float(self->dtype) || !ocl_dense(self, &n)) {
     return ocl_decline(call, "a tensor that is not dense float32/float64");
   }
-  cl_int normal = call->kernel->data != NULL;
   cl_double wide[2] = {first, second};
   cl_float narrow[2] = {(cl_float)first, (cl_float)second};
   bool is_double = self->dtype == TB_DTYPE_FLOAT64;
   size_t size = is_double ? sizeof(cl_double) : sizeof(cl_float);
   const rng_param params[] = {{size, is_double ? (const void *)&wide[0] : &narrow[0]},
                               {size, is_double ? (const void *)&wide[1] : &narrow[1]},
-                              {sizeof normal, &normal}};
-  return launch_random(ctx, call, "tb_real_random", self, n, &a[3].as.rng, params, 3, n);
+                              {sizeof kind, &kind}};
+  return launch_random(ctx, call, "tb_real_random", self, n, &a[rng].as.rng, params, 3, n);
 }
 
 /* bernoulli_.float [self, p, generator] */
@@ -528,6 +529,14 @@ static const tb_kernel k_normal = {
     "normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> "
     "Tensor(a!)",
     (void *)(intptr_t)1};
+static const tb_kernel k_exponential = {
+    sizeof(tb_kernel),
+    "exponential_",
+    real_random,
+    FLOATS,
+    0,
+    "exponential_(Tensor(a!) self, float lambd=1., *, Generator? generator=None) -> Tensor(a!)",
+    (void *)(intptr_t)2};
 
 static const tb_kernel k_foreach_add_list = {
     sizeof(tb_kernel),
@@ -579,6 +588,7 @@ const tb_kernel *const ocl_optim_kernels[] = {&k_sgd,
                                               &k_random_from,
                                               &k_uniform,
                                               &k_normal,
+                                              &k_exponential,
                                               &k_foreach_add_list,
                                               &k_foreach_add_scalar,
                                               &k_foreach_mul_scalar,

@@ -13,12 +13,12 @@
  * work-item's tensors to them.  Tensors a step does not read (SGD's buffer without momentum,
  * AdamW's max_exp_avg_sq without amsgrad) are passed as the parameter. */
 #define TB_SGD_MEMBER(k) OCL_PTR(T, param##k), OCL_PTR(T, grad##k), OCL_PTR(T, buf##k)
-#define TB_SGD_TAKE(k)                                                                          \
-  case k:                                                                                       \
-    P = OCL_AT(T, param##k);                                                                    \
-    G = OCL_AT(T, grad##k);                                                                     \
-    B = OCL_AT(T, buf##k);                                                                      \
-    n = numels.s##k;                                                                            \
+#define TB_SGD_TAKE(k)       \
+  case k:                    \
+    P = OCL_AT(T, param##k); \
+    G = OCL_AT(T, grad##k);  \
+    B = OCL_AT(T, buf##k);   \
+    n = numels.s##k;         \
     break
 
 /* SGD, as ATen's fused kernel: weight decay, momentum (dampening, nesterov), maximize. */
@@ -59,15 +59,15 @@ __kernel void tb_sgd(TB_SGD_MEMBER(0), TB_SGD_MEMBER(1), TB_SGD_MEMBER(2), TB_SG
 #define TB_ADAMW_MEMBER(k)                                                                      \
   OCL_PTR(T, param##k), OCL_PTR(T, grad##k), OCL_PTR(T, exp_avg##k), OCL_PTR(T, exp_avg_sq##k), \
       OCL_PTR(T, max_exp_avg_sq##k), OCL_PTR(float, step##k)
-#define TB_ADAMW_TAKE(k)                                                                        \
-  case k:                                                                                       \
-    P = OCL_AT(T, param##k);                                                                    \
-    G = OCL_AT(T, grad##k);                                                                     \
-    M = OCL_AT(T, exp_avg##k);                                                                  \
-    V = OCL_AT(T, exp_avg_sq##k);                                                               \
-    H = OCL_AT(T, max_exp_avg_sq##k);                                                           \
-    S = OCL_AT(float, step##k);                                                                 \
-    n = numels.s##k;                                                                            \
+#define TB_ADAMW_TAKE(k)              \
+  case k:                             \
+    P = OCL_AT(T, param##k);          \
+    G = OCL_AT(T, grad##k);           \
+    M = OCL_AT(T, exp_avg##k);        \
+    V = OCL_AT(T, exp_avg_sq##k);     \
+    H = OCL_AT(T, max_exp_avg_sq##k); \
+    S = OCL_AT(float, step##k);       \
+    n = numels.s##k;                  \
     break
 
 /* Adam and AdamW, as ATen's fused kernel (`decoupled`: AdamW, the parameter decays; otherwise
@@ -179,14 +179,17 @@ __kernel void tb_random_from(OCL_PTR(T, self), long n, ulong seed, ulong offset,
   OCL_AT(T, self)[i] = (T)(long)((ulong)from + bits % range);
 }
 
-/* uniform_ and normal_ of a floating self: element i takes half of the Philox block at counter
- * offset / 4 + i / 2 (emu's layout, as tb_random_from), 64 bits (hi, lo).  uniform_: a + (b - a)
- * u, u in [0, 1) from the top 24 bits of hi in float (as CUDA's float uniform) or 53 bits of
- * (hi, lo) in double (emu's); normal_: a + b sqrt(-2 log u1) cos(2 pi u2), u1 = (hi + 1) 2^-32
- * in (0, 1] and u2 = lo 2^-32 (Box-Muller, emu's).  In float the draws are emu's to float
- * rounding; in double, to the last bits of log and cos. */
+/* uniform_, normal_ and exponential_ of a floating self (`kind` 0, 1, 2): element i takes half
+ * of the Philox block at counter offset / 4 + i / 2 (emu's layout, as tb_random_from), 64 bits
+ * (hi, lo).  uniform_: a + (b - a) u, u in [0, 1) from the top 24 bits of hi in float (as
+ * CUDA's float uniform) or 53 bits of (hi, lo) in double (emu's); normal_: a + b sqrt(-2 log
+ * u1) cos(2 pi u2), u1 = (hi + 1) 2^-32 in (0, 1] and u2 = lo 2^-32 (Box-Muller, emu's); in
+ * float the draws are emu's to float rounding, in double to the last bits of log and cos.
+ * exponential_: -log(u) / a with u in (0, 1] (24 or 53 bits), and -epsilon / 2 for the log of u
+ * within epsilon / 2 of 1, so that no draw is 0 (ATen's transformation::exponential:
+ * multinomial divides by these draws). */
 __kernel void tb_real_random(OCL_PTR(T, self), long n, ulong seed, ulong offset, ACC a, ACC b,
-                             int normal, OCL_PTR(ulong, state), int captured) {
+                             int kind, OCL_PTR(ulong, state), int captured) {
   long i = get_global_id(0);
   if (i >= n) return;
   if (captured) { /* in a graph: the key and base counter of this replay (tb_rng_key) */
@@ -195,13 +198,18 @@ __kernel void tb_real_random(OCL_PTR(T, self), long n, ulong seed, ulong offset,
   }
   uint4 r = tb_philox4(offset / 4 + (ulong)i / 2, seed);
   uint hi = (i & 1) ? r.z : r.x, lo = (i & 1) ? r.w : r.y;
+  bool wide = sizeof(ACC) == 8;
+  ulong bits = (((ulong)hi << 21) ^ (ulong)lo) & (((ulong)1 << 53) - 1);
   ACC value;
-  if (normal) {
+  if (kind == 1) {
     ACC u1 = ((ACC)hi + (ACC)1) * (ACC)0x1p-32f;
     ACC u2 = (ACC)lo * (ACC)0x1p-32f;
     value = a + b * sqrt((ACC)-2 * log(u1)) * cos((ACC)6.283185307179586 * u2);
-  } else if (sizeof(ACC) == 8) {
-    ulong bits = (((ulong)hi << 21) ^ (ulong)lo) & (((ulong)1 << 53) - 1);
+  } else if (kind == 2) {
+    ACC u = wide ? ((ACC)bits + (ACC)1) * (ACC)0x1p-53f : ((ACC)(hi >> 8) + (ACC)1) * (ACC)0x1p-24f;
+    ACC half_epsilon = wide ? (ACC)0x1p-53f : (ACC)0x1p-24f;
+    value = (u >= (ACC)1 - half_epsilon ? -half_epsilon : log(u)) / -a;
+  } else if (wide) {
     value = a + (b - a) * ((ACC)bits * (ACC)0x1p-53f);
   } else {
     value = a + (b - a) * ((ACC)(hi >> 8) * (ACC)0x1p-24f);
@@ -241,12 +249,12 @@ __kernel void tb_bernoulli(OCL_PTR(T, self), long n, ulong seed, ulong offset, f
  * s *= alpha; 3 _foreach_lerp_.Scalar, s towards o by alpha (ATen's two-sided form); 4
  * _foreach_addcmul_.Scalar, s += alpha o p. */
 #define TB_EACH(k) OCL_PTR(T, s##k), OCL_PTR(T, o##k), OCL_PTR(T, p##k)
-#define TB_PICK(k)                                                                              \
-  case k:                                                                                       \
-    s = OCL_AT(T, s##k);                                                                        \
-    o = OCL_AT(T, o##k);                                                                        \
-    p = OCL_AT(T, p##k);                                                                        \
-    n = numels.s##k;                                                                            \
+#define TB_PICK(k)       \
+  case k:                \
+    s = OCL_AT(T, s##k); \
+    o = OCL_AT(T, o##k); \
+    p = OCL_AT(T, p##k); \
+    n = numels.s##k;     \
     break
 __kernel void tb_foreach(TB_EACH(0), TB_EACH(1), TB_EACH(2), TB_EACH(3), TB_EACH(4), TB_EACH(5),
                          TB_EACH(6), TB_EACH(7), long8 numels, ACC alpha, int op, long chunk) {

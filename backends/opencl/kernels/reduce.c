@@ -350,6 +350,31 @@ static tb_status reduce_all(tb_context ctx, const tb_kernel_call *call) {
                      args[1].as.tensor, mask, false);
 }
 
+/* aminmax.out [self, dim?, keepdim, min, max]: amin and amax, one launch each (multinomial
+ * checks its probabilities with it).  An empty reduction is declined: ATen raises. */
+static tb_status aminmax(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 5 || a[0].kind != TB_VALUE_TENSOR || a[2].kind != TB_VALUE_BOOL ||
+      a[3].kind != TB_VALUE_TENSOR || a[4].kind != TB_VALUE_TENSOR ||
+      (a[1].kind != TB_VALUE_INT && a[1].kind != TB_VALUE_NONE)) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor;
+  int64_t one_dim[1] = {a[1].as.i};
+  tb_value dims = a[1]; /* an int dim as a list of one; None: every dimension */
+  if (a[1].kind == TB_VALUE_INT) {
+    dims.kind = TB_VALUE_INT_LIST;
+    dims.as.ints.items = one_dim;
+    dims.as.ints.count = 1;
+  }
+  uint64_t mask = 0;
+  if (!dim_mask(&dims, self->ndim, &mask)) return ocl_decline(call, "dimensions it cannot map");
+  bool keepdim = a[2].as.b != 0;
+  tb_status status = reduce_dims(ctx, call, R_AMIN, self, a[3].as.tensor, mask, keepdim);
+  if (status != TB_OK) return status;
+  return reduce_dims(ctx, call, R_AMAX, self, a[4].as.tensor, mask, keepdim);
+}
+
 /* all / any [self, dim (int, int[]? or absent), keepdim, out]: any dtype in, bool (uint8 for
  * uint8 input) out; all.all_out / any.all_out [self, out] reduce everything. */
 static tb_status logical(tb_context ctx, const tb_kernel_call *call) {
@@ -606,6 +631,10 @@ KERNEL(k_max, "max.unary_out", reduce_all, SUMMABLE & ~TB_DTYPE_BIT(TB_DTYPE_BOO
        "max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", R_AMAX)
 KERNEL(k_min, "min.unary_out", reduce_all, SUMMABLE & ~TB_DTYPE_BIT(TB_DTYPE_BOOL),
        "min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", R_AMIN)
+KERNEL(k_aminmax, "aminmax.out", aminmax, SUMMABLE & ~TB_DTYPE_BIT(TB_DTYPE_BOOL),
+       "aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) "
+       "max) -> (Tensor(a!) min, Tensor(b!) max)",
+       0)
 KERNEL(k_softmax, "_softmax.out", softmax, FLOATS,
        "_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
        S_SOFTMAX)
@@ -685,6 +714,7 @@ const tb_kernel *const ocl_reduce_kernels[] = {&k_all_all,
                                                &k_mean,
                                                &k_amax,
                                                &k_amin,
+                                               &k_aminmax,
                                                &k_max,
                                                &k_min,
                                                &k_argmax,
