@@ -1280,3 +1280,46 @@ def test_scatter_of_an_index_out_of_range_is_an_error():
             MODULE.synchronize()
     finally:
         MODULE.reset_device()
+
+
+SPECIAL = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -3.0, 25.0, -25.0, math.inf, -math.inf, math.nan]
+ACTIVATIONS = {
+    "sign": torch.sign,
+    "log10": torch.log10,
+    "exp2": torch.exp2,
+    "sinh": torch.sinh,
+    "cosh": torch.cosh,
+    "asin": torch.asin,
+    "acos": torch.acos,
+    "atan": torch.atan,
+    "asinh": torch.asinh,
+    "acosh": torch.acosh,
+    "atanh": torch.atanh,
+    "mish": torch.nn.functional.mish,
+    "leaky_relu": lambda x: torch.nn.functional.leaky_relu(x, 0.2),
+    "softplus": lambda x: torch.nn.functional.softplus(x, beta=2.0, threshold=10.0),
+    "atan2": lambda x: torch.atan2(x, x.flip(0)),
+    "hypot": lambda x: torch.hypot(x, x.flip(0)),
+    "fmod": lambda x: torch.fmod(x, x.flip(0)),
+    "pow": lambda x: torch.pow(x, x.flip(0)),
+    "logical_and": lambda x: torch.logical_and(x, x.flip(0)),
+    "logical_xor": lambda x: torch.logical_xor(x, x.flip(0)),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_math_and_activations_match_cpu_on_special_values(name, dtype):
+    """The unary and binary math functions and activations (leaky_relu, softplus, mish) over
+    signed zeros, domain edges, large values, infinities and NaN, against the CPU (within a few
+    ulps: a device's libm may round its last bit otherwise), and leaky_relu's and softplus'
+    backwards."""
+    x = torch.tensor(SPECIAL, dtype=dtype)
+    fn = ACTIVATIONS[name]
+    torch.testing.assert_close(fn(x.to(DEV)).cpu(), fn(x), equal_nan=True, atol=1e-6, rtol=1e-5)
+    if name in ("leaky_relu", "softplus", "mish"):
+        x = torch.linspace(-30, 30, 121, dtype=dtype, requires_grad=True)
+        (grad,) = torch.autograd.grad(fn(x).sum(), x)
+        on_device = x.detach().to(DEV).requires_grad_()
+        (device_grad,) = torch.autograd.grad(fn(on_device).sum(), on_device)
+        torch.testing.assert_close(device_grad.cpu(), grad, atol=1e-6, rtol=1e-5)

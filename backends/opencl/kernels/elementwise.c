@@ -333,6 +333,54 @@ ROW(lerp_tensor, "lerp.Tensor_out", F32_64,
 /* more unary rows */
 UNARY(sgn, "x0 > 0 ? (CT)1 : x0 < 0 ? (CT)-1 : (CT)0", "(x0 > 0) - (x0 < 0)", ALL)
 UNARY(lgamma, "lgamma(x0)", NULL, F32_64)
+UNARY(sign, "x0 > 0 ? (CT)1 : x0 < 0 ? (CT)-1 : (CT)0", "(x0 > 0) - (x0 < 0)", NUMBERS)
+UNARY(log10, "log10(x0)", NULL, F32_64)
+UNARY(exp2, "exp2(x0)", NULL, F32_64)
+UNARY(sinh, "sinh(x0)", NULL, F32_64)
+UNARY(cosh, "cosh(x0)", NULL, F32_64)
+UNARY(asin, "asin(x0)", NULL, F32_64)
+UNARY(acos, "acos(x0)", NULL, F32_64)
+UNARY(atan, "atan(x0)", NULL, F32_64)
+UNARY(asinh, "asinh(x0)", NULL, F32_64)
+UNARY(acosh, "acosh(x0)", NULL, F32_64)
+UNARY(atanh, "atanh(x0)", NULL, F32_64)
+/* mish as ATen's CPU kernel: x tanh(log1p(exp(x))) */
+UNARY(mish, "x0 * tanh(log1p(exp(x0)))", NULL, F32_64)
+ROW(atan2, "atan2.out", F32_64, BINARY_SCHEMA("atan2"), "atan2(x0, x1)", NULL, 2, -1, -1, false,
+    false)
+ROW(hypot, "hypot.out", F32_64, BINARY_SCHEMA("hypot"), "hypot(x0, x1)", NULL, 2, -1, -1, false,
+    false)
+ROW(fmod, "fmod.Tensor_out", F32_64,
+    "fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", "fmod(x0, x1)",
+    NULL, 2, -1, -1, false, false)
+ROW(pow_tensor, "pow.Tensor_Tensor_out", F32_64,
+    "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)",
+    "pow(x0, x1)", NULL, 2, -1, -1, false, false)
+/* logical_and.out / logical_xor.out [self, other, out]: as logical_or */
+ROW(logical_and, "logical_and.out", ALL, BINARY_SCHEMA("logical_and"), "x0 != 0 && x1 != 0",
+    "x0 != 0 && x1 != 0", 2, -1, -1, false, false)
+ROW(logical_xor, "logical_xor.out", ALL, BINARY_SCHEMA("logical_xor"), "(x0 != 0) != (x1 != 0)",
+    "(x0 != 0) != (x1 != 0)", 2, -1, -1, false, false)
+/* leaky_relu.out [self, negative_slope, out] and its backward [grad_output, self,
+ * negative_slope, self_is_result, grad_input], as ATen's: x > 0 ? x : x * slope */
+ROW(leaky_relu, "leaky_relu.out", F32_64,
+    "leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)",
+    "x0 > (CT)0 ? x0 : x0 * alpha", NULL, 1, 1, -1, false, false)
+ROW(leaky_relu_backward, "leaky_relu_backward.grad_input", F32_64,
+    "leaky_relu_backward.grad_input(Tensor grad_output, Tensor self, Scalar negative_slope, bool "
+    "self_is_result, *, Tensor(a!) grad_input) -> Tensor(a!)",
+    "x1 > (CT)0 ? x0 : x0 * alpha", NULL, 2, 2, -1, false, false)
+/* softplus.out [self, beta, threshold, out] and softplus_backward.grad_input [grad_output, self,
+ * beta, threshold, grad_input], as ATen's: linear above the threshold */
+ROW(softplus, "softplus.out", F32_64,
+    "softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> "
+    "Tensor(a!)",
+    "x0 * alpha > beta ? x0 : log1p(exp(x0 * alpha)) / alpha", NULL, 1, 1, 2, false, false)
+ROW(softplus_backward, "softplus_backward.grad_input", F32_64,
+    "softplus_backward.grad_input(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold, "
+    "*, Tensor(a!) grad_input) -> Tensor(a!)",
+    "x1 * alpha > beta ? x0 : x0 * exp(x1 * alpha) / (exp(x1 * alpha) + (CT)1)", NULL, 2, 2, 3,
+    false, false)
 /* hardswish and hardsigmoid as ATen's CPU kernels write them: NaN propagates */
 #define HARDSWISH "isnan(x0) ? x0 : clamp(x0 + (CT)3, (CT)0, (CT)6) * x0 / (CT)6"
 UNARY(hardswish, HARDSWISH, NULL, F32_64)
@@ -485,6 +533,28 @@ const tb_kernel *const ocl_elementwise_kernels[] = {&k_neg,
                                                     &k_lerp_tensor,
                                                     &k_sgn,
                                                     &k_lgamma,
+                                                    &k_sign,
+                                                    &k_log10,
+                                                    &k_exp2,
+                                                    &k_sinh,
+                                                    &k_cosh,
+                                                    &k_asin,
+                                                    &k_acos,
+                                                    &k_atan,
+                                                    &k_asinh,
+                                                    &k_acosh,
+                                                    &k_atanh,
+                                                    &k_mish,
+                                                    &k_atan2,
+                                                    &k_hypot,
+                                                    &k_fmod,
+                                                    &k_pow_tensor,
+                                                    &k_logical_and,
+                                                    &k_logical_xor,
+                                                    &k_leaky_relu,
+                                                    &k_leaky_relu_backward,
+                                                    &k_softplus,
+                                                    &k_softplus_backward,
                                                     &k_hardswish,
                                                     &k_hardswish_,
                                                     &k_hardsigmoid,
