@@ -9,9 +9,10 @@
  * device); tb_sort_store writes the first k of each row where the outputs want them.  The host
  * (kernels/sort.c) prefixes T, the values' storage type, and FLOATING for floating types.
  *
- * Order: ascending, or descending with DESCENDING 1; NaN is greater than every number (last
- * ascending, first descending), as ATen's sort and topk.  Equal values keep their order in
- * the row (stable), so an equal value from the left run goes first.
+ * Order: ascending, or descending where `descending` (the layout's, the merge's argument) is
+ * 1; NaN is greater than every number (last ascending, first descending), as ATen's sort and
+ * topk.  Equal values keep their order in the row (stable), so an equal value from the left
+ * run goes first.
  */
 typedef struct tb_sort_layout {
   int kept_ndim;
