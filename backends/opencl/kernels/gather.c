@@ -186,6 +186,26 @@ static tb_status embedding_backward(tb_context ctx, const tb_kernel_call *call) 
   return status;
 }
 
+/* gather.cl's tb_gather_layout over index's positions along `dim`: `plain` is the operand read
+ * or written elementwise with index (NULL: none, a number), `indexed` the one indexed along
+ * dim (a 0-dim one has stride 0). */
+static ocl_gather gather_layout(const tb_tensor *index, int64_t dim, const tb_tensor *plain,
+                                const tb_tensor *indexed) {
+  ocl_gather layout = {0};
+  layout.ndim = index->ndim;
+  layout.dim = (cl_int)dim;
+  layout.numel = 1;
+  for (int32_t d = 0; d < index->ndim; d++) {
+    layout.sizes[d] = index->sizes[d];
+    layout.out_strides[d] = plain != NULL ? plain->strides[d] : 0;
+    layout.index_strides[d] = index->strides[d];
+    layout.self_strides[d] = indexed->ndim > 0 ? indexed->strides[d] : 0;
+    layout.numel *= index->sizes[d];
+  }
+  layout.self_dim_size = indexed->ndim > 0 ? indexed->sizes[dim] : 1;
+  return layout;
+}
+
 /* gather.out [self, dim, index, sparse_grad, out]: out has index's shape (ATen's meta checked
  * the sizes against self's). */
 static tb_status gather(tb_context ctx, const tb_kernel_call *call) {
@@ -208,20 +228,10 @@ static tb_status gather(tb_context ctx, const tb_kernel_call *call) {
   if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
     return ocl_decline(call, "float64 on a device without cl_khr_fp64");
   }
-  ocl_gather layout = {0};
-  layout.ndim = index->ndim;
-  layout.dim = (cl_int)dim;
-  layout.numel = 1;
   for (int32_t d = 0; d < index->ndim; d++) {
     if (out->sizes[d] != index->sizes[d]) return ocl_decline(call, "an output of another shape");
-    layout.sizes[d] = index->sizes[d];
-    layout.out_strides[d] = out->strides[d];
-    layout.index_strides[d] = index->strides[d];
-    layout.self_strides[d] = self->strides[d];
-    layout.numel *= index->sizes[d];
   }
-  layout.self_dim_size = self->ndim > 0 ? self->sizes[dim] : 1;
-  if (self->ndim == 0) layout.self_strides[0] = 0;
+  ocl_gather layout = gather_layout(index, dim, out, self);
   if (layout.numel == 0) return TB_OK;
   ocl_kernel *kernel = NULL;
   status = kernel_for(ctx, device, self->dtype, index->dtype, "tb_gather", &kernel);
@@ -275,19 +285,7 @@ static tb_status scatter(tb_context ctx, const tb_kernel_call *call) {
   if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
     return ocl_decline(call, "float64 on a device without cl_khr_fp64");
   }
-  ocl_gather layout = {0};
-  layout.ndim = index->ndim;
-  layout.dim = (cl_int)dim;
-  layout.numel = 1;
-  for (int32_t d = 0; d < index->ndim; d++) {
-    layout.sizes[d] = index->sizes[d];
-    layout.out_strides[d] = src != NULL ? src->strides[d] : 0; /* src's */
-    layout.index_strides[d] = index->strides[d];
-    layout.self_strides[d] = out->strides[d]; /* out's */
-    layout.numel *= index->sizes[d];
-  }
-  layout.self_dim_size = out->ndim > 0 ? out->sizes[dim] : 1;
-  if (out->ndim == 0) layout.self_strides[0] = 0;
+  ocl_gather layout = gather_layout(index, dim, src, out);
   if (self->data != out->data) { /* scatter_ writes in place */
     ocl_operand in[1] = {{self, 0, 0}};
     ocl_map_spec copy = {"x0", out->dtype, 1};

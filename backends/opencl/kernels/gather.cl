@@ -94,24 +94,35 @@ typedef struct tb_gather_layout {
   long self_dim_size;
 } tb_gather_layout;
 
+/* Position i of index's shape in L: the offsets of the operand read or written elementwise
+ * with the index (out_strides) in *plain and of the operand indexed along `dim` without that
+ * dimension (self_strides) in *indexed, and the index there -- or -1 once an index out of
+ * range is reported. */
+static long gather_position(const tb_gather_layout *L, long i, __global const IDX *index,
+                            __global uint *fault, uint fault_op, long *plain, long *indexed) {
+  long rest = i, x = 0;
+  *plain = *indexed = 0;
+  for (int d = L->ndim - 1; d >= 0; d--) {
+    long c = rest % L->sizes[d];
+    rest /= L->sizes[d];
+    *plain += c * L->out_strides[d];
+    x += c * L->index_strides[d];
+    if (d != L->dim) *indexed += c * L->self_strides[d];
+  }
+  long k = (long)index[x];
+  if (k < 0 || k >= L->self_dim_size) {
+    tb_report_fault(fault, fault_op, TB_FAULT_INDEX, k, L->self_dim_size);
+    return -1;
+  }
+  return k;
+}
+
 __kernel void tb_gather(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, index),
                         __global uint *fault, uint fault_op, tb_gather_layout L) {
-  long i = get_global_id(0);
+  long i = get_global_id(0), o, s;
   if (i >= L.numel) return;
-  long rest = i, o = 0, x = 0, s = 0;
-  for (int d = L.ndim - 1; d >= 0; d--) {
-    long c = rest % L.sizes[d];
-    rest /= L.sizes[d];
-    o += c * L.out_strides[d];
-    x += c * L.index_strides[d];
-    if (d != L.dim) s += c * L.self_strides[d];
-  }
-  long k = (long)OCL_AT(IDX, index)[x];
-  if (k < 0 || k >= L.self_dim_size) {
-    tb_report_fault(fault, fault_op, TB_FAULT_INDEX, k, L.self_dim_size);
-    return;
-  }
-  OCL_AT(T, out)[o] = OCL_AT(T, self)[s + k * L.self_strides[L.dim]];
+  long k = gather_position(&L, i, OCL_AT(IDX, index), fault, fault_op, &o, &s);
+  if (k >= 0) OCL_AT(T, out)[o] = OCL_AT(T, self)[s + k * L.self_strides[L.dim]];
 }
 
 /* scatter (scatter.src_out, scatter.value_out): out[..., index[i], ...] = src[i] (or the number)
@@ -122,21 +133,10 @@ __kernel void tb_gather(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, index),
 __kernel void tb_scatter(OCL_PTR(T, out), OCL_PTR(T, src), OCL_PTR(IDX, index),
                          __global uint *fault, uint fault_op, tb_gather_layout L, ACC real,
                          long integer, int mode) {
-  long i = get_global_id(0);
+  long i = get_global_id(0), s, o;
   if (i >= L.numel) return;
-  long rest = i, s = 0, x = 0, o = 0;
-  for (int d = L.ndim - 1; d >= 0; d--) {
-    long c = rest % L.sizes[d];
-    rest /= L.sizes[d];
-    s += c * L.out_strides[d];
-    x += c * L.index_strides[d];
-    if (d != L.dim) o += c * L.self_strides[d];
-  }
-  long k = (long)OCL_AT(IDX, index)[x];
-  if (k < 0 || k >= L.self_dim_size) {
-    tb_report_fault(fault, fault_op, TB_FAULT_INDEX, k, L.self_dim_size);
-    return;
-  }
+  long k = gather_position(&L, i, OCL_AT(IDX, index), fault, fault_op, &s, &o);
+  if (k < 0) return;
   T v = mode == 0 ? OCL_AT(T, src)[s] : mode == 1 ? (T)real : (T)integer;
   OCL_AT(T, out)[o + k * L.self_strides[L.dim]] = v;
 }

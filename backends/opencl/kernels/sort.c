@@ -124,10 +124,6 @@ static tb_status sort_rows(tb_context ctx, const tb_kernel_call *call, const tb_
                "sort (load)");
   int from = 0; /* the copy holding the sorted runs: work[2 * from], work[2 * from + 1] */
   for (cl_long width = 1; width < layout.n && status == TB_OK; width *= 2) {
-    struct {
-      cl_long rows, n, width;
-      cl_int descending;
-    } numbers = {layout.rows, layout.n, width, layout.descending};
     int to = 1 - from;
     pthread_mutex_lock(&merge->lock);
     ocl_args args = ocl_args_begin(ctx, device, merge);
@@ -135,10 +131,10 @@ static tb_status sort_rows(tb_context ctx, const tb_kernel_call *call, const tb_
     ocl_arg_place(&args, &work[2 * from + 1]);
     ocl_arg_place(&args, &work[2 * to]);
     ocl_arg_place(&args, &work[2 * to + 1]);
-    ocl_arg_value(&args, sizeof numbers.rows, &numbers.rows);
-    ocl_arg_value(&args, sizeof numbers.n, &numbers.n);
-    ocl_arg_value(&args, sizeof numbers.width, &numbers.width);
-    ocl_arg_value(&args, sizeof numbers.descending, &numbers.descending);
+    ocl_arg_value(&args, sizeof layout.rows, &layout.rows);
+    ocl_arg_value(&args, sizeof layout.n, &layout.n);
+    ocl_arg_value(&args, sizeof width, &width);
+    ocl_arg_value(&args, sizeof layout.descending, &layout.descending);
     status = ocl_args_done(&args);
     if (status == TB_OK) status = ocl_enqueue(ctx, device, call, merge, (int64_t)count, "sort");
     pthread_mutex_unlock(&merge->lock);
