@@ -31,6 +31,13 @@ std::mutex g_mutex;  // guards the counters and the set of operators already war
 std::map<std::string, int64_t>* g_counts = new std::map<std::string, int64_t>();
 std::set<std::string>* g_warned = new std::set<std::string>();
 
+// note_declined's last note on this thread: the kernel's name and why it declined.
+struct Declined {
+  std::string kernel;
+  std::string why;
+};
+thread_local Declined t_declined;
+
 FallbackMode mode_from_environment() {
   const char* value = std::getenv("TORCH_BACKEND_FALLBACK");
   if (value == nullptr || *value == '\0') return FallbackMode::kAllow;
@@ -527,16 +534,39 @@ void run_on_cpu(const c10::OperatorHandle& op, const c10::OperatorHandle& kernel
     }
   }
 }
+// The operator's name without its overload and in-place underscore: "hardtanh" for
+// "hardtanh_", "avg_pool2d" for "avg_pool2d.out".
+std::string base_name(const std::string& name) {
+  std::string base = name.substr(0, name.find('.'));
+  const size_t colons = base.rfind("::");
+  if (colons != std::string::npos) base = base.substr(colons + 2);
+  if (!base.empty() && base.back() == '_') base.pop_back();
+  return base;
+}
+
+// Why the device's kernel did not run `name`: the note of a decline of a kernel of the same
+// operator on this thread (consumed), else that the vendor has none.
+std::string why_not_on_device(const std::string& name) {
+  Declined declined = std::move(t_declined);
+  t_declined = Declined{};
+  if (!declined.kernel.empty() && base_name(declined.kernel) == base_name(name)) {
+    return c10::str("the vendor's kernel ", declined.kernel, " declined the call: ", declined.why);
+  }
+  return "the vendor has no kernel for it";
+}
+
 // TORCH_BACKEND_FALLBACK's verdict on running `op` on the CPU, a capture's refusal, the count
 // and the warning; returns the operator's name.
 std::string admit(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
   std::string name = operator_name(op);
+  const std::string why = why_not_on_device(name);
   FallbackMode current = mode().load(std::memory_order_relaxed);
   if (current == FallbackMode::kError) {
     c10::DeviceIndex device = device_of_arguments(op, stack);
     TORCH_CHECK_NOT_IMPLEMENTED(false, Vendor::Get().device_type(), ": operator ", name,
-                                " has no kernel for device ", make_device(device),
-                                " and TORCH_BACKEND_FALLBACK=error forbids running it on the CPU");
+                                " cannot run on device ", make_device(device), " (", why,
+                                ") and TORCH_BACKEND_FALLBACK=error forbids running it on the "
+                                "CPU");
   }
   if (C10_UNLIKELY(graph::capturing_any())) {
     graph::check_capturable(device_of_arguments(op, stack),
@@ -552,9 +582,8 @@ std::string admit(const c10::OperatorHandle& op, const torch::jit::Stack& stack)
     if (current == FallbackMode::kWarn) warn = g_warned->insert(name).second;
   }
   if (warn) {
-    TORCH_WARN(Vendor::Get().device_type(), ": operator ", name,
-               " has no device kernel and runs on the CPU (copies in and out; "
-               "TORCH_BACKEND_FALLBACK=warn)");
+    TORCH_WARN(Vendor::Get().device_type(), ": operator ", name, " runs on the CPU: ", why,
+               " (copies in and out; TORCH_BACKEND_FALLBACK=warn)");
   }
   return name;
 }
@@ -576,6 +605,13 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 
 void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   fallback(op, stack);
+}
+
+void note_declined(const char* kernel, std::string why) {
+  // A vendor's message that starts with the kernel's name (opencl's do) says it once.
+  const std::string prefix = std::string(kernel) + ": ";
+  if (why.compare(0, prefix.size(), prefix) == 0) why.erase(0, prefix.size());
+  t_declined = Declined{kernel, std::move(why)};
 }
 
 void admit_cpu_fallback(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {

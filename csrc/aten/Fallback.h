@@ -49,6 +49,13 @@ struct CpuRoute {
 void run_through_cpu(const c10::OperatorHandle& op, std::vector<c10::IValue>* stack,
                      const CpuRoute& route);
 
+// Why the vendor's kernel `kernel` ("avg_pool2d.out") just declined a call on this thread: its
+// message (TB_ERROR_NOT_SUPPORTED's, or the dtype or argument it cannot take).  The fallback
+// that runs the operator next names it in its warning and its error, so that a vendor or a
+// user sees why the device's kernel did not run; a later decline replaces it, and the next
+// fallback on the thread consumes it.
+void note_declined(const char* kernel, std::string why);
+
 FallbackMode fallback_mode();
 // A CPU generator seeded from the next draw of `device_generator` (a device generator): what
 // random operators that run on the CPU draw from, so that the device's seed governs them.

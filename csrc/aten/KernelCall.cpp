@@ -1,6 +1,8 @@
 // Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
 #include "aten/KernelCall.h"
 
+#include "aten/Fallback.h"
+
 #include <ATen/EmptyTensor.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
@@ -380,15 +382,23 @@ std::optional<c10::Device> KernelCall::check_devices() const {
 }
 
 bool KernelCall::launch() {
-  if (undescribable_) return false;  // an argument without a descriptor
+  if (undescribable_) {
+    note_declined(kernel_->name, "an argument no tb_value carries (a complex number?)");
+    return false;
+  }
   const at::Tensor* first = first_tensor();
   TORCH_INTERNAL_ASSERT(first != nullptr, "torch_backend: a kernel call without tensors");
   const std::optional<c10::Device> devices = check_devices();
-  if (!devices.has_value()) return false;  // declines_other_devices()
+  if (!devices.has_value()) {  // declines_other_devices()
+    note_declined(kernel_->name, "tensors on more than one device");
+    return false;
+  }
   const c10::Device target = *devices;
   bool ok = false;
   tb_dtype first_dtype = to_tb_dtype(first->scalar_type(), &ok);
   if (!ok || (kernel_->dtypes != 0 && !(kernel_->dtypes & TB_DTYPE_BIT(first_dtype)))) {
+    note_declined(kernel_->name, c10::str("its first tensor's dtype ", first->scalar_type(),
+                                          " is not among the kernel's dtypes"));
     return false;
   }
   for (size_t i : movable_) {
@@ -408,7 +418,11 @@ bool KernelCall::launch() {
       continue;
     }
     d.dtype = to_tb_dtype(t.scalar_type(), &ok);
-    if (!ok) return false;
+    if (!ok) {
+      note_declined(kernel_->name,
+                    c10::str("a tensor of dtype ", t.scalar_type(), ", which no tb_dtype names"));
+      return false;
+    }
     // A storage shared copy-on-write (torch._lazy_clone) gets its own copy before any kernel
     // sees it: the call does not say which tensors a kernel writes.
     if (t.numel() == 0) {
@@ -475,7 +489,11 @@ bool KernelCall::launch() {
     if (C10_UNLIKELY(graph::capturing_any())) graph::note_captured_op(device, kernel_->name);
     return true;
   }
-  if (status == TB_ERROR_NOT_SUPPORTED) return false;
+  if (status == TB_ERROR_NOT_SUPPORTED) {
+    const char* why = vendor.last_error();
+    note_declined(kernel_->name, why != nullptr && *why != '\0' ? why : "TB_ERROR_NOT_SUPPORTED");
+    return false;
+  }
   // A workspace request that failed explains the kernel's failure best: the allocator's own
   // error (torch.OutOfMemoryError with the device's figures), naming the kernel.
   workspace.Rethrow(vendor, kernel_->name);

@@ -57,7 +57,7 @@ def test_warn_mode_warns_once_per_operator(restore_mode):
     torch_backend.reset_fallback_counts()
     x = torch.ones(4, device=DEV)
     with pytest.warns(
-        UserWarning, match=rf"{re.escape(op)} has no device kernel and runs on the CPU"
+        UserWarning, match=rf"{re.escape(op)} runs on the CPU: the vendor has no kernel for it"
     ):
         getattr(torch, fn)(x)
     with warnings.catch_warnings():
@@ -69,9 +69,8 @@ def test_error_mode_names_operator_and_device(restore_mode):
     ((fn, op),) = fallback_ops(1)
     torch_backend.set_fallback_mode("error")
     x = torch.ones(4, device=DEV)
-    with pytest.raises(
-        NotImplementedError, match=rf"{re.escape(op)} has no kernel for device {DEV}:0"
-    ):
+    refused = f"{op} cannot run on device {DEV}:0 (the vendor has no kernel for it)"
+    with pytest.raises(NotImplementedError, match=re.escape(refused)):
         getattr(torch, fn)(x)
     torch_backend.set_fallback_mode("allow")
     assert getattr(torch, fn)(x).device.type == DEV
@@ -154,3 +153,30 @@ def test_opencl_without_clblast(tmp_path, engine):
     assert result.returncode == 0, result.stderr
     assert ("aten::mm" in result.stdout) == (engine == "clblast"), result.stdout
     assert "convolution" not in result.stdout
+
+
+def test_a_declined_call_says_why_in_the_warning_and_the_error(restore_mode):
+    """When the vendor's kernel declines a call (mm.out takes no int16 on emu, opencl or npu),
+    the fallback names the kernel and its reason; the next fallback of another operator does
+    not inherit it."""
+    if torch_backend.op_coverage(["mm.out"])["mm.out"] != "native":
+        pytest.skip(f"{DEV} has no mm.out kernel")
+    a = torch.ones(3, 3, dtype=torch.int16, device=DEV)
+    reason = (
+        "aten::mm runs on the CPU: the vendor's kernel mm.out declined the call: its first "
+        "tensor's dtype Short is not among the kernel's dtypes"
+    )
+    torch_backend.set_fallback_mode("warn")
+    torch_backend.reset_fallback_counts()
+    with pytest.warns(UserWarning, match=re.escape(reason)):
+        assert torch.equal(torch.mm(a, a).cpu(), torch.full((3, 3), 3, dtype=torch.int16))
+    ((fn, op),) = fallback_ops(1)
+    with pytest.warns(UserWarning, match=rf"{re.escape(op)} runs on the CPU: the vendor has no"):
+        getattr(torch, fn)(torch.ones(4, device=DEV))
+    torch_backend.set_fallback_mode("error")
+    refused = (
+        f"aten::mm cannot run on device {DEV}:0 (the vendor's kernel mm.out declined the call: "
+        "its first tensor's dtype Short"
+    )
+    with pytest.raises(NotImplementedError, match=re.escape(refused)):
+        torch.mm(a, a)
