@@ -74,6 +74,11 @@ class Entry:
     # taking the operator's arguments (a _foreach_ operator's per-tensor path, as CUDA's own
     # kernels fall back to it), so that a list the kernel cannot take stays on the device
     declined: str | None = None
+    # non-structured: tensor arguments made contiguous before the Meta kernel and the vendor's
+    # kernel see them, as ATen's CPU and CUDA kernels do (``expect_contiguous``): a row kernel
+    # (layer_norm's) then serves a permuted input -- a ViT's after a conv patch embedding --
+    # instead of declining it to the CPU
+    contiguous: list[str] | None = None
 
 
 @dataclasses.dataclass
@@ -445,12 +450,28 @@ struct {klass} final : {meta_class} {{
             else "return std::make_tuple(" + ", ".join(outputs) + ");"
         )
         code = self.host_check(f, entry) + code
+        name = self.cname(f) + ("_contiguous" if entry.contiguous else "")
         body = f"""
-{sig.decl(name=self.cname(f))} {{
+{"static " if entry.contiguous else ""}{sig.decl(name=name)} {{
 {code}  if (!KernelCall(g_kernels[{kernel}], &g_kernel_calls[{kernel}]){"".join(chain)}.launch()) {{
     return {self.fallback(f)};
   }}
   {ret}
+}}
+"""
+        if entry.contiguous:
+            tensors = {
+                a.name for a in f.func.arguments.flat_non_out if a.type == BaseType(BaseTy.Tensor)
+            }
+            unknown = set(entry.contiguous) - tensors
+            assert not unknown, f"{f.func.name}: contiguous names no Tensor argument {unknown}"
+            args = ", ".join(
+                f"{a.name}.contiguous()" if a.name in entry.contiguous else a.name
+                for a in sig.arguments()
+            )
+            body += f"""
+{sig.decl(name=self.cname(f))} {{
+  return {name}({args});
 }}
 """
         self.wrappers.append(Wrapper(str(f.func.name), kernel, self.cname(f), body))

@@ -36,13 +36,21 @@
 //   search calls it per token).  The kernels below are that: div with rounding_mode="floor",
 //   so floor_divide runs wherever the vendor has div.out_mode.
 //
+// roll -- CPU, CUDA and MPS have kernels of their own (the CPU's is narrow + cat), which leaves
+//   every other backend on the CPU fallback (Swin's shifted windows roll twice per block).  The
+//   kernel below is the CPU's algorithm: per rolled dimension, the two slices either side of
+//   the shift concatenated in swapped order; without dims, over the flattened tensor.  It
+//   runs wherever the vendor has cat.out.
+//
 // _assert_async -- CUDA checks the value in a kernel and faults the device; the CPU checks it
 //   at the call.  A vendor has no kernel that raises a message, so the device checks it as the
 //   CPU does: one scalar read back (what the CPU fallback did, without counting as one).
 //   torch 2.13's multinomial checks its probabilities with it.
+#include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/addr_native.h>
 #include <ATen/ops/all.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/eq.h>
 #include <ATen/ops/is_nonzero.h>
@@ -114,6 +122,30 @@ at::Tensor& floor_divide_(at::Tensor& self, const at::Tensor& other) {
   return self.div_(other, "floor");
 }
 
+// One dimension rolled by `shift` (ATen's roll for one dimension, TensorTransformations.cpp).
+at::Tensor roll_one(const at::Tensor& self, int64_t shift, int64_t dim) {
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  const int64_t size = self.size(dim);
+  if (size == 0) return self.clone(at::MemoryFormat::Preserve);
+  int64_t start = (size - shift) % size;
+  if (start < 0) start += size;
+  return at::cat({self.narrow(dim, start, size - start), self.narrow(dim, 0, start)}, dim);
+}
+
+at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef sym_shifts, at::IntArrayRef dims) {
+  const std::vector<int64_t> shifts = C10_AS_INTARRAYREF_SLOW(sym_shifts).vec();
+  TORCH_CHECK(!shifts.empty(), "`shifts` required");
+  if (self.numel() == 0) return self.clone(at::MemoryFormat::Preserve);
+  if (dims.empty() && shifts.size() == 1) {
+    return roll_one(self.contiguous().view(self.numel()), shifts[0], 0).view(self.sizes());
+  }
+  TORCH_CHECK(shifts.size() == dims.size(),
+              "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", dims.size());
+  at::Tensor result = self;
+  for (size_t i = 0; i < dims.size(); i++) result = roll_one(result, shifts[i], dims[i]);
+  return result;
+}
+
 void assert_async(const at::Tensor& self) {
   TORCH_CHECK(at::is_nonzero(self), "Expected Tensor with single nonzero value, but got zero");
 }
@@ -136,6 +168,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("floor_divide", TORCH_FN(floor_divide));
   m.impl("floor_divide.out", TORCH_FN(floor_divide_out));
   m.impl("floor_divide_.Tensor", TORCH_FN(floor_divide_));
+  m.impl("roll", TORCH_FN(roll));
   m.impl("_assert_async", TORCH_FN(assert_async));
   m.impl("_assert_async.msg", TORCH_FN(assert_async_msg));
 }

@@ -1323,3 +1323,47 @@ def test_math_and_activations_match_cpu_on_special_values(name, dtype):
         on_device = x.detach().to(DEV).requires_grad_()
         (device_grad,) = torch.autograd.grad(fn(on_device).sum(), on_device)
         torch.testing.assert_close(device_grad.cpu(), grad, atol=1e-6, rtol=1e-5)
+
+
+def test_roll_matches_cpu():
+    """torch.roll (Swin's shifted windows): over one or several dimensions, negative and
+    oversized shifts, flattened without dims, a strided view, its gradient; ATen's errors."""
+    x = torch.randn(2, 5, 6, 3)
+    torch_backend.reset_fallback_counts()
+    cases = [((2,), None), ((-3,), None), (1, 1), ((2, -1), (1, 2)), ((3, 3), (1, -2)), (7, 1)]
+    for source in (x, x.transpose(1, 2)):
+        for shifts, dims in cases:
+            args = (shifts,) if dims is None else (shifts, dims)
+            assert torch.equal(torch.roll(source.to(DEV), *args).cpu(), torch.roll(source, *args))
+    xc, xd = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+    weights = torch.randn(x.shape)
+    (torch.roll(xc, (1, 2), (1, 2)) * weights).sum().backward()
+    (torch.roll(xd, (1, 2), (1, 2)) * weights.to(DEV)).sum().backward()
+    assert torch.equal(xd.grad.cpu(), xc.grad)
+    if _native("cat.out"):
+        assert torch_backend.fallback_counts() == {}
+    for args, error, message in [
+        (((1, 2), (0,)), RuntimeError, "shifts and dimensions must align"),
+        (((), ()), RuntimeError, "`shifts` required"),
+        ((1, 5), IndexError, "Dimension out of range"),
+    ]:
+        with pytest.raises(error, match=re.escape(message)):
+            torch.roll(x.to(DEV), *args)
+
+
+def test_layer_norm_of_a_permuted_input_runs_on_the_device():
+    """A ViT after a convolutional patch embedding (SigLIP's) normalizes a permuted input: made
+    contiguous first, as ATen's own kernels do, instead of going to the CPU."""
+    x = torch.randn(2, 768, 16).transpose(1, 2)  # [2, 16, 768] with strides (12288, 1, 16)
+    norm = torch.nn.LayerNorm(768)
+    torch_backend.reset_fallback_counts()
+    xc, xd = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+    device_norm = copy.deepcopy(norm).to(DEV)
+    expected, got = norm(xc), device_norm(xd)
+    expected.sum().backward()
+    got.sum().backward()
+    torch.testing.assert_close(got.detach().cpu(), expected.detach())
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad)
+    torch.testing.assert_close(device_norm.weight.grad.cpu(), norm.weight.grad)
+    if _native("native_layer_norm", "native_layer_norm_backward"):
+        assert torch_backend.fallback_counts() == {}
