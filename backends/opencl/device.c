@@ -230,6 +230,7 @@ static void describe(ocl_device *dev) {
       (extensions = calloc(1, size + 1)) != NULL &&
       clGetDeviceInfo(dev->id, CL_DEVICE_EXTENSIONS, size, extensions, NULL) == CL_SUCCESS) {
     dev->fp64 = strstr(extensions, "cl_khr_fp64") != NULL;
+    dev->int64_atomics = strstr(extensions, "cl_khr_int64_base_atomics") != NULL;
     dev->fp16 = strstr(extensions, "cl_khr_fp16") != NULL;
   }
   free(extensions);

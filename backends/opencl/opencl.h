@@ -100,7 +100,8 @@ typedef struct ocl_device {
   cl_uint compute_units;
   int cl_major, cl_minor;
   bool fp64, fp16, svm;
-  uint64_t dtypes; /* TB_DTYPE_BIT set */
+  bool int64_atomics; /* cl_khr_int64_base_atomics: index_put_'s 64-bit accumulation */
+  uint64_t dtypes;    /* TB_DTYPE_BIT set */
 
   /* The vendor's own queue on the device: synchronous copies and fault-record reads. */
   cl_command_queue internal;

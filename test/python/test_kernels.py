@@ -1325,6 +1325,83 @@ def test_math_and_activations_match_cpu_on_special_values(name, dtype):
         torch.testing.assert_close(device_grad.cpu(), grad, atol=1e-6, rtol=1e-5)
 
 
+def _pool_check(pool, x: torch.Tensor, ops: tuple[str, ...], **options) -> None:
+    """`pool` of x, and its gradient, equal the CPU's; on a vendor with kernels for `ops`,
+    nothing falls back."""
+    torch_backend.reset_fallback_counts()
+    xc, xd = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+    expected, got = pool(xc, **options), pool(xd, **options)
+    grad = torch.randn(expected.shape, dtype=x.dtype)
+    expected.backward(grad)
+    got.backward(grad.to(DEV))
+    tolerance = {"rtol": 1e-6, "atol": 1e-6} if x.dtype == torch.float32 else {}
+    torch.testing.assert_close(got.detach().cpu(), expected.detach(), **tolerance)
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad, **tolerance)
+    if _native(*ops):
+        assert torch_backend.fallback_counts() == {}, options
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"kernel_size": 3, "stride": 1, "padding": 1},
+        {"kernel_size": 3, "stride": 1, "padding": 1, "count_include_pad": False},
+        {"kernel_size": 2},
+        {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
+        {
+            "kernel_size": 3,
+            "stride": 2,
+            "padding": 1,
+            "ceil_mode": True,
+            "count_include_pad": False,
+        },
+        {"kernel_size": (3, 2), "stride": (2, 1), "padding": (1, 0), "ceil_mode": True},
+        {"kernel_size": 2, "stride": 1, "divisor_override": 3},
+    ],
+    ids=["same", "exclude-pad", "k2", "ceil", "ceil-exclude-pad", "rect", "divisor"],
+)
+def test_average_pooling_matches_cpu(dtype, options):
+    """avg_pool2d forward and backward (inception's and nfnet's pools): windows that reach into
+    the padding, ceil_mode's last window, count_include_pad, divisor_override, a channels_last
+    and an unbatched input."""
+    x = torch.randn(2, 3, 9, 8, dtype=dtype)
+    ops = ("avg_pool2d.out", "avg_pool2d_backward.grad_input")
+    for source in (x, x.contiguous(memory_format=torch.channels_last), x[0]):
+        _pool_check(torch.nn.functional.avg_pool2d, source, ops, **options)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("size", [(1, 1), (2, 3), (3, 3), (5, 4), (9, 8), (12, 10), (4, None)])
+def test_adaptive_average_pooling_matches_cpu(dtype, size):
+    """adaptive_avg_pool2d forward and backward: windows that overlap (9 -> 5), that repeat
+    (8 -> 10), the identity, 1x1, a kept dimension (None)."""
+    x = torch.randn(2, 3, 9, 8, dtype=dtype)
+    ops = ("_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward")
+    for source in (x, x.contiguous(memory_format=torch.channels_last), x[0]):
+        _pool_check(torch.nn.functional.adaptive_avg_pool2d, source, ops, output_size=size)
+
+
+def test_relu6_and_hardtanh_match_cpu_on_their_bounds():
+    """mobilenetv2's ReLU6 (in place) and hardtanh: NaN and infinities kept, values on the bounds
+    clamp and get no gradient, as ATen's kernels."""
+    x = torch.tensor([float("nan"), -float("inf"), -2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 6.0, 7.0, 1e30])
+    torch_backend.reset_fallback_counts()
+    for low, high in ((0.0, 6.0), (-1.0, 1.0), (-0.5, 0.5)):
+        xc, xd = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+        expected = torch.nn.functional.hardtanh(xc, low, high)
+        got = torch.nn.functional.hardtanh(xd, low, high)
+        torch.testing.assert_close(got.detach().cpu(), expected.detach(), equal_nan=True)
+        expected.backward(torch.arange(11.0))
+        got.backward(torch.arange(11.0, device=DEV))
+        torch.testing.assert_close(xd.grad.cpu(), xc.grad)
+    in_place = x.to(DEV)
+    torch.nn.functional.relu6(in_place, inplace=True)
+    torch.testing.assert_close(in_place.cpu(), torch.nn.functional.relu6(x), equal_nan=True)
+    if _native("hardtanh.out", "hardtanh_", "hardtanh_backward.grad_input"):
+        assert torch_backend.fallback_counts() == {}
+
+
 def test_roll_matches_cpu():
     """torch.roll (Swin's shifted windows): over one or several dimensions, negative and
     oversized shifts, flattened without dims, a strided view, its gradient; ATen's errors."""
@@ -1351,6 +1428,38 @@ def test_roll_matches_cpu():
             torch.roll(x.to(DEV), *args)
 
 
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.float16], ids=str
+)
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_matches_cpu(dtype, accumulate):
+    """self[indices] = values (+= with accumulate: the relative position biases' backward in
+    BEiT, Swin and LeViT): one index, several adjacent or apart, None between them, broadcast
+    values, negative and duplicate indices (duplicates only accumulate: without it which one
+    wins is unspecified, as on CUDA)."""
+    x = (torch.randn(5, 6, 4) * 10).to(dtype)
+    torch_backend.reset_fallback_counts()
+    cases = [
+        ([torch.tensor([3, 0, 3, -1])], accumulate),
+        ([torch.tensor([1, 4]), None, torch.tensor([0, 3])], True),
+        ([None, torch.tensor([[0, 5], [-1, 2]])], True),
+        ([torch.tensor([0, 4]), torch.tensor([1, 1]), torch.tensor([2, 2])], True),
+        ([torch.tensor([2, 2, 2, 2]).int()], accumulate),
+    ]
+    for indices, used in cases:
+        if not used:  # duplicate indices without accumulate
+            continue
+        shape = x[tuple(slice(None) if i is None else i for i in indices)].shape
+        values = (torch.randn(shape) * 5).to(dtype)
+        for v in (values, values[..., :1], torch.tensor(3).to(dtype)):
+            expected = torch.ops.aten.index_put_(x.clone(), indices, v, accumulate)
+            device_indices = [None if i is None else i.to(DEV) for i in indices]
+            got = torch.ops.aten.index_put_(x.to(DEV), device_indices, v.to(DEV), accumulate)
+            torch.testing.assert_close(got.cpu(), expected)
+    if _native("_index_put_impl_") and dtype != torch.float16:  # opencl declines float16
+        assert torch_backend.fallback_counts() == {}
+
+
 def test_layer_norm_of_a_permuted_input_runs_on_the_device():
     """A ViT after a convolutional patch embedding (SigLIP's) normalizes a permuted input: made
     contiguous first, as ATen's own kernels do, instead of going to the CPU."""
@@ -1366,4 +1475,23 @@ def test_layer_norm_of_a_permuted_input_runs_on_the_device():
     torch.testing.assert_close(xd.grad.cpu(), xc.grad)
     torch.testing.assert_close(device_norm.weight.grad.cpu(), norm.weight.grad)
     if _native("native_layer_norm", "native_layer_norm_backward"):
+        assert torch_backend.fallback_counts() == {}
+
+
+def test_batch_norm_in_evaluation_backpropagates_on_the_device():
+    """BatchNorm2d in eval mode (timm's suite, a frozen backbone) normalizes with the running
+    statistics; its backward gets the saved ones empty and must still run on the device."""
+    norm = torch.nn.BatchNorm2d(4).eval()
+    norm.running_mean.uniform_(-1, 1)
+    norm.running_var.uniform_(0.5, 2)
+    x = torch.randn(2, 4, 5, 5)
+    torch_backend.reset_fallback_counts()
+    xc, xd = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+    device_norm = copy.deepcopy(norm).to(DEV)
+    norm(xc).pow(2).sum().backward()
+    device_norm(xd).pow(2).sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad)
+    torch.testing.assert_close(device_norm.weight.grad.cpu(), norm.weight.grad)
+    torch.testing.assert_close(device_norm.bias.grad.cpu(), norm.bias.grad)
+    if _native("native_batch_norm_backward"):
         assert torch_backend.fallback_counts() == {}

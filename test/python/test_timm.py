@@ -18,10 +18,10 @@ import timm_suite
 
 # The vendors whose kernels cover these models: nothing may run through the CPU fallback there
 # (npu leaves convolution, batch norm and hardswish to it).
-NATIVE = {"emu"}
+NATIVE = {"emu", "ocl"}
 
 pytestmark = pytest.mark.skipif(
-    DEV not in ("emu", "npu"), reason=f"{DEV} runs models through the CPU fallback alone"
+    DEV not in ("emu", "npu", "ocl"), reason=f"{DEV} runs models through the CPU fallback alone"
 )
 
 

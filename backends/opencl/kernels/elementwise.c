@@ -381,6 +381,16 @@ ROW(softplus_backward, "softplus_backward.grad_input", F32_64,
     "*, Tensor(a!) grad_input) -> Tensor(a!)",
     "x1 * alpha > beta ? x0 : x0 * exp(x1 * alpha) / (exp(x1 * alpha) + (CT)1)", NULL, 2, 2, 3,
     false, false)
+/* hardtanh.out [self, min_val, max_val, out] (relu6) and its backward [grad_output, self,
+ * min_val, max_val, grad_input], as ATen's: NaN propagates, the gradient is 0 on the bounds */
+ROW(hardtanh, "hardtanh.out", F32_64,
+    "hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> "
+    "Tensor(a!)",
+    "isnan(x0) ? x0 : min(max(x0, alpha), beta)", NULL, 1, 1, 2, false, false)
+ROW(hardtanh_backward, "hardtanh_backward.grad_input", F32_64,
+    "hardtanh_backward.grad_input(Tensor grad_output, Tensor self, Scalar min_val, Scalar "
+    "max_val, *, Tensor(a!) grad_input) -> Tensor(a!)",
+    "(x1 <= alpha || x1 >= beta) ? (CT)0 : x0", NULL, 2, 2, 3, false, false)
 /* hardswish and hardsigmoid as ATen's CPU kernels write them: NaN propagates */
 #define HARDSWISH "isnan(x0) ? x0 : clamp(x0 + (CT)3, (CT)0, (CT)6) * x0 / (CT)6"
 UNARY(hardswish, HARDSWISH, NULL, F32_64)
@@ -555,6 +565,8 @@ const tb_kernel *const ocl_elementwise_kernels[] = {&k_neg,
                                                     &k_leaky_relu_backward,
                                                     &k_softplus,
                                                     &k_softplus_backward,
+                                                    &k_hardtanh,
+                                                    &k_hardtanh_backward,
                                                     &k_hardswish,
                                                     &k_hardswish_,
                                                     &k_hardsigmoid,

@@ -1,7 +1,8 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Indexing and the kernels around it: index_select, gather, index.Tensor (advanced indexing),
+ * Indexing and the kernels around it: index_select, gather, index.Tensor and _index_put_impl_
+ * (advanced indexing),
  * embedding_dense_backward and nll_loss
  * (gather.cl; an index out of range faults the device with the index and the size), and two
  * that are copies or products of the elementwise engine: cat (one strided copy per input into
@@ -318,24 +319,20 @@ static tb_status scatter(tb_context ctx, const tb_kernel_call *call) {
   return status;
 }
 
-/* index.Tensor_out [self, indices, out]: `indices` lists, for self's leading dimensions, an
- * integer index tensor or None (the whole dimension).  The index tensors broadcast together
- * to shape B; the result is self[:first] + B + self[last + 1:] when the indexed dimensions are
- * adjacent, else B + self's other dimensions (ATen's rule).  Bool masks (which ATen expands
- * with nonzero, a host synchronization) and more than 4 index tensors are declined. */
-static tb_status index_tensor(tb_context ctx, const tb_kernel_call *call) {
-  const tb_value *a = call->args;
-  if (call->num_args < 3 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR_LIST ||
-      a[2].kind != TB_VALUE_TENSOR) {
-    return ocl_decline(call, "unexpected arguments");
+/* Advanced indexing's layout (index.Tensor's and _index_put_impl_'s): `indices` lists, for
+ * self's leading dimensions, an integer index tensor or None (the whole dimension).  The index
+ * tensors broadcast together to shape B; the result is self[:first] + B + self[last + 1:] when
+ * the indexed dimensions are adjacent, else B + self's other dimensions (ATen's rule).  `other`
+ * is index's out, of the result's shape, or index_put's values (`put`), which broadcast to it.
+ * Fills `layout` and `index`; returns NULL, or why the call is declined: bool masks (which
+ * ATen expands with nonzero, a host synchronization) and more than 4 index tensors among
+ * them. */
+static const char *index_plan(const tb_tensor *self, const tb_tensor_list *list,
+                              const tb_tensor *other, bool put, ocl_index *layout,
+                              const tb_tensor *index[4]) {
+  if (self->ndim > 8 || (int64_t)list->count > self->ndim || other->ndim > 8) {
+    return "more than 8 dimensions or more indices than dimensions";
   }
-  const tb_tensor *self = a[0].as.tensor, *out = a[2].as.tensor;
-  const tb_tensor_list *list = &a[1].as.tensors;
-  if (ocl_type_name(self->dtype) == NULL || self->dtype != out->dtype || self->ndim > 8 ||
-      list->count > self->ndim || out->ndim > 8) {
-    return ocl_decline(call, "this layout or dtype");
-  }
-  const tb_tensor *index[4] = {NULL, NULL, NULL, NULL};
   int32_t index_dim[4] = {0, 0, 0, 0};
   int count = 0, first = -1, last = -1;
   int64_t b_sizes[8];
@@ -344,7 +341,7 @@ static tb_status index_tensor(tb_context ctx, const tb_kernel_call *call) {
     const tb_tensor *t = list->items[d];
     if (t == NULL) continue;
     if (!is_index(t) || count == 4 || t->ndim > 8 || (count > 0 && t->dtype != index[0]->dtype)) {
-      return ocl_decline(call, "masks, mixed index dtypes or more than 4 index tensors");
+      return "masks, mixed index dtypes or more than 4 index tensors";
     }
     /* broadcast B with t's shape, right-aligned */
     int32_t rank = t->ndim > b_rank ? t->ndim : b_rank;
@@ -352,7 +349,7 @@ static tb_status index_tensor(tb_context ctx, const tb_kernel_call *call) {
     for (int32_t k = 0; k < rank; k++) {
       int32_t kb = k - (rank - b_rank), kt = k - (rank - t->ndim);
       int64_t sb = kb >= 0 ? b_sizes[kb] : 1, st = kt >= 0 ? t->sizes[kt] : 1;
-      if (sb != st && sb != 1 && st != 1) return ocl_decline(call, "indices that do not broadcast");
+      if (sb != st && sb != 1 && st != 1) return "indices that do not broadcast";
       sizes[k] = sb == 1 ? st : sb;
     }
     b_rank = rank;
@@ -362,73 +359,154 @@ static tb_status index_tensor(tb_context ctx, const tb_kernel_call *call) {
     if (first < 0) first = d;
     last = d;
   }
-  if (count == 0) return ocl_decline(call, "no index tensor");
+  if (count == 0) return "no index tensor";
   bool adjacent = last - first + 1 == count;
   int32_t rank = self->ndim - count + b_rank, b_start = adjacent ? first : 0;
-  if (rank != out->ndim) return ocl_decline(call, "an output of another rank");
-  ocl_index layout = {0};
-  layout.ndim = rank;
-  layout.count = count;
-  layout.numel = 1;
+  if (rank > 8 || (put ? other->ndim > rank : other->ndim != rank)) {
+    return put ? "values that do not broadcast to the result" : "an output of another rank";
+  }
+  memset(layout, 0, sizeof *layout);
+  layout->ndim = rank;
+  layout->count = count;
+  layout->numel = 1;
   /* the result's dimensions: B's as a block at b_start, self's plain ones in order around it */
   int32_t plain = 0; /* the next self dimension not indexed */
   for (int32_t r = 0; r < rank; r++) {
-    layout.sizes[r] = out->sizes[r];
-    layout.out_strides[r] = out->strides[r];
-    layout.numel *= out->sizes[r];
+    int64_t size = 0;
     if (r >= b_start && r < b_start + b_rank) {
       int32_t j = r - b_start;
-      if (out->sizes[r] != b_sizes[j]) return ocl_decline(call, "an output of another shape");
+      size = b_sizes[j];
       for (int k = 0; k < count; k++) {
         int32_t kt = j - (b_rank - index[k]->ndim);
-        layout.index_strides[k][r] =
+        layout->index_strides[k][r] =
             kt >= 0 && index[k]->sizes[kt] != 1 ? index[k]->strides[kt] : 0;
       }
-      continue;
+    } else {
+      bool indexed = true;
+      while (indexed) {
+        indexed = false;
+        for (int k = 0; k < count; k++) indexed |= index_dim[k] == plain;
+        if (indexed) plain++;
+      }
+      size = self->sizes[plain];
+      layout->self_strides[r] = self->strides[plain++];
     }
-    bool indexed = true;
-    while (indexed) {
-      indexed = false;
-      for (int k = 0; k < count; k++) indexed |= index_dim[k] == plain;
-      if (indexed) plain++;
+    /* out has the result's shape; values broadcast to it, right-aligned */
+    int32_t ko = r - (rank - other->ndim);
+    int64_t other_size = ko >= 0 ? other->sizes[ko] : 1;
+    if (other_size != size && !(put && other_size == 1)) {
+      return put ? "values that do not broadcast to the result" : "an output of another shape";
     }
-    if (plain >= self->ndim || out->sizes[r] != self->sizes[plain]) {
-      return ocl_decline(call, "an output of another shape");
-    }
-    layout.self_strides[r] = self->strides[plain++];
+    layout->sizes[r] = size;
+    layout->out_strides[r] = ko >= 0 && other_size == size ? other->strides[ko] : 0;
+    layout->numel *= size;
   }
   for (int k = 0; k < count; k++) {
-    layout.dim_sizes[k] = self->sizes[index_dim[k]];
-    layout.dim_strides[k] = self->strides[index_dim[k]];
+    layout->dim_sizes[k] = self->sizes[index_dim[k]];
+    layout->dim_strides[k] = self->strides[index_dim[k]];
   }
+  return NULL;
+}
+
+/* Launches tb_index (`put` false: out = self[indices]) or tb_index_put (self[indices] = values,
+ * or += when `accumulate`) over `layout`. */
+static tb_status index_launch(tb_context ctx, const tb_kernel_call *call, const tb_tensor *self,
+                              const tb_tensor *other, const ocl_index *layout,
+                              const tb_tensor *const index[4], bool put, bool accumulate) {
   int32_t device = -1;
   tb_status status = ocl_kernel_enter(ctx, call, &device);
   if (status != TB_OK) return status;
-  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+  const ocl_device *dev = &ctx->devices[device];
+  if (self->dtype == TB_DTYPE_FLOAT64 && !dev->fp64) {
     return ocl_decline(call, "float64 on a device without cl_khr_fp64");
   }
-  if (layout.numel == 0) return TB_OK;
+  /* the atomic add of each accumulating type (gather.cl, TB_PUT_ADD) */
+  int add = !accumulate                       ? 0
+            : self->dtype == TB_DTYPE_FLOAT32 ? 1
+            : self->dtype == TB_DTYPE_FLOAT64 ? 2
+            : self->dtype == TB_DTYPE_INT32   ? 3
+            : self->dtype == TB_DTYPE_INT64   ? 4
+                                              : -1;
+  if (add < 0) return ocl_decline(call, "accumulating a dtype without an atomic add");
+  if ((add == 2 || add == 4) && !dev->int64_atomics) {
+    return ocl_decline(call, "accumulating 64-bit values without cl_khr_int64_base_atomics");
+  }
+  if (layout->numel == 0) return TB_OK;
+  char defines[256], accumulation[32] = "";
+  if (add) snprintf(accumulation, sizeof accumulation, "#define TB_PUT_ADD %d\n", add);
+  snprintf(defines, sizeof defines, "#define T %s\n#define ACC %s\n#define IDX %s\n%s",
+           ocl_type_name(self->dtype), self->dtype == TB_DTYPE_FLOAT64 ? "double" : "float",
+           index[0]->dtype == TB_DTYPE_INT32 ? "int" : "long", accumulation);
+  const char *sources[] = {defines, ocl_source_gather};
   ocl_kernel *kernel = NULL;
-  status = kernel_for(ctx, device, self->dtype, index[0]->dtype, "tb_index", &kernel);
-  ocl_place po, ps, pi[4];
-  if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "out", &po);
-  if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &ps);
+  status =
+      ocl_kernel_get(ctx, device, defines, sources, 2, put ? "tb_index_put" : "tb_index", &kernel);
+  ocl_place pw, pr, pi[4]; /* written, read, indices */
+  if (status == TB_OK) {
+    status = put ? ocl_tensor_place(ctx, device, self, "self", &pw)
+                 : ocl_tensor_place(ctx, device, other, "out", &pw);
+  }
+  if (status == TB_OK) {
+    status = put ? ocl_tensor_place(ctx, device, other, "values", &pr)
+                 : ocl_tensor_place(ctx, device, self, "self", &pr);
+  }
   for (int k = 0; k < 4 && status == TB_OK; k++) {
-    status = k < count ? ocl_tensor_place(ctx, device, index[k], "an index", &pi[k]) : TB_OK;
-    if (k >= count) pi[k] = pi[0]; /* never read */
+    status =
+        k < layout->count ? ocl_tensor_place(ctx, device, index[k], "an index", &pi[k]) : TB_OK;
+    if (k >= layout->count) pi[k] = pi[0]; /* never read */
   }
   if (status != TB_OK) return status;
   pthread_mutex_lock(&kernel->lock);
   ocl_args args = ocl_args_begin(ctx, device, kernel);
-  ocl_arg_place(&args, &po);
-  ocl_arg_place(&args, &ps);
+  ocl_arg_place(&args, &pw);
+  ocl_arg_place(&args, &pr);
   for (int k = 0; k < 4; k++) ocl_arg_place(&args, &pi[k]);
   ocl_arg_fault(&args, call->kernel->name);
-  ocl_arg_value(&args, sizeof layout, &layout);
+  ocl_arg_value(&args, sizeof *layout, layout);
   status = ocl_args_done(&args);
-  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, layout.numel, "index");
+  if (status == TB_OK) {
+    status = ocl_enqueue(ctx, device, call, kernel, layout->numel, put ? "index_put" : "index");
+  }
   pthread_mutex_unlock(&kernel->lock);
   return status;
+}
+
+/* index.Tensor_out [self, indices, out] */
+static tb_status index_tensor(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 3 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR_LIST ||
+      a[2].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *out = a[2].as.tensor;
+  if (ocl_type_name(self->dtype) == NULL || self->dtype != out->dtype) {
+    return ocl_decline(call, "this dtype");
+  }
+  ocl_index layout;
+  const tb_tensor *index[4] = {NULL, NULL, NULL, NULL};
+  const char *why = index_plan(self, &a[1].as.tensors, out, false, &layout, index);
+  if (why != NULL) return ocl_decline(call, why);
+  return index_launch(ctx, call, self, out, &layout, index, false, false);
+}
+
+/* _index_put_impl_ [self, indices, values, accumulate, unsafe]: self[indices] = values (+=
+ * with accumulate), values broadcast to the indexing result.  Masks are declined (see
+ * index_plan), and accumulating other than float32/64 and int32/64. */
+static tb_status index_put(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 5 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR_LIST ||
+      a[2].kind != TB_VALUE_TENSOR || a[3].kind != TB_VALUE_BOOL) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *values = a[2].as.tensor;
+  if (ocl_type_name(self->dtype) == NULL || self->dtype != values->dtype) {
+    return ocl_decline(call, "this dtype, or values of another");
+  }
+  ocl_index layout;
+  const tb_tensor *index[4] = {NULL, NULL, NULL, NULL};
+  const char *why = index_plan(self, &a[1].as.tensors, values, true, &layout, index);
+  if (why != NULL) return ocl_decline(call, why);
+  return index_launch(ctx, call, self, values, &layout, index, true, a[3].as.b != 0);
 }
 
 /* The shared checks of nll_loss: self [n, classes] or [classes], target [n] or [], weight
@@ -752,6 +830,9 @@ KERNEL(k_scatter_value, "scatter.value_out", scatter, EVERY,
        "Tensor(a!)")
 KERNEL(k_index, "index.Tensor_out", index_tensor, EVERY,
        "index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)")
+KERNEL(k_index_put, "_index_put_impl_", index_put, EVERY,
+       "_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, "
+       "bool unsafe=False) -> Tensor(a!)")
 KERNEL(k_isin, "isin.Tensor_Tensor_out", isin, EVERY,
        "isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, "
        "bool invert=False, Tensor(a!) out) -> Tensor(a!)")
@@ -768,5 +849,6 @@ const tb_kernel *const ocl_gather_kernels[] = {&k_index_select,
                                                &k_scatter,
                                                &k_scatter_value,
                                                &k_index,
+                                               &k_index_put,
                                                &k_isin,
                                                NULL};

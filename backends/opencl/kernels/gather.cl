@@ -2,11 +2,11 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * Kernels that read or write through integer indices: index_select, gather, advanced indexing
- * (index.Tensor), embedding's backward and nll_loss.  An index out of range writes the
- * device's fault record (the prelude's tb_report_fault) and the work-item stops: the device is then
- * faulted, and the next synchronize reports the index and the size.  The host (kernels/gather.c)
- * prefixes T (the data's storage type), ACC (float or double) and IDX (the index type: int or
- * long).
+ * (index.Tensor and index_put_), embedding's backward and nll_loss.  An index out of range
+ * writes the device's fault record (the prelude's tb_report_fault) and the work-item stops: the
+ * device is then faulted, and the next synchronize reports the index and the size.  The host
+ * (kernels/gather.c) prefixes T (the data's storage type), ACC (float or double) and IDX (the
+ * index type: int or long).
  */
 typedef struct tb_select {
   int ndim;
@@ -157,32 +157,93 @@ typedef struct tb_index_layout {
   long dim_strides[4];
 } tb_index_layout;
 
+/* The offset in self of advanced indexing's element i, and in *o its offset in out (index) or
+ * values (index_put); -1 after reporting an index out of range. */
+long tb_index_at(long i, const tb_index_layout *L, __global const IDX *i0, __global const IDX *i1,
+                 __global const IDX *i2, __global const IDX *i3, __global uint *fault,
+                 uint fault_op, long *o) {
+  long rest = i, s = 0, x[4] = {0, 0, 0, 0};
+  *o = 0;
+  for (int d = L->ndim - 1; d >= 0; d--) {
+    long c = rest % L->sizes[d];
+    rest /= L->sizes[d];
+    *o += c * L->out_strides[d];
+    s += c * L->self_strides[d];
+    for (int k = 0; k < 4; k++) x[k] += c * L->index_strides[k][d];
+  }
+  for (int k = 0; k < L->count; k++) {
+    long v = k == 0   ? (long)i0[x[0]]
+             : k == 1 ? (long)i1[x[1]]
+             : k == 2 ? (long)i2[x[2]]
+                      : (long)i3[x[3]];
+    long w = v < 0 ? v + L->dim_sizes[k] : v;
+    if (w < 0 || w >= L->dim_sizes[k]) {
+      tb_report_fault(fault, fault_op, TB_FAULT_INDEX, v, L->dim_sizes[k]);
+      return -1;
+    }
+    s += w * L->dim_strides[k];
+  }
+  return s;
+}
+
 __kernel void tb_index(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, i0), OCL_PTR(IDX, i1),
                        OCL_PTR(IDX, i2), OCL_PTR(IDX, i3), __global uint *fault, uint fault_op,
                        tb_index_layout L) {
   long i = get_global_id(0);
   if (i >= L.numel) return;
-  long rest = i, o = 0, s = 0, x[4] = {0, 0, 0, 0};
-  for (int d = L.ndim - 1; d >= 0; d--) {
-    long c = rest % L.sizes[d];
-    rest /= L.sizes[d];
-    o += c * L.out_strides[d];
-    s += c * L.self_strides[d];
-    for (int k = 0; k < 4; k++) x[k] += c * L.index_strides[k][d];
-  }
-  for (int k = 0; k < L.count; k++) {
-    long v = k == 0   ? (long)OCL_AT(IDX, i0)[x[0]]
-             : k == 1 ? (long)OCL_AT(IDX, i1)[x[1]]
-             : k == 2 ? (long)OCL_AT(IDX, i2)[x[2]]
-                      : (long)OCL_AT(IDX, i3)[x[3]];
-    long w = v < 0 ? v + L.dim_sizes[k] : v;
-    if (w < 0 || w >= L.dim_sizes[k]) {
-      tb_report_fault(fault, fault_op, TB_FAULT_INDEX, v, L.dim_sizes[k]);
-      return;
-    }
-    s += w * L.dim_strides[k];
-  }
-  OCL_AT(T, out)[o] = OCL_AT(T, self)[s];
+  long o = 0;
+  long s = tb_index_at(i, &L, OCL_AT(IDX, i0), OCL_AT(IDX, i1), OCL_AT(IDX, i2), OCL_AT(IDX, i3),
+                       fault, fault_op, &o);
+  if (s >= 0) OCL_AT(T, out)[o] = OCL_AT(T, self)[s];
+}
+
+/* index_put's accumulation, *p += v, atomically (TB_PUT_ADD: 1 float, 2 double, 3 int, 4 long):
+ * a compare-and-swap loop for the floating types (OpenCL C has no floating atomic add), the
+ * integers' atomic add.  Duplicate indices add in the order the work-items get there. */
+#if defined(TB_PUT_ADD) && (TB_PUT_ADD == 2 || TB_PUT_ADD == 4)
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#endif
+#if defined(TB_PUT_ADD) && TB_PUT_ADD == 1
+void tb_put_add(__global T *p, T v) {
+  volatile __global uint *u = (volatile __global uint *)p;
+  uint old = *u, seen;
+  do {
+    seen = old;
+    old = atomic_cmpxchg(u, seen, as_uint(as_float(seen) + v));
+  } while (old != seen);
+}
+#elif defined(TB_PUT_ADD) && TB_PUT_ADD == 2
+void tb_put_add(__global T *p, T v) {
+  volatile __global ulong *u = (volatile __global ulong *)p;
+  ulong old = *u, seen;
+  do {
+    seen = old;
+    old = atom_cmpxchg(u, seen, as_ulong(as_double(seen) + v));
+  } while (old != seen);
+}
+#elif defined(TB_PUT_ADD) && TB_PUT_ADD == 3
+void tb_put_add(__global T *p, T v) { atomic_add((volatile __global int *)p, v); }
+#elif defined(TB_PUT_ADD) && TB_PUT_ADD == 4
+void tb_put_add(__global T *p, T v) { atom_add((volatile __global long *)p, v); }
+#endif
+
+/* self[indices] = values (or += with TB_PUT_ADD), values broadcast to the indexing result
+ * (out_strides are values' strides, 0 where it broadcasts): one work-item per element of the
+ * result.  Without accumulation a duplicate index keeps one of its values. */
+__kernel void tb_index_put(OCL_PTR(T, self), OCL_PTR(T, values), OCL_PTR(IDX, i0),
+                           OCL_PTR(IDX, i1), OCL_PTR(IDX, i2), OCL_PTR(IDX, i3),
+                           __global uint *fault, uint fault_op, tb_index_layout L) {
+  long i = get_global_id(0);
+  if (i >= L.numel) return;
+  long o = 0;
+  long s = tb_index_at(i, &L, OCL_AT(IDX, i0), OCL_AT(IDX, i1), OCL_AT(IDX, i2), OCL_AT(IDX, i3),
+                       fault, fault_op, &o);
+  if (s < 0) return;
+#ifdef TB_PUT_ADD
+  tb_put_add(&OCL_AT(T, self)[s], OCL_AT(T, values)[o]);
+#else
+  OCL_AT(T, self)[s] = OCL_AT(T, values)[o];
+#endif
 }
 
 /* nll_loss, reduction none: out[n] = -w[t] * x[n, t] (0 for ignore_index) */

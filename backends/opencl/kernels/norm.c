@@ -298,16 +298,14 @@ static tb_status batch_norm_backward(tb_context ctx, const tb_kernel_call *call)
     return ocl_decline(call, "a layout or dtype it does not take");
   }
   int64_t channels = input->sizes[1];
+  /* Only the statistics the mode reads: in training the saved ones, in evaluation the
+   * running ones (eval's forward, _native_batch_norm_legit_no_training, saves empty tensors). */
   const tb_tensor *weight = optional(&a[2], dtype, channels, &ok);
-  const tb_tensor *running_mean = ok ? optional(&a[3], dtype, channels, &ok) : NULL;
-  const tb_tensor *running_var = ok ? optional(&a[4], dtype, channels, &ok) : NULL;
-  const tb_tensor *save_mean = ok ? optional(&a[5], dtype, channels, &ok) : NULL;
-  const tb_tensor *save_invstd = ok ? optional(&a[6], dtype, channels, &ok) : NULL;
+  const tb_tensor *mean = ok ? optional(&a[training ? 5 : 3], dtype, channels, &ok) : NULL;
+  const tb_tensor *spread = ok ? optional(&a[training ? 6 : 4], dtype, channels, &ok) : NULL;
   const tb_tensor *gi = a[10].kind == TB_VALUE_TENSOR ? a[10].as.tensor : NULL;
   const tb_tensor *gw = ok ? optional(&a[11], dtype, channels, &ok) : NULL;
   const tb_tensor *gb = ok ? optional(&a[12], dtype, channels, &ok) : NULL;
-  const tb_tensor *mean = training ? save_mean : running_mean;
-  const tb_tensor *spread = training ? save_invstd : running_var;
   if (!ok || mean == NULL || spread == NULL ||
       (gi != NULL && (gi->dtype != dtype || gi->ndim != input->ndim))) {
     return ocl_decline(call, "statistics, parameters or gradients it does not take");

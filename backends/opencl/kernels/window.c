@@ -3,10 +3,11 @@
  *
  * Sliding-window operators: convolution (convolution_overrideable and its backward, which
  * ATen selects for an accelerator as for CUDA: 1-d and 2-d, any stride, padding, dilation and
- * groups; transposed convolutions are declined) and 2-d max pooling with indices and its
- * backward.  Convolutions with groups 1 unfold each image into the call's workspace (im2col)
- * for a GEMM (blas.c: the native engine or CLBlast); the others run window.cl's direct
- * kernels in gather form.  No atomics anywhere: the same bits every run.
+ * groups; transposed convolutions are declined), 2-d max pooling with indices, average
+ * pooling and adaptive average pooling, each with its backward.  Convolutions with groups 1 unfold
+ * each image into the call's workspace (im2col) for a GEMM (blas.c: the native engine or CLBlast);
+ * the others run window.cl's direct kernels in gather form.  No atomics anywhere: the same bits
+ * every run.
  */
 #include <stdio.h>
 #include <string.h>
@@ -465,6 +466,138 @@ static tb_status max_pool_backward(tb_context ctx, const tb_kernel_call *call) {
                 G.n * G.c * G.h * G.w);
 }
 
+/* avg_pool2d's layout and options: self and its output `out`, kernel_size, stride, padding at
+ * a[0 ..], count_include_pad and divisor_override at a[4], a[5] (0: none). */
+static bool avg_layout(const tb_tensor *self, const tb_tensor *out, const tb_value *a,
+                       ocl_window *L, cl_long options[2]) {
+  tb_value window[4] = {a[0], a[1], a[2], a[0]};
+  window[3].kind = TB_VALUE_INT_LIST; /* no dilation: [] is 1 */
+  window[3].as.ints.count = 0;
+  if (a[4].kind != TB_VALUE_BOOL || (a[5].kind != TB_VALUE_NONE && a[5].kind != TB_VALUE_INT) ||
+      (a[5].kind == TB_VALUE_INT && a[5].as.i == 0) || !pool_layout(self, out, window, L)) {
+    return false;
+  }
+  options[0] = a[4].as.b != 0;
+  options[1] = a[5].kind == TB_VALUE_INT ? a[5].as.i : 0;
+  return true;
+}
+
+/* Enters the call and places `written` and `read` for a pooling kernel of self's dtype. */
+static tb_status pool_places(tb_context ctx, const tb_kernel_call *call, tb_dtype dtype,
+                             const tb_tensor *written, const tb_tensor *read, int32_t *device,
+                             ocl_place p[2]) {
+  tb_status status = ocl_kernel_enter(ctx, call, device);
+  if (status != TB_OK) return status;
+  if (dtype == TB_DTYPE_FLOAT64 && !ctx->devices[*device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  status = ocl_tensor_place(ctx, *device, written, "out", &p[0]);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, *device, read, "self", &p[1]);
+  return status;
+}
+
+/* avg_pool2d.out [self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+ * divisor_override, out] */
+static tb_status avg_pool(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 8 || a[0].kind != TB_VALUE_TENSOR || a[7].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *out = a[7].as.tensor;
+  ocl_window L;
+  cl_long options[2];
+  if (!ocl_is_float(self->dtype) || out->dtype != self->dtype ||
+      !avg_layout(self, out, &a[1], &L, options)) {
+    return ocl_decline(call, "a layout, dtype or divisor it does not take");
+  }
+  int32_t device = -1;
+  ocl_place p[2];
+  tb_status status = pool_places(ctx, call, self->dtype, out, self, &device, p);
+  if (status != TB_OK) return status;
+  return launch(ctx, device, call, self->dtype, "tb_avg_pool", p, 2, &L, options, 2,
+                L.n * L.c * L.oh * L.ow);
+}
+
+/* avg_pool2d_backward.grad_input [grad_output, self, kernel_size, stride, padding, ceil_mode,
+ * count_include_pad, divisor_override, grad_input] */
+static tb_status avg_pool_backward(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 9 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
+      a[8].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *grad = a[0].as.tensor, *self = a[1].as.tensor, *gi = a[8].as.tensor;
+  ocl_window G;
+  cl_long options[2];
+  bool same = gi->ndim == self->ndim;
+  for (int32_t d = 0; same && d < self->ndim; d++) same = gi->sizes[d] == self->sizes[d];
+  if (!ocl_is_float(grad->dtype) || gi->dtype != grad->dtype || !same ||
+      !avg_layout(gi, grad, &a[2], &G, options)) {
+    return ocl_decline(call, "a layout, dtype or divisor it does not take");
+  }
+  int32_t device = -1;
+  ocl_place p[2];
+  tb_status status = pool_places(ctx, call, grad->dtype, gi, grad, &device, p);
+  if (status != TB_OK) return status;
+  return launch(ctx, device, call, grad->dtype, "tb_avg_pool_backward", p, 2, &G, options, 2,
+                G.n * G.c * G.h * G.w);
+}
+
+/* The adaptive pooling's layout: the image `self` and the output `out`, no window. */
+static bool adaptive_layout(const tb_tensor *self, const tb_tensor *out, ocl_window *L) {
+  memset(L, 0, sizeof *L);
+  int64_t in[4], os[4];
+  if (out->ndim != self->ndim || !nchw(self, false, in, L->in_strides) ||
+      !nchw(out, false, os, L->out_strides) || os[0] != in[0] || os[1] != in[1]) {
+    return false;
+  }
+  L->n = in[0], L->c = in[1], L->h = in[2], L->w = in[3];
+  L->oc = in[1], L->oh = os[2], L->ow = os[3], L->groups = 1;
+  return (L->oh > 0 && L->ow > 0) || L->n * L->c == 0;
+}
+
+/* _adaptive_avg_pool2d [self, output_size, out] */
+static tb_status adaptive_pool(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 3 || a[0].kind != TB_VALUE_TENSOR || a[2].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *out = a[2].as.tensor;
+  ocl_window L;
+  if (!ocl_is_float(self->dtype) || out->dtype != self->dtype || !adaptive_layout(self, out, &L)) {
+    return ocl_decline(call, "a layout or dtype it does not take");
+  }
+  int32_t device = -1;
+  ocl_place p[2];
+  tb_status status = pool_places(ctx, call, self->dtype, out, self, &device, p);
+  if (status != TB_OK) return status;
+  return launch(ctx, device, call, self->dtype, "tb_adaptive_avg_pool", p, 2, &L, NULL, 0,
+                L.n * L.c * L.oh * L.ow);
+}
+
+/* _adaptive_avg_pool2d_backward [grad_output, self, grad_input] */
+static tb_status adaptive_pool_backward(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 3 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_TENSOR ||
+      a[2].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *grad = a[0].as.tensor, *self = a[1].as.tensor, *gi = a[2].as.tensor;
+  ocl_window G;
+  bool same = gi->ndim == self->ndim;
+  for (int32_t d = 0; same && d < self->ndim; d++) same = gi->sizes[d] == self->sizes[d];
+  if (!ocl_is_float(grad->dtype) || gi->dtype != grad->dtype || !same ||
+      !adaptive_layout(gi, grad, &G)) {
+    return ocl_decline(call, "a layout or dtype it does not take");
+  }
+  int32_t device = -1;
+  ocl_place p[2];
+  tb_status status = pool_places(ctx, call, grad->dtype, gi, grad, &device, p);
+  if (status != TB_OK) return status;
+  return launch(ctx, device, call, grad->dtype, "tb_adaptive_avg_pool_backward", p, 2, &G, NULL, 0,
+                G.n * G.c * G.h * G.w);
+}
+
 #define FLOATS (TB_DTYPE_BIT(TB_DTYPE_FLOAT32) | TB_DTYPE_BIT(TB_DTYPE_FLOAT64))
 #define KERNEL(sym, name, fn, schema) \
   static const tb_kernel sym = {sizeof(tb_kernel), name, fn, FLOATS, 0, schema, NULL};
@@ -487,5 +620,20 @@ KERNEL(k_max_pool_backward, "max_pool2d_with_indices_backward.grad_input", max_p
        "kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor "
        "indices, *, Tensor(a!) grad_input) -> Tensor(a!)")
 
-const tb_kernel *const ocl_window_kernels[] = {&k_conv, &k_conv_backward, &k_max_pool,
-                                               &k_max_pool_backward, NULL};
+KERNEL(k_avg_pool, "avg_pool2d.out", avg_pool,
+       "avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool "
+       "ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) "
+       "out) -> Tensor(a!)")
+KERNEL(k_avg_pool_backward, "avg_pool2d_backward.grad_input", avg_pool_backward,
+       "avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, "
+       "int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? "
+       "divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)")
+KERNEL(k_adaptive_pool, "_adaptive_avg_pool2d", adaptive_pool,
+       "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
+KERNEL(k_adaptive_pool_backward, "_adaptive_avg_pool2d_backward", adaptive_pool_backward,
+       "_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor")
+
+const tb_kernel *const ocl_window_kernels[] = {
+    &k_conv,     &k_conv_backward,     &k_max_pool,      &k_max_pool_backward,
+    &k_avg_pool, &k_avg_pool_backward, &k_adaptive_pool, &k_adaptive_pool_backward,
+    NULL};

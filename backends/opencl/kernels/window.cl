@@ -2,10 +2,11 @@
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
  * Sliding-window kernels over NCHW images (a 1-d input is an image of height 1): direct
- * convolution forward and backward, max pooling forward and backward.  Every kernel is in
- * gather form -- one work-item per element it writes, reading every element that contributes
- * to it in a fixed order -- so nothing needs atomics and every run gives the same bits.  The
- * host (kernels/window.c) prefixes T (the storage type) and ACC (float or double).
+ * convolution forward and backward, max, average and adaptive average pooling forward and
+ * backward.  Every kernel is in gather form -- one work-item per element it writes, reading
+ * every element that contributes to it in a fixed order -- so nothing needs atomics and every
+ * run gives the same bits.  The host (kernels/window.c) prefixes T (the storage type) and ACC
+ * (float or double).
  */
 typedef struct tb_window {
   long n, c, h, w;      /* the input */
@@ -218,4 +219,122 @@ __kernel void tb_col2im(OCL_PTR(T, grad_input), OCL_PTR(T, col), tb_window L, lo
     }
   }
   OCL_AT(T, grad_input)[n * gi_s0 + c * gi_s1 + iy * gi_s2 + ix * gi_s3] = (T)acc;
+}
+
+/* Average pooling's window of output (y, x), [*y0, *y1) x [*x0, *x1) clipped to the image, and
+ * its divisor, as ATen's CPU kernel computes them: the window as far as the padding reaches
+ * counts when `include_pad`, `divisor` (divisor_override; 0: none) overrides both. */
+long tb_avg_window(long h, long w, long kh, long kw, long sh, long sw, long ph, long pw, long y,
+                   long x, long include_pad, long divisor, long *y0, long *y1, long *x0,
+                   long *x1) {
+  long a = y * sh - ph, b = x * sw - pw;
+  long c = min(a + kh, h + ph), d = min(b + kw, w + pw);
+  long pool = (c - a) * (d - b);
+  *y0 = max(a, 0L);
+  *x0 = max(b, 0L);
+  *y1 = min(c, h);
+  *x1 = min(d, w);
+  return divisor != 0 ? divisor : include_pad ? pool : (*y1 - *y0) * (*x1 - *x0);
+}
+
+/* avg pooling: out[n, c, y, x] = the window's sum over its divisor (0 for a window wholly in
+ * the padding), the window summed row by row as the CPU does */
+__kernel void tb_avg_pool(OCL_PTR(T, out), OCL_PTR(T, in), tb_window L, long include_pad,
+                          long divisor) {
+  long i = get_global_id(0);
+  if (i >= L.n * L.c * L.oh * L.ow) return;
+  long x = i % L.ow, y = (i / L.ow) % L.oh, c = (i / (L.ow * L.oh)) % L.c;
+  long n = i / (L.ow * L.oh * L.c);
+  long y0, y1, x0, x1;
+  long div = tb_avg_window(L.h, L.w, L.kh, L.kw, L.sh, L.sw, L.ph, L.pw, y, x, include_pad,
+                           divisor, &y0, &y1, &x0, &x1);
+  ACC sum = 0;
+  for (long iy = y0; iy < y1; iy++) {
+    for (long ix = x0; ix < x1; ix++) {
+      sum += (ACC)OCL_AT(T, in)[n * L.in_strides[0] + c * L.in_strides[1] +
+                                iy * L.in_strides[2] + ix * L.in_strides[3]];
+    }
+  }
+  OCL_AT(T, out)[n * L.out_strides[0] + c * L.out_strides[1] + y * L.out_strides[2] +
+                 x * L.out_strides[3]] = y0 < y1 && x0 < x1 ? (T)(sum / (ACC)div) : (T)0;
+}
+
+/* avg pooling's backward: grad_input[n, c, iy, ix] sums grad_output / divisor over the outputs
+ * whose window holds it, outputs in the CPU's order (row by row) */
+__kernel void tb_avg_pool_backward(OCL_PTR(T, grad_input), OCL_PTR(T, grad), tb_window L,
+                                   long include_pad, long divisor) {
+  long i = get_global_id(0);
+  if (i >= L.n * L.c * L.h * L.w) return;
+  long ix = i % L.w, iy = (i / L.w) % L.h, c = (i / (L.w * L.h)) % L.c;
+  long n = i / (L.w * L.h * L.c);
+  ACC acc = 0;
+  for (long ky = L.kh - 1; ky >= 0; ky--) {
+    long ty = iy + L.ph - ky;
+    if (ty < 0 || ty % L.sh != 0 || ty / L.sh >= L.oh) continue;
+    long y = ty / L.sh;
+    for (long kx = L.kw - 1; kx >= 0; kx--) {
+      long tx = ix + L.pw - kx;
+      if (tx < 0 || tx % L.sw != 0 || tx / L.sw >= L.ow) continue;
+      long x = tx / L.sw;
+      long y0, y1, x0, x1;
+      long div = tb_avg_window(L.h, L.w, L.kh, L.kw, L.sh, L.sw, L.ph, L.pw, y, x, include_pad,
+                               divisor, &y0, &y1, &x0, &x1);
+      T g = OCL_AT(T, grad)[n * L.out_strides[0] + c * L.out_strides[1] + y * L.out_strides[2] +
+                            x * L.out_strides[3]];
+      acc += (ACC)(T)(g / (T)div);
+    }
+  }
+  OCL_AT(T, grad_input)[n * L.in_strides[0] + c * L.in_strides[1] + iy * L.in_strides[2] +
+                        ix * L.in_strides[3]] = (T)acc;
+}
+
+/* Adaptive pooling's window along one dimension: output a of b over an input of c elements,
+ * [start, end) as ATen's start_index/end_index. */
+long tb_adaptive_start(long a, long b, long c) { return (a / b) * c + ((a % b) * c) / b; }
+long tb_adaptive_end(long a, long b, long c) { return 1 + ((a + 1) * c - 1) / b; }
+
+/* adaptive avg pooling: out[n, c, y, x] = the window's sum / its height / its width, as the
+ * CPU's kernel divides */
+__kernel void tb_adaptive_avg_pool(OCL_PTR(T, out), OCL_PTR(T, in), tb_window L) {
+  long i = get_global_id(0);
+  if (i >= L.n * L.c * L.oh * L.ow) return;
+  long x = i % L.ow, y = (i / L.ow) % L.oh, c = (i / (L.ow * L.oh)) % L.c;
+  long n = i / (L.ow * L.oh * L.c);
+  long y0 = tb_adaptive_start(y, L.oh, L.h), y1 = tb_adaptive_end(y, L.oh, L.h);
+  long x0 = tb_adaptive_start(x, L.ow, L.w), x1 = tb_adaptive_end(x, L.ow, L.w);
+  ACC sum = 0;
+  for (long iy = y0; iy < y1; iy++) {
+    for (long ix = x0; ix < x1; ix++) {
+      sum += (ACC)OCL_AT(T, in)[n * L.in_strides[0] + c * L.in_strides[1] +
+                                iy * L.in_strides[2] + ix * L.in_strides[3]];
+    }
+  }
+  OCL_AT(T, out)[n * L.out_strides[0] + c * L.out_strides[1] + y * L.out_strides[2] +
+                 x * L.out_strides[3]] = (T)(sum / (ACC)(y1 - y0) / (ACC)(x1 - x0));
+}
+
+/* adaptive avg pooling's backward: grad_input[n, c, iy, ix] sums grad_output / height / width
+ * over the outputs whose window holds it (at most the range below), in the CPU's order */
+__kernel void tb_adaptive_avg_pool_backward(OCL_PTR(T, grad_input), OCL_PTR(T, grad),
+                                            tb_window L) {
+  long i = get_global_id(0);
+  if (i >= L.n * L.c * L.h * L.w) return;
+  long ix = i % L.w, iy = (i / L.w) % L.h, c = (i / (L.w * L.h)) % L.c;
+  long n = i / (L.w * L.h * L.c);
+  ACC acc = 0;
+  long ya = max(iy * L.oh / L.h - 1, 0L), yb = min((iy + 1) * L.oh / L.h + 2, L.oh);
+  long xa = max(ix * L.ow / L.w - 1, 0L), xb = min((ix + 1) * L.ow / L.w + 2, L.ow);
+  for (long y = ya; y < yb; y++) {
+    long y0 = tb_adaptive_start(y, L.oh, L.h), y1 = tb_adaptive_end(y, L.oh, L.h);
+    if (iy < y0 || iy >= y1) continue;
+    for (long x = xa; x < xb; x++) {
+      long x0 = tb_adaptive_start(x, L.ow, L.w), x1 = tb_adaptive_end(x, L.ow, L.w);
+      if (ix < x0 || ix >= x1) continue;
+      T g = OCL_AT(T, grad)[n * L.out_strides[0] + c * L.out_strides[1] + y * L.out_strides[2] +
+                            x * L.out_strides[3]];
+      acc += (ACC)(T)(g / (T)(y1 - y0) / (T)(x1 - x0));
+    }
+  }
+  OCL_AT(T, grad_input)[n * L.in_strides[0] + c * L.in_strides[1] + iy * L.in_strides[2] +
+                        ix * L.in_strides[3]] = (T)acc;
 }
