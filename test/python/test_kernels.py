@@ -1495,3 +1495,53 @@ def test_batch_norm_in_evaluation_backpropagates_on_the_device():
     torch.testing.assert_close(device_norm.bias.grad.cpu(), norm.bias.grad)
     if _native("native_batch_norm_backward"):
         assert torch_backend.fallback_counts() == {}
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.float16], ids=str
+)
+def test_scatter_add_and_index_add_match_cpu(dtype):
+    """The accumulating scatters (GNN message passing, embedding bags, one-hot counts):
+    scatter_add and index_add, in place and not, duplicate indices, either dimension, int32
+    indices, a transposed source, index_add's alpha.  Floating sums may add in another order
+    than the CPU's; no CPU fallback where native (opencl declines float16: no atomic add)."""
+    generator = torch.Generator().manual_seed(5)
+    x = torch.randint(-9, 9, (5, 6), generator=generator).to(dtype)
+    src = torch.randint(-9, 9, (7, 8), generator=generator).to(dtype)
+    rows = torch.randint(0, 5, (7, 6), generator=generator)  # duplicates along dim 0
+    columns = torch.randint(0, 6, (5, 8), generator=generator).int()  # ... and along dim 1
+    picks = torch.tensor([2, 0, 2, 5, 2])  # index_add along dim 1, duplicated
+    alpha = 3 if not dtype.is_floating_point else 0.5
+    cases = [
+        lambda t, s, r, c, p: t.scatter_add(0, r, s[:, :6]),
+        lambda t, s, r, c, p: t.scatter_add(1, c, s[:5]),
+        lambda t, s, r, c, p: t.clone().scatter_add_(0, r[:3], s[:3, :6]),
+        lambda t, s, r, c, p: t.t().scatter_add(1, r.t(), s[:, :6].t()),
+        lambda t, s, r, c, p: t.index_add(1, p, s[:5, :5]),
+        lambda t, s, r, c, p: t.index_add(0, p[:3].int(), s[:3, :6], alpha=alpha),
+        lambda t, s, r, c, p: t.clone().index_add_(-1, p, s[:5, :5].t().t(), alpha=alpha),
+        lambda t, s, r, c, p: t.t().index_add(0, p, s[:5, :5].t()),
+    ]
+    native = _native("scatter_add.out", "index_add.out") and dtype != torch.float16
+    torch_backend.reset_fallback_counts()
+    for n, case in enumerate(cases):
+        want = case(x, src, rows, columns, picks)
+        got = case(*(t.to(DEV) for t in (x, src, rows, columns, picks))).cpu()
+        torch.testing.assert_close(got, want, msg=f"case {n}")
+    if native:
+        assert torch_backend.fallback_counts() == {}
+
+
+def test_index_add_of_an_index_out_of_range_is_an_error():
+    x, source = torch.zeros(2, 3, device=DEV), torch.ones(2, 2, device=DEV)
+    index = torch.tensor([1, 3], device=DEV)
+    try:
+        y = x.index_add(1, index, source)
+    except (RuntimeError, IndexError) as error:  # found at the call (the CPU fallback)
+        assert "out of range" in str(error) or "out of bounds" in str(error)
+        return
+    try:
+        with pytest.raises(torch.AcceleratorError, match="index 3 is out of bounds"):
+            y.cpu()
+    finally:
+        MODULE.reset_device()

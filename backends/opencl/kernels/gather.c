@@ -1,12 +1,12 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Indexing and the kernels around it: index_select, gather, index.Tensor and _index_put_impl_
- * (advanced indexing),
- * embedding_dense_backward and nll_loss
- * (gather.cl; an index out of range faults the device with the index and the size), and two
- * that are copies or products of the elementwise engine: cat (one strided copy per input into
- * its slice of the output) and native_dropout_backward (grad * mask * scale); isin.
+ * Indexing and the kernels around it: index_select, index_add, gather, scatter, scatter_add,
+ * index.Tensor and _index_put_impl_ (advanced indexing), embedding_dense_backward and nll_loss
+ * (gather.cl; an index out of range faults the device with the index and the size; the
+ * accumulating kernels add atomically), and two that are copies or products of the elementwise
+ * engine: cat (one strided copy per input into its slice of the output) and
+ * native_dropout_backward (grad * mask * scale); isin.
  */
 #include <stdio.h>
 #include <string.h>
@@ -56,15 +56,28 @@ typedef struct ocl_index {
   cl_long dim_strides[4];
 } ocl_index;
 
-/* The gather.cl kernel `name` for data of `data` and indices of `index`. */
-static tb_status kernel_for(tb_context ctx, int32_t device, tb_dtype data, tb_dtype index,
+/* The gather.cl kernel `name` for data of `data` and indices of `index`; `add` (put_add) makes
+ * it an accumulating one (TB_PUT_ADD). */
+static tb_status kernel_for(tb_context ctx, int32_t device, tb_dtype data, tb_dtype index, int add,
                             const char *name, ocl_kernel **kernel) {
-  char defines[256];
-  snprintf(defines, sizeof defines, "#define T %s\n#define ACC %s\n#define IDX %s\n",
+  char defines[256], accumulation[32] = "";
+  if (add) snprintf(accumulation, sizeof accumulation, "#define TB_PUT_ADD %d\n", add);
+  snprintf(defines, sizeof defines, "#define T %s\n#define ACC %s\n#define IDX %s\n%s",
            ocl_type_name(data), data == TB_DTYPE_FLOAT64 ? "double" : "float",
-           index == TB_DTYPE_INT32 ? "int" : "long");
+           index == TB_DTYPE_INT32 ? "int" : "long", accumulation);
   const char *sources[] = {defines, ocl_source_gather};
   return ocl_kernel_get(ctx, device, defines, sources, 2, name, kernel);
+}
+
+/* The atomic add of `dtype` on `device` (gather.cl's TB_PUT_ADD: 1 float, 2 double, 3 int, 4
+ * long), or 0 when it has none: other dtypes, 64-bit ones without cl_khr_int64_base_atomics. */
+static int put_add(const ocl_device *dev, tb_dtype dtype) {
+  bool wide = dev->int64_atomics;
+  return dtype == TB_DTYPE_FLOAT32           ? 1
+         : dtype == TB_DTYPE_FLOAT64 && wide ? 2
+         : dtype == TB_DTYPE_INT32           ? 3
+         : dtype == TB_DTYPE_INT64 && wide   ? 4
+                                             : 0;
 }
 
 static bool is_index(const tb_tensor *t) {
@@ -103,7 +116,7 @@ static tb_status index_select(tb_context ctx, const tb_kernel_call *call) {
   layout.index_stride = index->ndim == 1 ? index->strides[0] : 0;
   if (layout.numel == 0) return TB_OK;
   ocl_kernel *kernel = NULL;
-  status = kernel_for(ctx, device, self->dtype, index->dtype, "tb_index_select", &kernel);
+  status = kernel_for(ctx, device, self->dtype, index->dtype, 0, "tb_index_select", &kernel);
   ocl_place po, ps, pi;
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "out", &po);
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &ps);
@@ -161,8 +174,8 @@ static tb_status embedding_backward(tb_context ctx, const tb_kernel_call *call) 
   status = ocl_map(ctx, call, &fill, out, zero, 1, 1);
   if (status != TB_OK || rows == 0 || dim == 0) return status;
   ocl_kernel *kernel = NULL;
-  status =
-      kernel_for(ctx, device, TB_DTYPE_FLOAT32, indices->dtype, "tb_embedding_backward", &kernel);
+  status = kernel_for(ctx, device, TB_DTYPE_FLOAT32, indices->dtype, 0, "tb_embedding_backward",
+                      &kernel);
   ocl_place pw, pg, pi;
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "grad_weight", &pw);
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, grad, "grad_output", &pg);
@@ -235,7 +248,7 @@ static tb_status gather(tb_context ctx, const tb_kernel_call *call) {
   ocl_gather layout = gather_layout(index, dim, out, self);
   if (layout.numel == 0) return TB_OK;
   ocl_kernel *kernel = NULL;
-  status = kernel_for(ctx, device, self->dtype, index->dtype, "tb_gather", &kernel);
+  status = kernel_for(ctx, device, self->dtype, index->dtype, 0, "tb_gather", &kernel);
   ocl_place po, ps, pi;
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "out", &po);
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, self, "self", &ps);
@@ -258,7 +271,7 @@ static tb_status gather(tb_context ctx, const tb_kernel_call *call) {
  * out]: out = self, then the src elements (or the number) at index's positions along dim.
  * index has self's rank and src at least index's sizes (ATen's meta checked); data of one
  * dtype. */
-static tb_status scatter(tb_context ctx, const tb_kernel_call *call) {
+static tb_status scatter_into(tb_context ctx, const tb_kernel_call *call, bool accumulate) {
   const tb_value *a = call->args;
   if (call->num_args < 5 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_INT ||
       a[2].kind != TB_VALUE_TENSOR || a[4].kind != TB_VALUE_TENSOR) {
@@ -286,6 +299,10 @@ static tb_status scatter(tb_context ctx, const tb_kernel_call *call) {
   if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
     return ocl_decline(call, "float64 on a device without cl_khr_fp64");
   }
+  int add = accumulate ? put_add(&ctx->devices[device], self->dtype) : 0;
+  if (accumulate && (add == 0 || src == NULL)) {
+    return ocl_decline(call, "a dtype without an atomic add on this device");
+  }
   ocl_gather layout = gather_layout(index, dim, src, out);
   if (self->data != out->data) { /* scatter_ writes in place */
     ocl_operand in[1] = {{self, 0, 0}};
@@ -295,7 +312,7 @@ static tb_status scatter(tb_context ctx, const tb_kernel_call *call) {
   }
   if (layout.numel == 0) return TB_OK;
   ocl_kernel *kernel = NULL;
-  status = kernel_for(ctx, device, self->dtype, index->dtype, "tb_scatter", &kernel);
+  status = kernel_for(ctx, device, self->dtype, index->dtype, add, "tb_scatter", &kernel);
   ocl_place po = {0}, ps, pi;
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "out", &po);
   ps = po; /* a number: never read */
@@ -314,7 +331,93 @@ static tb_status scatter(tb_context ctx, const tb_kernel_call *call) {
   ocl_arg_value(&args, sizeof whole, &whole);
   ocl_arg_value(&args, sizeof mode, &mode);
   status = ocl_args_done(&args);
-  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, layout.numel, "scatter");
+  if (status == TB_OK) {
+    status = ocl_enqueue(ctx, device, call, kernel, layout.numel,
+                         accumulate ? "scatter_add" : "scatter");
+  }
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
+static tb_status scatter(tb_context ctx, const tb_kernel_call *call) {
+  return scatter_into(ctx, call, false);
+}
+
+/* scatter_add.out [self, dim, index, src, out]: scatter's, adding atomically (float32/64,
+ * int32/64). */
+static tb_status scatter_add(tb_context ctx, const tb_kernel_call *call) {
+  return scatter_into(ctx, call, true);
+}
+
+/* index_add.out [self, dim, index, source, alpha, out]: out = self, then out's slices at
+ * index along dim += alpha * source's slices, adding atomically (float32/64, int32/64); index
+ * is 1-d or a number, source has self's shape but index's length along dim (ATen's meta
+ * checked). */
+static tb_status index_add(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 6 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_INT ||
+      a[2].kind != TB_VALUE_TENSOR || a[3].kind != TB_VALUE_TENSOR ||
+      a[5].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *index = a[2].as.tensor, *source = a[3].as.tensor;
+  const tb_tensor *out = a[5].as.tensor;
+  double real = 0;
+  int64_t integer = 0;
+  if (!ocl_number(&a[4], &real, &integer)) return ocl_decline(call, "an alpha that is no number");
+  int32_t rank = self->ndim > 0 ? self->ndim : 1;
+  int64_t dim = a[1].as.i < 0 ? a[1].as.i + rank : a[1].as.i;
+  if (ocl_type_name(self->dtype) == NULL || self->dtype != out->dtype ||
+      source->dtype != out->dtype || !is_index(index) || index->ndim > 1 || self->ndim > 8 ||
+      out->ndim != self->ndim || source->ndim != self->ndim || dim < 0 || dim >= rank) {
+    return ocl_decline(call, "this layout or dtype");
+  }
+  int32_t device = -1;
+  tb_status status = ocl_kernel_enter(ctx, call, &device);
+  if (status != TB_OK) return status;
+  if (self->dtype == TB_DTYPE_FLOAT64 && !ctx->devices[device].fp64) {
+    return ocl_decline(call, "float64 on a device without cl_khr_fp64");
+  }
+  int add = put_add(&ctx->devices[device], self->dtype);
+  if (add == 0) return ocl_decline(call, "a dtype without an atomic add on this device");
+  if (self->data != out->data) { /* index_add_ writes in place */
+    ocl_operand in[1] = {{self, 0, 0}};
+    ocl_map_spec copy = {"x0", out->dtype, 1};
+    status = ocl_map(ctx, call, &copy, out, in, 1, 1);
+    if (status != TB_OK) return status;
+  }
+  ocl_select layout = {0};
+  layout.ndim = self->ndim > 0 ? self->ndim : 1;
+  layout.dim = (cl_int)dim;
+  layout.numel = 1;
+  for (int32_t d = 0; d < layout.ndim; d++) {
+    layout.sizes[d] = self->ndim > 0 ? source->sizes[d] : 1;
+    layout.out_strides[d] = self->ndim > 0 ? source->strides[d] : 0;
+    layout.self_strides[d] = self->ndim > 0 ? out->strides[d] : 0;
+    layout.numel *= layout.sizes[d];
+  }
+  layout.self_dim_size = self->ndim > 0 ? out->sizes[dim] : 1;
+  layout.index_stride = index->ndim == 1 ? index->strides[0] : 0;
+  if (layout.numel == 0) return TB_OK;
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, self->dtype, index->dtype, add, "tb_index_add", &kernel);
+  ocl_place po, ps, pi;
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "out", &po);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, source, "source", &ps);
+  if (status == TB_OK) status = ocl_tensor_place(ctx, device, index, "index", &pi);
+  if (status != TB_OK) return status;
+  cl_long whole = integer;
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  ocl_arg_place(&args, &po);
+  ocl_arg_place(&args, &ps);
+  ocl_arg_place(&args, &pi);
+  ocl_arg_fault(&args, call->kernel->name);
+  ocl_arg_value(&args, sizeof layout, &layout);
+  ocl_arg_acc(&args, self->dtype, real);
+  ocl_arg_value(&args, sizeof whole, &whole);
+  status = ocl_args_done(&args);
+  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, layout.numel, "index_add");
   pthread_mutex_unlock(&kernel->lock);
   return status;
 }
@@ -420,27 +523,14 @@ static tb_status index_launch(tb_context ctx, const tb_kernel_call *call, const 
   if (self->dtype == TB_DTYPE_FLOAT64 && !dev->fp64) {
     return ocl_decline(call, "float64 on a device without cl_khr_fp64");
   }
-  /* the atomic add of each accumulating type (gather.cl, TB_PUT_ADD) */
-  int add = !accumulate                       ? 0
-            : self->dtype == TB_DTYPE_FLOAT32 ? 1
-            : self->dtype == TB_DTYPE_FLOAT64 ? 2
-            : self->dtype == TB_DTYPE_INT32   ? 3
-            : self->dtype == TB_DTYPE_INT64   ? 4
-                                              : -1;
-  if (add < 0) return ocl_decline(call, "accumulating a dtype without an atomic add");
-  if ((add == 2 || add == 4) && !dev->int64_atomics) {
-    return ocl_decline(call, "accumulating 64-bit values without cl_khr_int64_base_atomics");
+  int add = accumulate ? put_add(dev, self->dtype) : 0;
+  if (accumulate && add == 0) {
+    return ocl_decline(call, "accumulating a dtype without an atomic add on this device");
   }
   if (layout->numel == 0) return TB_OK;
-  char defines[256], accumulation[32] = "";
-  if (add) snprintf(accumulation, sizeof accumulation, "#define TB_PUT_ADD %d\n", add);
-  snprintf(defines, sizeof defines, "#define T %s\n#define ACC %s\n#define IDX %s\n%s",
-           ocl_type_name(self->dtype), self->dtype == TB_DTYPE_FLOAT64 ? "double" : "float",
-           index[0]->dtype == TB_DTYPE_INT32 ? "int" : "long", accumulation);
-  const char *sources[] = {defines, ocl_source_gather};
   ocl_kernel *kernel = NULL;
-  status =
-      ocl_kernel_get(ctx, device, defines, sources, 2, put ? "tb_index_put" : "tb_index", &kernel);
+  status = kernel_for(ctx, device, self->dtype, index[0]->dtype, add,
+                      put ? "tb_index_put" : "tb_index", &kernel);
   ocl_place pw, pr, pi[4]; /* written, read, indices */
   if (status == TB_OK) {
     status = put ? ocl_tensor_place(ctx, device, self, "self", &pw)
@@ -562,7 +652,7 @@ static tb_status nll_loss_forward(tb_context ctx, const tb_kernel_call *call) {
   }
   if (reduction == 0 && s.n == 0) return TB_OK;
   ocl_kernel *kernel = NULL;
-  status = kernel_for(ctx, device, self->dtype, target->dtype,
+  status = kernel_for(ctx, device, self->dtype, target->dtype, 0,
                       reduction == 0 ? "tb_nll_loss_none" : "tb_nll_loss_reduce", &kernel);
   ocl_place po, pt, ps = {0}, pg, pw; /* ps: copied into pw before the status is known */
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "output", &po);
@@ -639,7 +729,7 @@ static tb_status nll_loss_backward(tb_context ctx, const tb_kernel_call *call) {
   status = ocl_map(ctx, call, &fill, gi, zero, 1, 1);
   if (status != TB_OK || s.n == 0) return status;
   ocl_kernel *kernel = NULL;
-  status = kernel_for(ctx, device, gi->dtype, target->dtype, "tb_nll_loss_backward", &kernel);
+  status = kernel_for(ctx, device, gi->dtype, target->dtype, 0, "tb_nll_loss_backward", &kernel);
   ocl_place pgi = {0}, pg, pt, pw, ptw; /* pgi: copied into pw before the status is known */
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, gi, "grad_input", &pgi);
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, grad, "grad_output", &pg);
@@ -774,7 +864,7 @@ static tb_status isin(tb_context ctx, const tb_kernel_call *call) {
     return ocl_decline(call, "float64 on a device without cl_khr_fp64");
   }
   ocl_kernel *kernel = NULL;
-  status = kernel_for(ctx, device, elements->dtype, TB_DTYPE_INT64, "tb_isin", &kernel);
+  status = kernel_for(ctx, device, elements->dtype, TB_DTYPE_INT64, 0, "tb_isin", &kernel);
   ocl_place places[3];
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, out, "out", &places[0]);
   if (status == TB_OK) status = ocl_tensor_place(ctx, device, elements, "elements", &places[1]);
@@ -828,6 +918,12 @@ KERNEL(k_scatter, "scatter.src_out", scatter, EVERY,
 KERNEL(k_scatter_value, "scatter.value_out", scatter, EVERY,
        "scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> "
        "Tensor(a!)")
+KERNEL(k_scatter_add, "scatter_add.out", scatter_add, EVERY,
+       "scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> "
+       "Tensor(a!)")
+KERNEL(k_index_add, "index_add.out", index_add, EVERY,
+       "index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, "
+       "Tensor(a!) out) -> Tensor(a!)")
 KERNEL(k_index, "index.Tensor_out", index_tensor, EVERY,
        "index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)")
 KERNEL(k_index_put, "_index_put_impl_", index_put, EVERY,
@@ -848,6 +944,8 @@ const tb_kernel *const ocl_gather_kernels[] = {&k_index_select,
                                                &k_gather,
                                                &k_scatter,
                                                &k_scatter_value,
+                                               &k_scatter_add,
+                                               &k_index_add,
                                                &k_index,
                                                &k_index_put,
                                                &k_isin,

@@ -1,13 +1,46 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Kernels that read or write through integer indices: index_select, gather, advanced indexing
- * (index.Tensor and index_put_), embedding's backward and nll_loss.  An index out of range
- * writes the device's fault record (the prelude's tb_report_fault) and the work-item stops: the
- * device is then faulted, and the next synchronize reports the index and the size.  The host
- * (kernels/gather.c) prefixes T (the data's storage type), ACC (float or double) and IDX (the
- * index type: int or long).
+ * Kernels that read or write through integer indices: index_select, index_add, gather,
+ * scatter, scatter_add, advanced indexing (index.Tensor and index_put_), embedding's backward
+ * and nll_loss.  An index out of range writes the device's fault record (the prelude's
+ * tb_report_fault) and the work-item stops: the device is then faulted, and the next
+ * synchronize reports the index and the size.  The host (kernels/gather.c) prefixes T (the
+ * data's storage type), ACC (float or double), IDX (the index type: int or long) and, for the
+ * accumulating kernels, TB_PUT_ADD.
  */
+
+/* The accumulating kernels' add (index_put_'s, scatter_add's, index_add's), *p += v,
+ * atomically (TB_PUT_ADD: 1 float, 2 double, 3 int, 4 long): a compare-and-swap loop for the
+ * floating types (OpenCL C has no floating atomic add), the integers' atomic add.  Duplicate
+ * indices add in the order the work-items get there. */
+#if defined(TB_PUT_ADD) && (TB_PUT_ADD == 2 || TB_PUT_ADD == 4)
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#endif
+#if defined(TB_PUT_ADD) && TB_PUT_ADD == 1
+void tb_put_add(__global T *p, T v) {
+  volatile __global uint *u = (volatile __global uint *)p;
+  uint old = *u, seen;
+  do {
+    seen = old;
+    old = atomic_cmpxchg(u, seen, as_uint(as_float(seen) + v));
+  } while (old != seen);
+}
+#elif defined(TB_PUT_ADD) && TB_PUT_ADD == 2
+void tb_put_add(__global T *p, T v) {
+  volatile __global ulong *u = (volatile __global ulong *)p;
+  ulong old = *u, seen;
+  do {
+    seen = old;
+    old = atom_cmpxchg(u, seen, as_ulong(as_double(seen) + v));
+  } while (old != seen);
+}
+#elif defined(TB_PUT_ADD) && TB_PUT_ADD == 3
+void tb_put_add(__global T *p, T v) { atomic_add((volatile __global int *)p, v); }
+#elif defined(TB_PUT_ADD) && TB_PUT_ADD == 4
+void tb_put_add(__global T *p, T v) { atom_add((volatile __global long *)p, v); }
+#endif
+
 typedef struct tb_select {
   int ndim;
   int dim;
@@ -43,6 +76,40 @@ __kernel void tb_index_select(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, in
   }
   OCL_AT(T, out)[o] = OCL_AT(T, self)[s];
 }
+
+/* index_add (with TB_PUT_ADD): out[..., index[j], ...] += alpha * source[..., j, ...] along
+ * dim, one work-item per element of source.  The layout is tb_index_select's read the other
+ * way: sizes and out_strides are source's, self_strides and self_dim_size out's.  An index
+ * out of range faults (ATen's CPU kernel raises; negative indices do not wrap). */
+#ifdef TB_PUT_ADD
+__kernel void tb_index_add(OCL_PTR(T, out), OCL_PTR(T, source), OCL_PTR(IDX, index),
+                           __global uint *fault, uint fault_op, tb_select L, ACC real,
+                           long integer) {
+  long i = get_global_id(0);
+  if (i >= L.numel) return;
+  long rest = i, o = 0, s = 0;
+  for (int d = L.ndim - 1; d >= 0; d--) {
+    long c = rest % L.sizes[d];
+    rest /= L.sizes[d];
+    s += c * L.out_strides[d];
+    if (d == L.dim) {
+      long k = (long)OCL_AT(IDX, index)[c * L.index_stride];
+      if (k < 0 || k >= L.self_dim_size) {
+        tb_report_fault(fault, fault_op, TB_FAULT_INDEX, k, L.self_dim_size);
+        return;
+      }
+      c = k;
+    }
+    o += c * L.self_strides[d];
+  }
+#if TB_PUT_ADD <= 2
+  T v = (T)((ACC)OCL_AT(T, source)[s] * real);
+#else
+  T v = OCL_AT(T, source)[s] * (T)integer;
+#endif
+  tb_put_add(&OCL_AT(T, out)[o], v);
+}
+#endif
 
 /* The leading dimensions of embedding's grad_output and its indices (the same sizes), each
  * with its own strides: row r's offsets in both. */
@@ -138,7 +205,11 @@ __kernel void tb_scatter(OCL_PTR(T, out), OCL_PTR(T, src), OCL_PTR(IDX, index),
   long k = gather_position(&L, i, OCL_AT(IDX, index), fault, fault_op, &s, &o);
   if (k < 0) return;
   T v = mode == 0 ? OCL_AT(T, src)[s] : mode == 1 ? (T)real : (T)integer;
+#ifdef TB_PUT_ADD
+  tb_put_add(&OCL_AT(T, out)[o + k * L.self_strides[L.dim]], v); /* scatter_add */
+#else
   OCL_AT(T, out)[o + k * L.self_strides[L.dim]] = v;
+#endif
 }
 
 /* Advanced indexing (index.Tensor): each output dimension is a plain dimension of self
@@ -196,36 +267,6 @@ __kernel void tb_index(OCL_PTR(T, out), OCL_PTR(T, self), OCL_PTR(IDX, i0), OCL_
                        fault, fault_op, &o);
   if (s >= 0) OCL_AT(T, out)[o] = OCL_AT(T, self)[s];
 }
-
-/* index_put's accumulation, *p += v, atomically (TB_PUT_ADD: 1 float, 2 double, 3 int, 4 long):
- * a compare-and-swap loop for the floating types (OpenCL C has no floating atomic add), the
- * integers' atomic add.  Duplicate indices add in the order the work-items get there. */
-#if defined(TB_PUT_ADD) && (TB_PUT_ADD == 2 || TB_PUT_ADD == 4)
-#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
-#endif
-#if defined(TB_PUT_ADD) && TB_PUT_ADD == 1
-void tb_put_add(__global T *p, T v) {
-  volatile __global uint *u = (volatile __global uint *)p;
-  uint old = *u, seen;
-  do {
-    seen = old;
-    old = atomic_cmpxchg(u, seen, as_uint(as_float(seen) + v));
-  } while (old != seen);
-}
-#elif defined(TB_PUT_ADD) && TB_PUT_ADD == 2
-void tb_put_add(__global T *p, T v) {
-  volatile __global ulong *u = (volatile __global ulong *)p;
-  ulong old = *u, seen;
-  do {
-    seen = old;
-    old = atom_cmpxchg(u, seen, as_ulong(as_double(seen) + v));
-  } while (old != seen);
-}
-#elif defined(TB_PUT_ADD) && TB_PUT_ADD == 3
-void tb_put_add(__global T *p, T v) { atomic_add((volatile __global int *)p, v); }
-#elif defined(TB_PUT_ADD) && TB_PUT_ADD == 4
-void tb_put_add(__global T *p, T v) { atom_add((volatile __global long *)p, v); }
-#endif
 
 /* self[indices] = values (or += with TB_PUT_ADD), values broadcast to the indexing result
  * (out_strides are values' strides, 0 where it broadcasts): one work-item per element of the
