@@ -21,10 +21,17 @@
 // native_group_norm -- CPU, CUDA, MPS and XPU have kernels of their own; every other backend
 //   gets ATen's CompositeExplicitAutograd math_group_norm, which views the input as
 //   (1, N * group, -1) and so raises "view size is not compatible with input tensor's size and
-//   stride" for a channels-last input (torch 2.13 and 2.14): nn.GroupNorm after a channels-last
-//   convolution reaches it, and so do torch 2.14's OpInfo samples.  The kernel below hands
-//   math_group_norm a contiguous input and gives the output the input's memory format, as the
-//   CPU's kernel does.  Its backward is unchanged (native_group_norm_backward, fallback).
+//   stride" for a channels-last input (torch 2.13 and 2.14), and takes the statistics with
+//   var_mean, which no vendor has a kernel for.  The kernel below reshapes (a copy for a
+//   channels-last input), takes the mean and the mean squared deviation in two passes in the
+//   opmath type, applies the affine parameters as math_group_norm does, and gives the output
+//   the input's memory format, as the CPU's kernel does.
+//
+// native_group_norm_backward -- CPU, CUDA and MPS have kernels of their own, every other backend
+//   the CPU fallback (a diffusion UNet's or any GroupNorm CNN's training step: one per norm).
+//   The kernel below is the CPU's formulas (GroupNormKernel.cpp: per-channel sums of dY * X and
+//   dY, then per-group coefficients) in ATen operators, in the input's opmath type, so that
+//   every vendor with elementwise and sum kernels runs it on the device.
 //
 // addr.out -- CPU and CUDA have kernels that refuse an out= tensor on another device; every
 //   other backend gets ATen's CompositeExplicitAutograd math_addr_out, which computes on the
@@ -46,6 +53,8 @@
 //   at the call.  A vendor has no kernel that raises a message, so the device checks it as the
 //   CPU does: one scalar read back (what the CPU fallback did, without counting as one).
 //   torch 2.13's multinomial checks its probabilities with it.
+#include <ATen/OpMathType.h>
+#include <ATen/TensorOperators.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/addr_native.h>
@@ -54,7 +63,9 @@
 #include <ATen/ops/div.h>
 #include <ATen/ops/eq.h>
 #include <ATen/ops/is_nonzero.h>
-#include <ATen/ops/native_group_norm_native.h>
+#include <ATen/ops/mean.h>
+#include <ATen/ops/rsqrt.h>
+#include <ATen/ops/sum.h>
 #include <c10/core/DispatchKeySet.h>
 #include <torch/library.h>
 
@@ -89,9 +100,79 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(
     const at::Tensor& input, const std::optional<at::Tensor>& weight,
     const std::optional<at::Tensor>& bias, int64_t N, int64_t C, int64_t HxW, int64_t group,
     double eps) {
-  auto [output, mean, rstd] =
-      at::native::math_group_norm(input.contiguous(), weight, bias, N, C, HxW, group, eps);
-  return {output.contiguous(input.suggest_memory_format()), mean, rstd};
+  TORCH_CHECK(group > 0 && C % group == 0, "native_group_norm: the channels (", C,
+              ") are not divisible into ", group, " groups");
+  TORCH_CHECK(input.numel() == N * C * HxW, "native_group_norm: expected an input of ", N, " x ", C,
+              " x ", HxW, " elements, got ", input.sizes());
+  // The statistics in the opmath type, two passes (the mean, then the squared deviations'):
+  // math_group_norm's var_mean has no kernel on any vendor.
+  const at::ScalarType acc = at::toOpMathType(input.scalar_type());
+  const at::Tensor x = input.to(acc).reshape({N, group, (C / group) * HxW});
+  const at::Tensor mean = at::mean(x, {2}, true);
+  const at::Tensor centered = x - mean;
+  const at::Tensor rstd = at::rsqrt(at::mean(centered * centered, {2}, true) + eps);
+  at::Tensor output = (centered * rstd).reshape(input.sizes()).to(input.scalar_type());
+  std::vector<int64_t> affine(static_cast<size_t>(input.dim()), 1);
+  affine[1] = C;
+  const bool has_weight = weight.has_value() && weight->defined();
+  const bool has_bias = bias.has_value() && bias->defined();
+  if (has_weight && has_bias) {
+    output = bias->view(affine).addcmul(output, weight->view(affine), 1);
+  } else if (has_weight) {
+    output = output.mul(weight->view(affine));
+  } else if (has_bias) {
+    output = output.add(bias->view(affine));
+  }
+  return {output.contiguous(input.suggest_memory_format()),
+          mean.reshape({N, group}).to(input.scalar_type()),
+          rstd.reshape({N, group}).to(input.scalar_type())};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& mean,
+    const at::Tensor& rstd, const std::optional<at::Tensor>& weight, int64_t N, int64_t C,
+    int64_t HxW, int64_t group, std::array<bool, 3> output_mask) {
+  TORCH_CHECK(group > 0 && C % group == 0, "native_group_norm_backward: the channels (", C,
+              ") are not divisible into ", group, " groups");
+  TORCH_CHECK(input.numel() == N * C * HxW && grad_out.sizes() == input.sizes(),
+              "native_group_norm_backward: expected input and grad_out of ", N, " x ", C, " x ",
+              HxW, " elements, got ", input.sizes(), " and ", grad_out.sizes());
+  TORCH_CHECK(mean.numel() == N * group && rstd.numel() == N * group,
+              "native_group_norm_backward: expected mean and rstd of ", N * group,
+              " elements, got ", mean.numel(), " and ", rstd.numel());
+  const bool has_weight = weight.has_value() && weight->defined();
+  TORCH_CHECK(!has_weight || weight->numel() == C,
+              "native_group_norm_backward: expected a weight of ", C, " elements, got ",
+              has_weight ? weight->numel() : 0);
+  const at::ScalarType acc = at::toOpMathType(input.scalar_type());
+  const int64_t D = C / group;
+  // [N, group, D, HxW]: X, dY; [N, group, 1]: mean, rstd; [1, group, D]: gamma
+  const at::Tensor x = input.to(acc).reshape({N, group, D, HxW});
+  const at::Tensor dy = grad_out.to(acc).reshape({N, group, D, HxW});
+  const at::Tensor mu = mean.to(acc).reshape({N, group, 1});
+  const at::Tensor rs = rstd.to(acc).reshape({N, group, 1});
+  const at::Tensor gamma = has_weight ? weight->to(acc).reshape({1, group, D}) : at::Tensor();
+  const at::Tensor ds = at::sum(dy * x, {3});  // per channel: sum of dY * X, [N, group, D]
+  const at::Tensor db = at::sum(dy, {3});      // ... and of dY
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    const at::Tensor ds_g = at::sum(has_weight ? ds * gamma : ds, {2}, true);  // [N, group, 1]
+    const at::Tensor db_g = at::sum(has_weight ? db * gamma : db, {2}, true);
+    const double s = 1.0 / static_cast<double>(D * HxW);
+    const at::Tensor c2 = (db_g * mu - ds_g) * rs * rs * rs * s;
+    const at::Tensor c3 = -c2 * mu - db_g * rs * s;
+    const at::Tensor c1 = has_weight ? rs * gamma : rs.expand({N, group, D});
+    grad_input = (c1.unsqueeze(3) * dy + c2.unsqueeze(3) * x + c3.unsqueeze(3))
+                     .reshape(input.sizes())
+                     .to(input.scalar_type())
+                     .contiguous(input.suggest_memory_format());
+  }
+  const at::ScalarType param = has_weight ? weight->scalar_type() : input.scalar_type();
+  if (output_mask[1] && has_weight) {
+    grad_weight = at::sum((ds - db * mu) * rs, {0}).reshape({C}).to(param);
+  }
+  if (output_mask[2]) grad_bias = at::sum(db, {0}).reshape({C}).to(param);
+  return {grad_input, grad_weight, grad_bias};
 }
 
 at::Tensor& addr_out(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor& vec2,
@@ -164,6 +245,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
   m.impl("equal", TORCH_FN(equal));
   m.impl("native_group_norm", TORCH_FN(native_group_norm));
+  m.impl("native_group_norm_backward", TORCH_FN(native_group_norm_backward));
   m.impl("addr.out", TORCH_FN(addr_out));
   m.impl("floor_divide", TORCH_FN(floor_divide));
   m.impl("floor_divide.out", TORCH_FN(floor_divide_out));

@@ -420,17 +420,23 @@ def test_equal_runs_on_the_device():
 
 
 @pytest.mark.parametrize("memory_format", [torch.contiguous_format, torch.channels_last])
-def test_group_norm_matches_cpu(memory_format):
+@pytest.mark.parametrize("affine", [True, False])
+def test_group_norm_matches_cpu(memory_format, affine):
     """native_group_norm, ATen's composite for backends without a kernel, cannot view a
-    channels-last input: torch_backend's kernel (csrc/aten/Composite.cpp) gives the CPU's
-    results, gradients and output memory format for both layouts."""
+    channels-last input, and its backward has CPU and CUDA kernels only: torch_backend's
+    kernels (csrc/aten/Composite.cpp) give the CPU's results, gradients and output memory
+    format for both layouts, with and without the affine parameters, on the device."""
     torch.manual_seed(0)
-    module = torch.nn.GroupNorm(2, 6)
-    torch.nn.init.normal_(module.weight)
-    torch.nn.init.normal_(module.bias)
+    module = torch.nn.GroupNorm(2, 6, affine=affine)
+    if affine:
+        torch.nn.init.normal_(module.weight)
+        torch.nn.init.normal_(module.bias)
     x = torch.randn(2, 6, 5, 3).contiguous(memory_format=memory_format)
     cotangent = torch.randn(2, 6, 5, 3)
+    torch_backend.reset_fallback_counts()
     got = _forward_backward(module, x, DEV, cotangent)
+    if _native("mul.out", "sum.IntList_out", "sub.out"):
+        assert torch_backend.fallback_counts() == {}
     expected = _forward_backward(module, x, "cpu", cotangent)
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
     with torch.no_grad():
