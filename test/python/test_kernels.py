@@ -673,6 +673,8 @@ def test_upsample_nearest_matches_cpu(mode, options):
     suite does not select them.  Source indices must be ATen's, float32 forward and backward,
     bfloat16 and uint8 forward, a channels_last input too."""
     x = torch.randn(2, 3, 5, 4)
+    name = "upsample_nearest2d" if mode == "nearest" else "_upsample_nearest_exact2d"
+    torch_backend.reset_fallback_counts()
     for source in (x, x.contiguous(memory_format=torch.channels_last)):
         xc = source.clone().requires_grad_()
         xd = source.to(DEV).requires_grad_()
@@ -689,6 +691,10 @@ def test_upsample_nearest_matches_cpu(mode, options):
         got = torch.nn.functional.interpolate(xt.to(DEV), mode=mode, **options).cpu()
         assert got.dtype == dtype
         torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    if _native(f"{name}.out", f"{name}_backward.grad_input"):
+        # only bfloat16's forward may fall back (opencl declines it: no such type in OpenCL C)
+        fallbacks = torch_backend.fallback_counts()
+        assert all(op.startswith(f"aten::{name}") and "backward" not in op for op in fallbacks)
 
 
 def test_upsample_bilinear_uint8_matches_cpu():
@@ -1551,3 +1557,27 @@ def test_index_add_of_an_index_out_of_range_is_an_error():
             y.cpu()
     finally:
         MODULE.reset_device()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"scale_factor": 2, "align_corners": False},
+        {"scale_factor": 2, "align_corners": True},
+        {"scale_factor": 1.7, "align_corners": False},
+        {"scale_factor": (0.5, 2.3), "align_corners": False},
+        {"size": (7, 9), "align_corners": True},
+        {"size": (3, 2), "align_corners": False},
+        {"size": (5, 4), "align_corners": False},
+    ],
+    ids=["x2", "x2-corners", "x1.7", "mixed", "up-corners", "down", "same"],
+)
+def test_upsample_bilinear_matches_cpu(dtype, options):
+    """2-d bilinear interpolation forward and backward (a UNet's or an FPN's upsampling):
+    ATen's source indices and weights, align_corners either way, a channels_last input."""
+    x = torch.randn(2, 3, 5, 4, dtype=dtype)
+    ops = ("upsample_bilinear2d.out", "upsample_bilinear2d_backward.grad_input")
+    interpolate = torch.nn.functional.interpolate
+    for source in (x, x.contiguous(memory_format=torch.channels_last)):
+        _pool_check(interpolate, source, ops, mode="bilinear", **options)

@@ -4,7 +4,8 @@
  * Sliding-window operators: convolution (convolution_overrideable and its backward, which
  * ATen selects for an accelerator as for CUDA: 1-d and 2-d, any stride, padding, dilation and
  * groups; transposed convolutions are declined), 2-d max pooling with indices, average
- * pooling and adaptive average pooling, each with its backward.  Convolutions with groups 1 unfold
+ * pooling, adaptive average pooling and nearest and bilinear upsampling, each with its
+ * backward.  Convolutions with groups 1 unfold
  * each image into the call's workspace (im2col) for a GEMM (blas.c: the native engine or CLBlast);
  * the others run window.cl's direct kernels in gather form.  No atomics anywhere: the same bits
  * every run.
@@ -598,6 +599,159 @@ static tb_status adaptive_pool_backward(tb_context ctx, const tb_kernel_call *ca
                 G.n * G.c * G.h * G.w);
 }
 
+/* An upsampling's scale argument: its value when given and positive (ATen ignores the rest),
+ * else 0. */
+static double scale_of(const tb_value *v) {
+  double s = v->kind == TB_VALUE_DOUBLE ? v->as.f : 0.0;
+  return s > 0 ? s : 0.0;
+}
+
+/* ATen's nearest scale along an axis of `in` to `out` elements, in float. */
+static float nearest_scale(double scale, int64_t in, int64_t out) {
+  return scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
+}
+
+/* ATen's area_pixel_compute_scale in float (float64: double), as a double. */
+static double linear_ratio(tb_dtype dtype, bool align_corners, double scale, int64_t in,
+                           int64_t out) {
+  if (dtype == TB_DTYPE_FLOAT64) {
+    if (align_corners) return out > 1 ? (double)(in - 1) / (double)(out - 1) : 0.0;
+    return scale > 0 ? 1.0 / scale : (double)in / (double)out;
+  }
+  if (align_corners) return out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
+  return scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
+}
+
+/* Sets an upsampling's places, layout and options and enqueues `count` work-items: the two
+ * scales (nearest: floats; bilinear: ACC values after align_corners) and a flag. */
+static tb_status upsample_launch(tb_context ctx, const tb_kernel_call *call, tb_dtype dtype,
+                                 const char *name, const tb_tensor *written, const tb_tensor *read,
+                                 const ocl_window *L, bool linear, double scale_h, double scale_w,
+                                 cl_int flag, int64_t count) {
+  int32_t device = -1;
+  ocl_place p[2];
+  tb_status status = pool_places(ctx, call, dtype, written, read, &device, p);
+  if (status != TB_OK || count == 0) return status;
+  ocl_kernel *kernel = NULL;
+  status = kernel_for(ctx, device, dtype, name, &kernel);
+  if (status != TB_OK) return status;
+  pthread_mutex_lock(&kernel->lock);
+  ocl_args args = ocl_args_begin(ctx, device, kernel);
+  ocl_arg_place(&args, &p[0]);
+  ocl_arg_place(&args, &p[1]);
+  ocl_arg_value(&args, sizeof *L, L);
+  if (linear) {
+    ocl_arg_value(&args, sizeof flag, &flag);
+    ocl_arg_acc(&args, dtype, scale_h);
+    ocl_arg_acc(&args, dtype, scale_w);
+  } else {
+    cl_float h = (cl_float)scale_h, w = (cl_float)scale_w;
+    ocl_arg_value(&args, sizeof h, &h);
+    ocl_arg_value(&args, sizeof w, &w);
+    ocl_arg_value(&args, sizeof flag, &flag);
+  }
+  status = ocl_args_done(&args);
+  if (status == TB_OK) status = ocl_enqueue(ctx, device, call, kernel, count, name);
+  pthread_mutex_unlock(&kernel->lock);
+  return status;
+}
+
+/* The upsamplings' shapes: `image` [N, C, H, W] and `scaled` [N, C, OH, OW], an empty image only
+ * under an empty output (ATen's checks reject the rest). */
+static bool upsample_layout(const tb_tensor *image, const tb_tensor *scaled, ocl_window *L) {
+  if (image->ndim != 4 || !adaptive_layout(image, scaled, L)) return false;
+  return (L->h > 0 && L->w > 0) || L->oh == 0 || L->ow == 0;
+}
+
+/* upsample_nearest2d.out and _upsample_nearest_exact2d.out [self, output_size, scales_h?,
+ * scales_w?, out]: floats and uint8, as the CPU's kernel. */
+static tb_status nearest(tb_context ctx, const tb_kernel_call *call, bool exact) {
+  const tb_value *a = call->args;
+  if (call->num_args < 5 || a[0].kind != TB_VALUE_TENSOR || a[4].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *out = a[4].as.tensor;
+  ocl_window L;
+  if (!(ocl_is_float(self->dtype) || self->dtype == TB_DTYPE_UINT8) || out->dtype != self->dtype ||
+      !upsample_layout(self, out, &L)) {
+    return ocl_decline(call, "a layout or dtype it does not take");
+  }
+  double sh = L.oh > 0 ? nearest_scale(scale_of(&a[2]), L.h, L.oh) : 0;
+  double sw = L.ow > 0 ? nearest_scale(scale_of(&a[3]), L.w, L.ow) : 0;
+  return upsample_launch(ctx, call, self->dtype, "tb_upsample_nearest", out, self, &L, false, sh,
+                         sw, exact, L.n * L.c * L.oh * L.ow);
+}
+static tb_status nearest_legacy(tb_context ctx, const tb_kernel_call *call) {
+  return nearest(ctx, call, false);
+}
+static tb_status nearest_exact(tb_context ctx, const tb_kernel_call *call) {
+  return nearest(ctx, call, true);
+}
+
+/* upsample_nearest2d_backward.grad_input and _upsample_nearest_exact2d_backward.grad_input
+ * [grad_output, output_size, input_size, scales_h?, scales_w?, grad_input] */
+static tb_status nearest_backward(tb_context ctx, const tb_kernel_call *call, bool exact) {
+  const tb_value *a = call->args;
+  if (call->num_args < 6 || a[0].kind != TB_VALUE_TENSOR || a[5].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *grad = a[0].as.tensor, *gi = a[5].as.tensor;
+  ocl_window G;
+  if (!ocl_is_float(grad->dtype) || gi->dtype != grad->dtype || !upsample_layout(gi, grad, &G)) {
+    return ocl_decline(call, "a layout or dtype it does not take");
+  }
+  double sh = G.oh > 0 ? nearest_scale(scale_of(&a[3]), G.h, G.oh) : 0;
+  double sw = G.ow > 0 ? nearest_scale(scale_of(&a[4]), G.w, G.ow) : 0;
+  return upsample_launch(ctx, call, grad->dtype, "tb_upsample_nearest_backward", gi, grad, &G,
+                         false, sh, sw, exact, G.n * G.c * G.h * G.w);
+}
+static tb_status nearest_backward_legacy(tb_context ctx, const tb_kernel_call *call) {
+  return nearest_backward(ctx, call, false);
+}
+static tb_status nearest_backward_exact(tb_context ctx, const tb_kernel_call *call) {
+  return nearest_backward(ctx, call, true);
+}
+
+/* upsample_bilinear2d.out [self, output_size, align_corners, scales_h?, scales_w?, out]: floats
+ * (uint8 has a fixed-point kernel of its own on the CPU). */
+static tb_status bilinear(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 6 || a[0].kind != TB_VALUE_TENSOR || a[2].kind != TB_VALUE_BOOL ||
+      a[5].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *self = a[0].as.tensor, *out = a[5].as.tensor;
+  ocl_window L;
+  if (!ocl_is_float(self->dtype) || out->dtype != self->dtype || !upsample_layout(self, out, &L)) {
+    return ocl_decline(call, "a layout or dtype it does not take");
+  }
+  bool align = a[2].as.b != 0;
+  double rh = linear_ratio(self->dtype, align, scale_of(&a[3]), L.h, L.oh);
+  double rw = linear_ratio(self->dtype, align, scale_of(&a[4]), L.w, L.ow);
+  return upsample_launch(ctx, call, self->dtype, "tb_upsample_bilinear", out, self, &L, true, rh,
+                         rw, align, L.n * L.c * L.oh * L.ow);
+}
+
+/* upsample_bilinear2d_backward.grad_input [grad_output, output_size, input_size, align_corners,
+ * scales_h?, scales_w?, grad_input] */
+static tb_status bilinear_backward(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 7 || a[0].kind != TB_VALUE_TENSOR || a[3].kind != TB_VALUE_BOOL ||
+      a[6].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  const tb_tensor *grad = a[0].as.tensor, *gi = a[6].as.tensor;
+  ocl_window G;
+  if (!ocl_is_float(grad->dtype) || gi->dtype != grad->dtype || !upsample_layout(gi, grad, &G)) {
+    return ocl_decline(call, "a layout or dtype it does not take");
+  }
+  bool align = a[3].as.b != 0;
+  double rh = linear_ratio(grad->dtype, align, scale_of(&a[4]), G.h, G.oh);
+  double rw = linear_ratio(grad->dtype, align, scale_of(&a[5]), G.w, G.ow);
+  return upsample_launch(ctx, call, grad->dtype, "tb_upsample_bilinear_backward", gi, grad, &G,
+                         true, rh, rw, align, G.n * G.c * G.h * G.w);
+}
+
 #define FLOATS (TB_DTYPE_BIT(TB_DTYPE_FLOAT32) | TB_DTYPE_BIT(TB_DTYPE_FLOAT64))
 #define KERNEL(sym, name, fn, schema) \
   static const tb_kernel sym = {sizeof(tb_kernel), name, fn, FLOATS, 0, schema, NULL};
@@ -633,7 +787,44 @@ KERNEL(k_adaptive_pool, "_adaptive_avg_pool2d", adaptive_pool,
 KERNEL(k_adaptive_pool_backward, "_adaptive_avg_pool2d_backward", adaptive_pool_backward,
        "_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor")
 
-const tb_kernel *const ocl_window_kernels[] = {
-    &k_conv,     &k_conv_backward,     &k_max_pool,      &k_max_pool_backward,
-    &k_avg_pool, &k_avg_pool_backward, &k_adaptive_pool, &k_adaptive_pool_backward,
-    NULL};
+#define KERNEL_U8(sym, name, fn, schema) \
+  static const tb_kernel sym = {         \
+      sizeof(tb_kernel), name, fn, FLOATS | TB_DTYPE_BIT(TB_DTYPE_UINT8), 0, schema, NULL};
+KERNEL_U8(k_nearest, "upsample_nearest2d.out", nearest_legacy,
+          "upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, "
+          "float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)")
+KERNEL_U8(k_nearest_exact, "_upsample_nearest_exact2d.out", nearest_exact,
+          "_upsample_nearest_exact2d.out(Tensor self, SymInt[2] output_size, float? "
+          "scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)")
+KERNEL(k_nearest_backward, "upsample_nearest2d_backward.grad_input", nearest_backward_legacy,
+       "upsample_nearest2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, "
+       "SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) "
+       "grad_input) -> Tensor(a!)")
+KERNEL(k_nearest_exact_backward, "_upsample_nearest_exact2d_backward.grad_input",
+       nearest_backward_exact,
+       "_upsample_nearest_exact2d_backward.grad_input(Tensor grad_output, SymInt[2] "
+       "output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, "
+       "Tensor(a!) grad_input) -> Tensor(a!)")
+KERNEL(k_bilinear, "upsample_bilinear2d.out", bilinear,
+       "upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? "
+       "scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)")
+KERNEL(k_bilinear_backward, "upsample_bilinear2d_backward.grad_input", bilinear_backward,
+       "upsample_bilinear2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, "
+       "SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, "
+       "*, Tensor(a!) grad_input) -> Tensor(a!)")
+
+const tb_kernel *const ocl_window_kernels[] = {&k_conv,
+                                               &k_conv_backward,
+                                               &k_max_pool,
+                                               &k_max_pool_backward,
+                                               &k_avg_pool,
+                                               &k_avg_pool_backward,
+                                               &k_adaptive_pool,
+                                               &k_adaptive_pool_backward,
+                                               &k_nearest,
+                                               &k_nearest_exact,
+                                               &k_nearest_backward,
+                                               &k_nearest_exact_backward,
+                                               &k_bilinear,
+                                               &k_bilinear_backward,
+                                               NULL};

@@ -338,3 +338,160 @@ __kernel void tb_adaptive_avg_pool_backward(OCL_PTR(T, grad_input), OCL_PTR(T, g
   OCL_AT(T, grad_input)[n * L.in_strides[0] + c * L.in_strides[1] + iy * L.in_strides[2] +
                         ix * L.in_strides[3]] = (T)acc;
 }
+
+/* ATen's nearest_idx (legacy "nearest") and nearest_exact_idx: the source of output o along an
+ * axis of `in` elements, `scale` being 1 / scale_factor or in / out, in float (the host's). */
+long tb_nearest_source(long o, long in, long out, float scale, int exact) {
+#pragma OPENCL FP_CONTRACT OFF
+  if (!exact && out == in) return o;
+  if (!exact && out == 2 * in) return o >> 1;
+  long source = exact ? (long)floor(((float)o + 0.5f) * scale) : (long)floor((float)o * scale);
+  return min(source, in - 1);
+}
+
+/* The first output along the axis whose source is at least `target` (`out` if none): the
+ * source never decreases along the output, so a binary search finds it. */
+long tb_nearest_first(long target, long in, long out, float scale, int exact) {
+  long lo = 0, hi = out;
+  while (lo < hi) {
+    long mid = (lo + hi) / 2;
+    if (tb_nearest_source(mid, in, out, scale, exact) >= target) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+/* nearest upsampling: out[n, c, y, x] = in[n, c, source(y), source(x)] */
+__kernel void tb_upsample_nearest(OCL_PTR(T, out), OCL_PTR(T, in), tb_window L, float scale_h,
+                                  float scale_w, int exact) {
+  long i = get_global_id(0);
+  if (i >= L.n * L.c * L.oh * L.ow) return;
+  long x = i % L.ow, y = (i / L.ow) % L.oh, c = (i / (L.ow * L.oh)) % L.c;
+  long n = i / (L.ow * L.oh * L.c);
+  long sy = tb_nearest_source(y, L.h, L.oh, scale_h, exact);
+  long sx = tb_nearest_source(x, L.w, L.ow, scale_w, exact);
+  OCL_AT(T, out)[n * L.out_strides[0] + c * L.out_strides[1] + y * L.out_strides[2] +
+                 x * L.out_strides[3]] = OCL_AT(T, in)[n * L.in_strides[0] + c * L.in_strides[1] +
+                                                       sy * L.in_strides[2] + sx * L.in_strides[3]];
+}
+
+/* its backward: grad_input[n, c, iy, ix] sums the gradients of the outputs whose source it is
+ * (a block of rows by a block of columns), row by row as the CPU adds them: the same bits */
+__kernel void tb_upsample_nearest_backward(OCL_PTR(T, grad_input), OCL_PTR(T, grad), tb_window L,
+                                           float scale_h, float scale_w, int exact) {
+  long i = get_global_id(0);
+  if (i >= L.n * L.c * L.h * L.w) return;
+  long ix = i % L.w, iy = (i / L.w) % L.h, c = (i / (L.w * L.h)) % L.c;
+  long n = i / (L.w * L.h * L.c);
+  long y0 = tb_nearest_first(iy, L.h, L.oh, scale_h, exact);
+  long y1 = tb_nearest_first(iy + 1, L.h, L.oh, scale_h, exact);
+  long x0 = tb_nearest_first(ix, L.w, L.ow, scale_w, exact);
+  long x1 = tb_nearest_first(ix + 1, L.w, L.ow, scale_w, exact);
+  ACC acc = 0;
+  for (long y = y0; y < y1; y++) {
+    for (long x = x0; x < x1; x++) {
+      acc += (ACC)OCL_AT(T, grad)[n * L.out_strides[0] + c * L.out_strides[1] +
+                                  y * L.out_strides[2] + x * L.out_strides[3]];
+    }
+  }
+  OCL_AT(T, grad_input)[n * L.in_strides[0] + c * L.in_strides[1] + iy * L.in_strides[2] +
+                        ix * L.in_strides[3]] = (T)acc;
+}
+
+/* ATen's compute_source_index_and_lambda along one axis: output o reads sources *i0 and *i1
+ * with weights *l0 and *l1, `ratio` the host's (align_corners' (in - 1) / (out - 1), else
+ * 1 / scale_factor or in / out) in ACC. */
+void tb_linear_source(long o, long in, long out, int align_corners, ACC ratio, long *i0, long *i1,
+                      ACC *l0, ACC *l1) {
+#pragma OPENCL FP_CONTRACT OFF
+  if (out == in) {
+    *i0 = *i1 = o;
+    *l0 = 1;
+    *l1 = 0;
+    return;
+  }
+  ACC real = align_corners ? ratio * (ACC)o : ratio * ((ACC)o + (ACC)0.5) - (ACC)0.5;
+  if (!align_corners && real < 0) real = 0;
+  long index = min((long)floor((float)real), in - 1);
+  ACC lambda = clamp(real - (ACC)index, (ACC)0, (ACC)1);
+  *i0 = index;
+  *i1 = index + (index < in - 1 ? 1 : 0);
+  *l1 = lambda;
+  *l0 = (ACC)1 - lambda;
+}
+
+/* The first output along the axis whose first source is at least `target` (`out` if none). */
+long tb_linear_first(long target, long in, long out, int align_corners, ACC ratio) {
+  long lo = 0, hi = out;
+  while (lo < hi) {
+    long mid = (lo + hi) / 2, i0, i1;
+    ACC l0, l1;
+    tb_linear_source(mid, in, out, align_corners, ratio, &i0, &i1, &l0, &l1);
+    if (i0 >= target) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+/* bilinear upsampling: out = (x[h0, w0] w0 + x[h0, w1] w1) h0 + (x[h1, w0] w0 + x[h1, w1] w1)
+ * h1, the order of ATen's separable kernel */
+__kernel void tb_upsample_bilinear(OCL_PTR(T, out), OCL_PTR(T, in), tb_window L,
+                                   int align_corners, ACC ratio_h, ACC ratio_w) {
+#pragma OPENCL FP_CONTRACT OFF
+  long i = get_global_id(0);
+  if (i >= L.n * L.c * L.oh * L.ow) return;
+  long x = i % L.ow, y = (i / L.ow) % L.oh, c = (i / (L.ow * L.oh)) % L.c;
+  long n = i / (L.ow * L.oh * L.c);
+  long h0, h1, w0, w1;
+  ACC hl0, hl1, wl0, wl1;
+  tb_linear_source(y, L.h, L.oh, align_corners, ratio_h, &h0, &h1, &hl0, &hl1);
+  tb_linear_source(x, L.w, L.ow, align_corners, ratio_w, &w0, &w1, &wl0, &wl1);
+  __global const T *plane = OCL_AT(T, in) + n * L.in_strides[0] + c * L.in_strides[1];
+  long r0 = h0 * L.in_strides[2], r1 = h1 * L.in_strides[2];
+  long c0 = w0 * L.in_strides[3], c1 = w1 * L.in_strides[3];
+  ACC t0 = (ACC)plane[r0 + c0] * wl0 + (ACC)plane[r0 + c1] * wl1;
+  ACC t1 = (ACC)plane[r1 + c0] * wl0 + (ACC)plane[r1 + c1] * wl1;
+  OCL_AT(T, out)[n * L.out_strides[0] + c * L.out_strides[1] + y * L.out_strides[2] +
+                 x * L.out_strides[3]] = (T)(t0 * hl0 + t1 * hl1);
+}
+
+/* its backward: grad_input[n, c, iy, ix] sums h * w * g over the outputs that read it (those
+ * whose first source row is iy - 1 or iy, and column likewise), in the CPU's order: outputs row
+ * by row, each output's four sources (h0, w0), (h0, w1), (h1, w0), (h1, w1) in turn */
+__kernel void tb_upsample_bilinear_backward(OCL_PTR(T, grad_input), OCL_PTR(T, grad), tb_window L,
+                                            int align_corners, ACC ratio_h, ACC ratio_w) {
+#pragma OPENCL FP_CONTRACT OFF
+  long i = get_global_id(0);
+  if (i >= L.n * L.c * L.h * L.w) return;
+  long ix = i % L.w, iy = (i / L.w) % L.h, c = (i / (L.w * L.h)) % L.c;
+  long n = i / (L.w * L.h * L.c);
+  long ya = tb_linear_first(iy - 1, L.h, L.oh, align_corners, ratio_h);
+  long yb = tb_linear_first(iy + 1, L.h, L.oh, align_corners, ratio_h);
+  long xa = tb_linear_first(ix - 1, L.w, L.ow, align_corners, ratio_w);
+  long xb = tb_linear_first(ix + 1, L.w, L.ow, align_corners, ratio_w);
+  ACC acc = 0;
+  for (long y = ya; y < yb; y++) {
+    long h0, h1;
+    ACC hl0, hl1;
+    tb_linear_source(y, L.h, L.oh, align_corners, ratio_h, &h0, &h1, &hl0, &hl1);
+    for (long x = xa; x < xb; x++) {
+      long w0, w1;
+      ACC wl0, wl1;
+      tb_linear_source(x, L.w, L.ow, align_corners, ratio_w, &w0, &w1, &wl0, &wl1);
+      ACC g = (ACC)OCL_AT(T, grad)[n * L.out_strides[0] + c * L.out_strides[1] +
+                                   y * L.out_strides[2] + x * L.out_strides[3]];
+      if (h0 == iy && w0 == ix) acc += hl0 * wl0 * g;
+      if (h0 == iy && w1 == ix) acc += hl0 * wl1 * g;
+      if (h1 == iy && w0 == ix) acc += hl1 * wl0 * g;
+      if (h1 == iy && w1 == ix) acc += hl1 * wl1 * g;
+    }
+  }
+  OCL_AT(T, grad_input)[n * L.in_strides[0] + c * L.in_strides[1] + iy * L.in_strides[2] +
+                        ix * L.in_strides[3]] = (T)acc;
+}
