@@ -49,6 +49,12 @@
 //   the shift concatenated in swapped order; without dims, over the flattened tensor.  It
 //   runs wherever the vendor has cat.out.
 //
+// var_mean, std_mean -- CPU and CUDA have kernels of their own (a Welford pass), every other
+//   backend the CPU fallback, on every vendor (torch.var_mean, std_mean; statistics in user
+//   models).  The kernels below take the mean, then the sum of squared deviations (two passes,
+//   in the opmath type) over (n - correction), on the vendor's mean and sum kernels.  Integer
+//   and complex inputs keep the CPU fallback, and with it the CPU's errors and complex rules.
+//
 // _assert_async -- CUDA checks the value in a kernel and faults the device; the CPU checks it
 //   at the call.  A vendor has no kernel that raises a message, so the device checks it as the
 //   CPU does: one scalar read back (what the CPU fallback did, without counting as one).
@@ -57,6 +63,7 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/native/CPUFallback.h>
 #include <ATen/ops/addr_native.h>
 #include <ATen/ops/all.h>
 #include <ATen/ops/cat.h>
@@ -65,7 +72,10 @@
 #include <ATen/ops/is_nonzero.h>
 #include <ATen/ops/mean.h>
 #include <ATen/ops/rsqrt.h>
+#include <ATen/ops/sqrt.h>
+#include <ATen/ops/std_mean_ops.h>
 #include <ATen/ops/sum.h>
+#include <ATen/ops/var_mean_ops.h>
 #include <c10/core/DispatchKeySet.h>
 #include <torch/library.h>
 
@@ -227,6 +237,50 @@ at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef sym_shifts, at::IntA
   return result;
 }
 
+// var_mean's (variance, mean) of a floating self, or nothing for the CPU fallback to run.
+std::optional<std::tuple<at::Tensor, at::Tensor>> variance_and_mean(
+    const char* name, const at::Tensor& self, at::OptionalIntArrayRef dim,
+    const std::optional<at::Scalar>& correction, bool keepdim) {
+  if (!at::isFloatingType(self.scalar_type())) return std::nullopt;
+  const double dof = correction.has_value() ? correction->toDouble() : 1.0;
+  int64_t count = 1;  // the elements each result reduces
+  if (!dim.has_value() || dim->empty()) {
+    count = self.numel();
+  } else {
+    for (int64_t d : *dim) count *= self.size(at::maybe_wrap_dim(d, self.dim()));
+  }
+  if (static_cast<double>(count) - dof <= 0 && self.numel() > 0) {  // the CPU's warning
+    TORCH_WARN_ONCE(name, "(): degrees of freedom is <= 0. Correction should be strictly less ",
+                    "than the reduction factor (input numel divided by output numel).");
+  }
+  const at::ScalarType acc = at::toOpMathType(self.scalar_type());
+  const at::Tensor x = self.to(acc);
+  const at::Tensor mean = at::mean(x, dim, /*keepdim=*/true);
+  const at::Tensor centered = x - mean;
+  const at::Tensor variance =
+      at::sum(centered * centered, dim, keepdim) / std::max(static_cast<double>(count) - dof, 0.0);
+  return std::make_tuple(variance.to(self.scalar_type()),
+                         mean.view(variance.sizes()).to(self.scalar_type()));
+}
+
+std::tuple<at::Tensor, at::Tensor> var_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                            const std::optional<at::Scalar>& correction,
+                                            bool keepdim) {
+  auto result = variance_and_mean("var_mean", self, dim, correction, keepdim);
+  if (result.has_value()) return *result;
+  return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::var_mean_correction>::call(
+      self, dim, correction, keepdim);
+}
+
+std::tuple<at::Tensor, at::Tensor> std_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                            const std::optional<at::Scalar>& correction,
+                                            bool keepdim) {
+  auto result = variance_and_mean("std_mean", self, dim, correction, keepdim);
+  if (result.has_value()) return {at::sqrt(std::get<0>(*result)), std::get<1>(*result)};
+  return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::std_mean_correction>::call(
+      self, dim, correction, keepdim);
+}
+
 void assert_async(const at::Tensor& self) {
   TORCH_CHECK(at::is_nonzero(self), "Expected Tensor with single nonzero value, but got zero");
 }
@@ -251,6 +305,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("floor_divide.out", TORCH_FN(floor_divide_out));
   m.impl("floor_divide_.Tensor", TORCH_FN(floor_divide_));
   m.impl("roll", TORCH_FN(roll));
+  m.impl("var_mean.correction", TORCH_FN(var_mean));
+  m.impl("std_mean.correction", TORCH_FN(std_mean));
   m.impl("_assert_async", TORCH_FN(assert_async));
   m.impl("_assert_async.msg", TORCH_FN(assert_async_msg));
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import math
 import re
+import warnings
 
 import pytest
 import torch
@@ -1581,3 +1582,35 @@ def test_upsample_bilinear_matches_cpu(dtype, options):
     interpolate = torch.nn.functional.interpolate
     for source in (x, x.contiguous(memory_format=torch.channels_last)):
         _pool_check(interpolate, source, ops, mode="bilinear", **options)
+
+
+@pytest.mark.parametrize("function", [torch.var_mean, torch.std_mean])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_var_mean_and_std_mean_match_cpu(function, dtype):
+    """torch.var_mean / std_mean, which ATen gives only CPU and CUDA kernels: on the device
+    (csrc's two-pass composite) over every dimension, some, a negative one, kept dimensions,
+    corrections 0, 1 and 2; a single element's NaN variance; integers still refused as on the
+    CPU, complex still right."""
+    x = torch.randn(4, 5, 6, dtype=dtype) * 3 + 1
+    torch_backend.reset_fallback_counts()
+    for options in [
+        {},
+        {"dim": 1},
+        {"dim": (0, 2)},
+        {"dim": -1, "keepdim": True},
+        {"dim": 1, "correction": 0},
+        {"dim": None, "correction": 2},
+    ]:
+        for want, got in zip(function(x, **options), function(x.to(DEV), **options), strict=True):
+            assert got.shape == want.shape and got.dtype == want.dtype, options
+            torch.testing.assert_close(got.cpu(), want, msg=str(options))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # degrees of freedom <= 0, as on the CPU
+        variance, mean = function(torch.ones(1, dtype=dtype, device=DEV))
+    assert variance.cpu().isnan().item() and mean.cpu().item() == 1.0
+    if _native("mean.out", "sum.IntList_out", "mul.out", "sub.out", "div.out", "sqrt.out"):
+        assert torch_backend.fallback_counts() == {}
+    with pytest.raises(RuntimeError, match="only support floating point and complex"):
+        function(torch.arange(4, device=DEV))
+    z = torch.randn(3, 4, dtype=torch.complex64)
+    torch.testing.assert_close(function(z.to(DEV))[0].cpu(), function(z)[0])
