@@ -267,6 +267,16 @@ static tb_status gather(tb_context ctx, const tb_kernel_call *call) {
   return status;
 }
 
+/* out = self, first, for the kernels that update a copy of self (scatter, scatter_add,
+ * index_add); nothing when they run in place (scatter_, index_add_). */
+static tb_status copy_into_out(tb_context ctx, const tb_kernel_call *call, const tb_tensor *self,
+                               const tb_tensor *out) {
+  if (self->data == out->data) return TB_OK;
+  ocl_operand in[1] = {{self, 0, 0}};
+  ocl_map_spec copy = {"x0", out->dtype, 1};
+  return ocl_map(ctx, call, &copy, out, in, 1, 1);
+}
+
 /* scatter.src_out [self, dim, index, src, out] and scatter.value_out [self, dim, index, value,
  * out]: out = self, then the src elements (or the number) at index's positions along dim.
  * index has self's rank and src at least index's sizes (ATen's meta checked); data of one
@@ -304,12 +314,8 @@ static tb_status scatter_into(tb_context ctx, const tb_kernel_call *call, bool a
     return ocl_decline(call, "a dtype without an atomic add on this device");
   }
   ocl_gather layout = gather_layout(index, dim, src, out);
-  if (self->data != out->data) { /* scatter_ writes in place */
-    ocl_operand in[1] = {{self, 0, 0}};
-    ocl_map_spec copy = {"x0", out->dtype, 1};
-    status = ocl_map(ctx, call, &copy, out, in, 1, 1);
-    if (status != TB_OK) return status;
-  }
+  status = copy_into_out(ctx, call, self, out);
+  if (status != TB_OK) return status;
   if (layout.numel == 0) return TB_OK;
   ocl_kernel *kernel = NULL;
   status = kernel_for(ctx, device, self->dtype, index->dtype, add, "tb_scatter", &kernel);
@@ -380,12 +386,8 @@ static tb_status index_add(tb_context ctx, const tb_kernel_call *call) {
   }
   int add = put_add(&ctx->devices[device], self->dtype);
   if (add == 0) return ocl_decline(call, "a dtype without an atomic add on this device");
-  if (self->data != out->data) { /* index_add_ writes in place */
-    ocl_operand in[1] = {{self, 0, 0}};
-    ocl_map_spec copy = {"x0", out->dtype, 1};
-    status = ocl_map(ctx, call, &copy, out, in, 1, 1);
-    if (status != TB_OK) return status;
-  }
+  status = copy_into_out(ctx, call, self, out);
+  if (status != TB_OK) return status;
   ocl_select layout = {0};
   layout.ndim = self->ndim > 0 ? self->ndim : 1;
   layout.dim = (cl_int)dim;

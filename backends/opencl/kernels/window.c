@@ -467,6 +467,13 @@ static tb_status max_pool_backward(tb_context ctx, const tb_kernel_call *call) {
                 G.n * G.c * G.h * G.w);
 }
 
+/* Whether a and b have the same shape. */
+static bool same_shape(const tb_tensor *a, const tb_tensor *b) {
+  bool same = a->ndim == b->ndim;
+  for (int32_t d = 0; same && d < a->ndim; d++) same = a->sizes[d] == b->sizes[d];
+  return same;
+}
+
 /* avg_pool2d's layout and options: self and its output `out`, kernel_size, stride, padding at
  * a[0 ..], count_include_pad and divisor_override at a[4], a[5] (0: none). */
 static bool avg_layout(const tb_tensor *self, const tb_tensor *out, const tb_value *a,
@@ -530,9 +537,7 @@ static tb_status avg_pool_backward(tb_context ctx, const tb_kernel_call *call) {
   const tb_tensor *grad = a[0].as.tensor, *self = a[1].as.tensor, *gi = a[8].as.tensor;
   ocl_window G;
   cl_long options[2];
-  bool same = gi->ndim == self->ndim;
-  for (int32_t d = 0; same && d < self->ndim; d++) same = gi->sizes[d] == self->sizes[d];
-  if (!ocl_is_float(grad->dtype) || gi->dtype != grad->dtype || !same ||
+  if (!ocl_is_float(grad->dtype) || gi->dtype != grad->dtype || !same_shape(gi, self) ||
       !avg_layout(gi, grad, &a[2], &G, options)) {
     return ocl_decline(call, "a layout, dtype or divisor it does not take");
   }
@@ -585,9 +590,7 @@ static tb_status adaptive_pool_backward(tb_context ctx, const tb_kernel_call *ca
   }
   const tb_tensor *grad = a[0].as.tensor, *self = a[1].as.tensor, *gi = a[2].as.tensor;
   ocl_window G;
-  bool same = gi->ndim == self->ndim;
-  for (int32_t d = 0; same && d < self->ndim; d++) same = gi->sizes[d] == self->sizes[d];
-  if (!ocl_is_float(grad->dtype) || gi->dtype != grad->dtype || !same ||
+  if (!ocl_is_float(grad->dtype) || gi->dtype != grad->dtype || !same_shape(gi, self) ||
       !adaptive_layout(gi, grad, &G)) {
     return ocl_decline(call, "a layout or dtype it does not take");
   }
