@@ -212,7 +212,7 @@ class Generator:
             if not f.func.returns
             else (f"return {self.fallback(f)};")
         )
-        return f"  if (!WriteCheck({flag}){chain}.safe()) {{\n    {declined}\n  }}\n"
+        return f'  if (!WriteCheck({flag}){chain}.safe("{f.func.name}")) {{\n    {declined}\n  }}\n'
 
     def host_check(self, f: NativeFunction, entry: Entry) -> str:
         """Code calling the entry's HostChecks.h functions: `check` with `f`'s non-out

@@ -291,7 +291,7 @@ class BoxedKernel final : public c10::OperatorKernel {
         check.input(values[i].to<c10::List<std::optional<at::Tensor>>>());
       }
     }
-    return check.safe();
+    return check.safe(short_name(op.operator_name()));
   }
 
   const tb_kernel* kernel_;

@@ -35,6 +35,7 @@ std::set<std::string>* g_warned = new std::set<std::string>();
 struct Declined {
   std::string kernel;
   std::string why;
+  bool kept_back = false;  // torch_backend kept the call from the kernel (note_kept_back)
 };
 thread_local Declined t_declined;
 
@@ -550,6 +551,9 @@ std::string why_not_on_device(const std::string& name) {
   Declined declined = std::move(t_declined);
   t_declined = Declined{};
   if (!declined.kernel.empty() && base_name(declined.kernel) == base_name(name)) {
+    if (declined.kept_back) {
+      return c10::str("torch_backend did not hand the call to the vendor's kernel: ", declined.why);
+    }
     return c10::str("the vendor's kernel ", declined.kernel, " declined the call: ", declined.why);
   }
   return "the vendor has no kernel for it";
@@ -612,6 +616,10 @@ void note_declined(const char* kernel, std::string why) {
   const std::string prefix = std::string(kernel) + ": ";
   if (why.compare(0, prefix.size(), prefix) == 0) why.erase(0, prefix.size());
   t_declined = Declined{kernel, std::move(why)};
+}
+
+void note_kept_back(std::string_view op, std::string why) {
+  t_declined = Declined{std::string(op), std::move(why), true};
 }
 
 void admit_cpu_fallback(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {

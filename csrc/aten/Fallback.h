@@ -56,6 +56,10 @@ void run_through_cpu(const c10::OperatorHandle& op, std::vector<c10::IValue>* st
 // fallback on the thread consumes it.
 void note_declined(const char* kernel, std::string why);
 
+// Why torch_backend kept a call of `op` ("addmm.out") from the vendor's kernel (an output that
+// shares memory with an input): noted and consumed as note_declined's notes are.
+void note_kept_back(std::string_view op, std::string why);
+
 FallbackMode fallback_mode();
 // A CPU generator seeded from the next draw of `device_generator` (a device generator): what
 // random operators that run on the CPU draw from, so that the device's seed governs them.

@@ -595,7 +595,13 @@ WriteCheck& WriteCheck::input(const c10::List<std::optional<at::Tensor>>& tensor
   return *this;
 }
 
-bool WriteCheck::safe() const {
+bool WriteCheck::safe(std::string_view op) const {
+  if (overlap_free()) return true;
+  note_kept_back(op, "an output shares memory with an input or another output");
+  return false;
+}
+
+bool WriteCheck::overlap_free() const {
   // Tensors by storage, so that only tensors of one storage are compared (a fused optimizer
   // step writes hundreds of tensors): (storage, is an output, tensor).
   c10::SmallVector<std::tuple<const c10::StorageImpl*, bool, c10::TensorImpl*>, 16> all;

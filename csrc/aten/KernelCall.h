@@ -203,10 +203,13 @@ class WriteCheck {
   WriteCheck& input(const std::optional<at::Tensor>& tensor);
   WriteCheck& input(at::ITensorListRef tensors);
   WriteCheck& input(const c10::List<std::optional<at::Tensor>>& tensors);
-  bool safe() const;
+  // Whether the writes are safe; when not, notes for the fallback's warning that `op`'s call
+  // was kept from the vendor's kernel, and why.
+  bool safe(std::string_view op) const;
 
  private:
   void add(c10::SmallVectorImpl<c10::TensorImpl*>& to, const at::Tensor& tensor);
+  bool overlap_free() const;
   bool elementwise_;
   c10::SmallVector<c10::TensorImpl*, 4> outputs_;
   c10::SmallVector<c10::TensorImpl*, 8> inputs_;

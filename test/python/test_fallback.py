@@ -180,3 +180,24 @@ def test_a_declined_call_says_why_in_the_warning_and_the_error(restore_mode):
     )
     with pytest.raises(NotImplementedError, match=re.escape(refused)):
         torch.mm(a, a)
+
+
+def test_a_call_kept_from_the_kernel_says_why(restore_mode):
+    """A call whose output shares memory with an input (addmm into its own addend) runs on the
+    CPU fallback, whose copies keep the aliasing; the warning says torch_backend kept it from
+    the vendor's kernel, and why -- not that the vendor has no kernel -- and the result is the
+    CPU's."""
+    if torch_backend.op_coverage(["addmm.out"])["addmm.out"] != "native":
+        pytest.skip(f"{DEV} has no addmm.out kernel")
+    generator = torch.Generator().manual_seed(0)
+    s, m, v = (torch.randn(shape, generator=generator) for shape in [(4, 1), (4, 6), (6, 1)])
+    expected = torch.addmm(s, m, v)
+    on_device = s.to(DEV)
+    torch_backend.set_fallback_mode("warn")
+    reason = (
+        "aten::addmm.out runs on the CPU: torch_backend did not hand the call to the vendor's "
+        "kernel: an output shares memory with an input or another output"
+    )
+    with pytest.warns(UserWarning, match=re.escape(reason)):
+        torch.addmm(on_device, m.to(DEV), v.to(DEV), out=on_device)
+    torch.testing.assert_close(on_device.cpu(), expected)
