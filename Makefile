@@ -209,7 +209,8 @@ COMPILE_PYTEST := test/python/test_compile.py test/python/test_custom_ops.py
 # out= rules and math-bit views: expected_failures.py lists what fails, and why), sparse
 # tensors, kernels from source (compile_kernel) and torch.compile's OpenCL C kernels
 # (test_compile.py: the MLP, the encoder block, GPT-2 and resnet18), and timm's fast subset
-# with nothing on the CPU fallback (test_timm.py).  The runtime's own error paths, vendor start
+# with nothing on the CPU fallback (test_timm.py), and csrc's composites on its kernels
+# (test_composites.py).  The runtime's own error paths, vendor start
 # and device properties run on emu, npu and fake.
 OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_device_only_ops.py \
   test_model_zoo.py test_programs.py \
@@ -221,7 +222,8 @@ OPENCL_PYTEST := $(addprefix test/python/,test_opinfo.py test_kernels.py test_de
   test_errors.py::test_fork_before_use_is_fine test_host_checks.py \
   test_check_kernels.py::test_fused_optimizers_are_checked_on_generated_samples \
   test_modules.py test_error_inputs.py test_math_bits.py test_sparse.py test_compile_kernel.py \
-  test_compile.py test_compile_opinfo.py test_foreach.py test_graphs.py test_timm.py)
+  test_compile.py test_compile_opinfo.py test_foreach.py test_graphs.py test_timm.py \
+  test_composites.py)
 
 # Each vendor's suites run as two pytest jobs, each its own process: the longest suites
 # (SLOW_PYTEST) in one, the others in the other.  test/lanes.py runs the jobs of a stage on two

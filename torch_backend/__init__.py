@@ -355,10 +355,12 @@ def autocast_policies() -> dict[str, list[str]]:
 
 def op_coverage(ops: list[str] | None = None) -> dict[str, str]:
     """How each operator runs on this device: ``"native"`` (a device kernel: the vendor's, or
-    one torch_backend builds on the vendor's memory and copy calls), ``"refused"`` (the vendor
-    published a kernel for it, refused at load -- see :func:`refused_kernels` -- so the CPU
-    fallback runs it), ``"fallback"`` (the CPU fallback runs it) or ``"unsupported"`` (no
-    kernel anywhere).
+    one torch_backend builds on the vendor's memory and copy calls), ``"composite"`` (made of
+    other operators on the device, each with a state of its own: torch_backend's composites
+    where the vendor has no kernel -- ``dot`` on the vendor's GEMM, ``elu``, the padding modes
+    -- and ATen's own, such as ``isinf``), ``"refused"`` (the vendor published a kernel for it,
+    refused at load -- see :func:`refused_kernels` -- so the CPU fallback runs it),
+    ``"fallback"`` (the CPU fallback runs it) or ``"unsupported"`` (no kernel anywhere).
 
     With no argument, every operator torch_backend knows: those ``codegen/ops.yaml`` lists,
     whose native kernels the vendor may publish, the built-in ones, those the vendor's kernels

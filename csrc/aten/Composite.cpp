@@ -59,27 +59,91 @@
 //   at the call.  A vendor has no kernel that raises a message, so the device checks it as the
 //   CPU does: one scalar read back (what the CPU fallback did, without counting as one).
 //   torch 2.13's multinomial checks its probabilities with it.
+//
+// The operators above are registered for every vendor.  Those below (register_default_composites)
+// only where the vendor publishes no kernel of its own: operators ATen gives CPU, CUDA and MPS
+// kernels only, made here of operators every vendor has -- dot, vdot and addmv (mv) on the
+// vendor's GEMM, trace, glu, elu, log_sigmoid, smooth_l1_loss, huber_loss, var, std,
+// nan_to_num, flip, and the reflection and replication padding modes -- with their backwards.
+// Each makes the CPU's checks with the CPU's words (the padding modes run ATen's meta
+// function); integer and complex inputs keep the CPU fallback and with it the CPU's errors.
+#include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/WrapDimUtils.h>
+#include <ATen/WrapDimUtilsMulti.h>
+#include <ATen/core/Reduction.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/abs.h>
+#include <ATen/ops/addmm.h>
 #include <ATen/ops/addr_native.h>
 #include <ATen/ops/all.h>
 #include <ATen/ops/cat.h>
+#include <ATen/ops/clamp_max.h>
 #include <ATen/ops/div.h>
+#include <ATen/ops/dot_ops.h>
+#include <ATen/ops/elu_backward_ops.h>
+#include <ATen/ops/elu_ops.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/eq.h>
+#include <ATen/ops/exp.h>
+#include <ATen/ops/expm1.h>
+#include <ATen/ops/glu_backward_ops.h>
+#include <ATen/ops/glu_ops.h>
+#include <ATen/ops/huber_loss_backward_ops.h>
+#include <ATen/ops/huber_loss_ops.h>
+#include <ATen/ops/index_select.h>
 #include <ATen/ops/is_nonzero.h>
+#include <ATen/ops/isinf.h>
+#include <ATen/ops/isnan.h>
+#include <ATen/ops/log1p.h>
+#include <ATen/ops/log_sigmoid_backward_ops.h>
+#include <ATen/ops/log_sigmoid_forward_ops.h>
+#include <ATen/ops/masked_fill.h>
 #include <ATen/ops/mean.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/nan_to_num_ops.h>
+#include <ATen/ops/reflection_pad1d_backward_ops.h>
+#include <ATen/ops/reflection_pad1d_ops.h>
+#include <ATen/ops/reflection_pad2d_backward_ops.h>
+#include <ATen/ops/reflection_pad2d_ops.h>
+#include <ATen/ops/reflection_pad3d_backward_ops.h>
+#include <ATen/ops/reflection_pad3d_ops.h>
+#include <ATen/ops/replication_pad1d_backward_ops.h>
+#include <ATen/ops/replication_pad1d_ops.h>
+#include <ATen/ops/replication_pad2d_backward_ops.h>
+#include <ATen/ops/replication_pad2d_ops.h>
+#include <ATen/ops/replication_pad3d_backward_ops.h>
+#include <ATen/ops/replication_pad3d_ops.h>
 #include <ATen/ops/rsqrt.h>
+#include <ATen/ops/sigmoid.h>
+#include <ATen/ops/smooth_l1_loss_backward_ops.h>
+#include <ATen/ops/smooth_l1_loss_ops.h>
 #include <ATen/ops/sqrt.h>
 #include <ATen/ops/std_mean_ops.h>
+#include <ATen/ops/std_ops.h>
+#include <ATen/ops/sub.h>
 #include <ATen/ops/sum.h>
+#include <ATen/ops/tensor.h>
 #include <ATen/ops/var_mean_ops.h>
+#include <ATen/ops/var_ops.h>
+#include <ATen/ops/vdot_ops.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/zeros.h>
+#include <ATen/ops/zeros_like.h>
 #include <c10/core/DispatchKeySet.h>
 #include <torch/library.h>
 
+#include <bitset>
+#include <limits>
+#include <optional>
+
+#include "aten/Composite.h"
 #include "aten/KernelCall.h"
+#include "aten/Schemas.h"
 
 namespace torch_backend {
 namespace {
@@ -289,6 +353,527 @@ void assert_async_msg(const at::Tensor& self, std::string_view message) {
   TORCH_CHECK(at::is_nonzero(self), message);
 }
 
+// ---- Composites for operators the vendor publishes no kernel for ----
+
+// Whether a call of a composite below runs here: floating inputs.  Others keep the CPU
+// fallback, and with it the CPU's errors ("elu_cpu" not implemented for 'Long') and its
+// integer and complex rules.
+bool floating(std::initializer_list<const at::Tensor*> tensors) {
+  for (const at::Tensor* t : tensors) {
+    if (t->defined() && !at::isFloatingType(t->scalar_type())) return false;
+  }
+  return true;
+}
+
+// CUDA's check that the tensors of a call share its device.
+void check_devices(std::string_view method,
+                   std::initializer_list<std::pair<const at::Tensor*, const char*>> tensors) {
+  std::optional<c10::Device> device;
+  for (const auto& [tensor, name] : tensors) {
+    if (!tensor->defined()) continue;
+    if (!device.has_value()) {
+      device = tensor->device();
+    } else if (tensor->device() != *device) {
+      fail_device_mismatch(*device, tensor->device(), name, method);
+    }
+  }
+}
+
+// `result` into an out= argument, as a structured kernel's out variant gives it: resized (with
+// ATen's warning for a non-empty out of another shape) and cast where the cast is allowed.
+at::Tensor& assign_out(at::Tensor& out, const at::Tensor& result) {
+  TORCH_CHECK(at::canCast(result.scalar_type(), out.scalar_type()), "result type ",
+              result.scalar_type(), " can't be cast to the desired output type ",
+              out.scalar_type());
+  check_devices("out=", {{&result, "result"}, {&out, "out"}});
+  at::native::resize_output(out, result.sizes());
+  return out.copy_(result);
+}
+
+// dot, vdot -- CPU, CUDA and MPS have kernels; dot.out and vdot.out are ATen composites that
+// call them.  A product of a row and a column on the vendor's GEMM (one launch).
+void check_dot(const at::Tensor& self, const at::Tensor& other, std::string_view method) {
+  TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(),
+              "D and ", other.dim(), "D tensors");
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(), method,
+              " : expected both vectors to have same dtype, but found ", self.scalar_type(),
+              " and ", other.scalar_type());
+  TORCH_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [",
+              self.numel(), "] and src [", other.numel(),
+              "] to have the same number of elements, but got ", self.numel(), " and ",
+              other.numel(), " elements respectively");
+  check_devices(method, {{&self, "self"}, {&other, "tensor"}});
+}
+
+at::Tensor dot_product(const at::Tensor& self, const at::Tensor& other) {
+  check_dot(self, other, "dot");
+  if (!floating({&self})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::dot>::call(self, other);
+  }
+  if (self.numel() == 0) return at::zeros({}, self.options());
+  return at::mm(self.unsqueeze(0), other.unsqueeze(1)).reshape({});
+}
+
+at::Tensor vdot_product(const at::Tensor& self, const at::Tensor& other) {
+  check_dot(self, other, "vdot");
+  if (!floating({&self})) {  // complex conjugates self: the CPU's rules
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::vdot>::call(self, other);
+  }
+  return dot_product(self, other);
+}
+
+// addmv (mv, matmul of a matrix and a vector) -- CPU, CUDA and MPS have kernels.  The product
+// as addmm's of the matrix and the vector as a column, written into `out` viewed as one: a
+// launch of the vendor's GEMM, which reads self (broadcast) itself.
+void check_addmv(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec) {
+  TORCH_CHECK(mat.dim() == 2 && vec.dim() == 1 && self.dim() <= 1,
+              "vector + matrix @ vector expected, got ", self.dim(), ", ", mat.dim(), ", ",
+              vec.dim());
+  TORCH_CHECK(mat.size(1) == vec.size(0) && (mat.size(0) == self.numel() || self.numel() == 1),
+              "size mismatch, got input (", self.dim() == 0 ? 1 : self.size(0), "), mat (",
+              mat.size(0), "x", mat.size(1), "), vec (", vec.size(0), ")");
+  TORCH_CHECK(self.scalar_type() == mat.scalar_type() && mat.scalar_type() == vec.scalar_type(),
+              "addmv input tensors must have the same dtype, but got ", self.scalar_type(), ", ",
+              mat.scalar_type(), ", and ", vec.scalar_type());
+  check_devices("addmv", {{&self, "self"}, {&mat, "mat"}, {&vec, "vec"}});
+}
+
+at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                      const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  check_addmv(self, mat, vec);
+  check_devices("addmv.out", {{&mat, "mat"}, {&out, "out"}});
+  TORCH_CHECK(out.scalar_type() == mat.scalar_type(), "Expected out tensor to have dtype ",
+              mat.scalar_type(), ", but got ", out.scalar_type(), " instead");
+  const int64_t n = mat.size(0);
+  if (!out.is_same(self)) at::native::resize_output(out, {n});
+  const at::Tensor column_vec = vec.unsqueeze(1);
+  if (beta.toComplexDouble() != 0.0 && out.is_alias_of(self)) {
+    // addmv_ (self is out): no kernel takes an output that is also its input
+    out.copy_(at::addmm(self.expand({n}).unsqueeze(1), mat, column_vec, beta, alpha).squeeze(1));
+    return out;
+  }
+  // With beta 0 self is never read (mv's self is its uninitialised result): a 0-d stand-in.
+  const at::Tensor addend =
+      beta.toComplexDouble() == 0.0 ? at::empty({}, out.options()) : self.expand({n}).unsqueeze(1);
+  at::Tensor column = out.unsqueeze(1);
+  at::addmm_out(column, addend, mat, column_vec, beta, alpha);
+  return out;
+}
+
+at::Tensor addmv(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                 const at::Scalar& beta, const at::Scalar& alpha) {
+  check_addmv(self, mat, vec);
+  at::Tensor out = at::empty({mat.size(0)}, mat.options());
+  return addmv_out(self, mat, vec, beta, alpha, out);
+}
+
+at::Tensor& addmv_(at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                   const at::Scalar& beta, const at::Scalar& alpha) {
+  check_addmv(self, mat, vec);
+  TORCH_CHECK(self.dim() == 1 && self.size(0) == mat.size(0), "addmv_: self of shape ",
+              self.sizes(), " cannot hold the result of shape [", mat.size(0), "]");
+  return addmv_out(self, mat, vec, beta, alpha, self);
+}
+
+// trace -- CPU, CUDA and MPS have kernels: the sum of the diagonal (a view), with sum's
+// integer-to-int64 rule, as the CPU's.
+at::Tensor trace(const at::Tensor& self) {
+  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+  return at::sum(self.diagonal());
+}
+
+// glu -- CPU, CUDA and MPS have kernels: the first half times the sigmoid of the second.
+int64_t glu_dim(const at::Tensor& self, int64_t dim) {
+  TORCH_CHECK(self.dim() > 0, "glu does not support scalars because halving size must be even");
+  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  TORCH_CHECK(self.size(d) % 2 == 0, "Halving dimension must be even, but dimension ", d,
+              " is size ", self.size(d));
+  return d;
+}
+
+at::Tensor& glu_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
+  if (!floating({&self})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::glu_out>::call(self, dim,
+                                                                                      out);
+  }
+  const int64_t d = glu_dim(self, dim);
+  const int64_t half = self.size(d) / 2;
+  return at::mul_out(out, self.narrow(d, 0, half), at::sigmoid(self.narrow(d, half, half)));
+}
+
+at::Tensor glu(const at::Tensor& self, int64_t dim) {
+  at::Tensor out = at::empty({0}, self.options());
+  return glu_out(self, dim, out);
+}
+
+// d/da = sigmoid(b) * grad; d/db = a * sigmoid(b) * (1 - sigmoid(b)) * grad (the CPU's).
+at::Tensor& glu_backward_out(const at::Tensor& grad_output, const at::Tensor& self, int64_t dim,
+                             at::Tensor& grad_input) {
+  if (!floating({&self, &grad_output})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed,
+                                        at::_ops::glu_backward_grad_input>::call(grad_output, self,
+                                                                                 dim, grad_input);
+  }
+  const int64_t d = glu_dim(self, dim);
+  const int64_t half = self.size(d) / 2;
+  const at::Tensor a = self.narrow(d, 0, half);
+  const at::Tensor gate = at::sigmoid(self.narrow(d, half, half));
+  const at::Tensor grad_a = gate * grad_output;
+  const at::Tensor grad_b = grad_a * a * (1 - gate);
+  return at::cat_out(grad_input, {grad_a, grad_b}, d);
+}
+
+at::Tensor glu_backward(const at::Tensor& grad_output, const at::Tensor& self, int64_t dim) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return glu_backward_out(grad_output, self, dim, grad_input);
+}
+
+// log_sigmoid -- CPU, CUDA and MPS have kernels (binary_cross_entropy_with_logits, LogSigmoid):
+// min(x, 0) - log1p(exp(-|x|)), which neither overflows nor loses the small values, and the
+// backward grad * sigmoid(-x).  The buffer is empty, as CUDA's: the backward does not read it.
+std::tuple<at::Tensor&, at::Tensor&> log_sigmoid_forward_out(const at::Tensor& self,
+                                                             at::Tensor& output,
+                                                             at::Tensor& buffer) {
+  if (!floating({&self})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed,
+                                        at::_ops::log_sigmoid_forward_output>::call(self, output,
+                                                                                    buffer);
+  }
+  at::sub_out(output, at::clamp_max(self, 0), at::log1p(at::exp(-at::abs(self))));
+  at::native::resize_output(buffer, {0});
+  return {output, buffer};
+}
+
+std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self) {
+  at::Tensor output = at::empty({0}, self.options());
+  at::Tensor buffer = at::empty({0}, self.options());
+  log_sigmoid_forward_out(self, output, buffer);
+  return {output, buffer};
+}
+
+at::Tensor& log_sigmoid_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                     const at::Tensor& buffer, at::Tensor& grad_input) {
+  if (!floating({&self, &grad_output})) {
+    return at::native::call_fallback_fn<
+        &cpu_fallback_boxed, at::_ops::log_sigmoid_backward_grad_input>::call(grad_output, self,
+                                                                              buffer, grad_input);
+  }
+  return at::mul_out(grad_input, grad_output, at::sigmoid(-self));
+}
+
+at::Tensor log_sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                const at::Tensor& buffer) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return log_sigmoid_backward_out(grad_output, self, buffer, grad_input);
+}
+
+// elu (and selu, celu) -- CPU, CUDA and MPS have kernels: the CPU's
+// x <= 0 ? expm1(x * input_scale) * alpha * scale : x * scale, and its backward.
+at::Tensor& elu_out(const at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale,
+                    const at::Scalar& input_scale, at::Tensor& out) {
+  if (!floating({&self})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::elu_out>::call(
+        self, alpha, scale, input_scale, out);
+  }
+  const double negcoef = alpha.toDouble() * scale.toDouble();
+  const at::Tensor negative = at::expm1(self * input_scale) * negcoef;
+  return at::where_out(out, self <= 0, negative, self * scale);
+}
+
+at::Tensor elu(const at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale,
+               const at::Scalar& input_scale) {
+  at::Tensor out = at::empty({0}, self.options());
+  return elu_out(self, alpha, scale, input_scale, out);
+}
+
+at::Tensor& elu_(at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale,
+                 const at::Scalar& input_scale) {
+  return elu_out(self, alpha, scale, input_scale, self);
+}
+
+at::Tensor& elu_backward_out(const at::Tensor& grad_output, const at::Scalar& alpha,
+                             const at::Scalar& scale, const at::Scalar& input_scale, bool is_result,
+                             const at::Tensor& x, at::Tensor& grad_input) {
+  TORCH_CHECK(!is_result || alpha.to<double>() >= 0.0,
+              "In-place elu backward calculation is triggered with a negative slope which is not "
+              "supported. This is caused by calling in-place forward function with a negative "
+              "slope, please call out-of-place version instead.");
+  if (!floating({&x, &grad_output})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed,
+                                        at::_ops::elu_backward_grad_input>::call(grad_output, alpha,
+                                                                                 scale, input_scale,
+                                                                                 is_result, x,
+                                                                                 grad_input);
+  }
+  const double negcoef = alpha.toDouble() * scale.toDouble();
+  const double negiptcoef = input_scale.toDouble();
+  const at::Tensor negative = is_result
+                                  ? grad_output * (x + negcoef) * negiptcoef
+                                  : grad_output * at::exp(x * negiptcoef) * (negiptcoef * negcoef);
+  return at::where_out(grad_input, x <= 0, negative, grad_output * scale);
+}
+
+at::Tensor elu_backward(const at::Tensor& grad_output, const at::Scalar& alpha,
+                        const at::Scalar& scale, const at::Scalar& input_scale, bool is_result,
+                        const at::Tensor& x) {
+  at::Tensor grad_input = at::empty({0}, grad_output.options());
+  return elu_backward_out(grad_output, alpha, scale, input_scale, is_result, x, grad_input);
+}
+
+// smooth_l1_loss and huber_loss -- CPU, CUDA and MPS have kernels: the CPU's elementwise
+// formulas, then the reduction; the backwards scale by 1/numel under 'mean', as the CPU's.
+at::Tensor reduced(const at::Tensor& loss, int64_t reduction) {
+  if (reduction == at::Reduction::Mean) return loss.mean();
+  if (reduction == at::Reduction::Sum) return loss.sum();
+  return loss;
+}
+
+double loss_norm(const at::Tensor& self, int64_t reduction) {
+  return reduction == at::Reduction::Mean ? 1.0 / static_cast<double>(self.numel()) : 1.0;
+}
+
+at::Tensor smooth_l1_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                          double beta) {
+  TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
+  if (!floating({&self, &target})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::smooth_l1_loss>::call(
+        self, target, reduction, beta);
+  }
+  check_devices("smooth_l1_loss", {{&self, "self"}, {&target, "target"}});
+  const at::Tensor z = at::abs(self - target);
+  const at::Tensor loss = beta == 0 ? z : at::where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta);
+  return reduced(loss, reduction);
+}
+
+at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                               double beta, at::Tensor& out) {
+  if (!floating({&self, &target})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::smooth_l1_loss_out>::call(
+        self, target, reduction, beta, out);
+  }
+  return assign_out(out, smooth_l1_loss(self, target, reduction, beta));
+}
+
+at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                        const at::Tensor& target, int64_t reduction, double beta,
+                                        at::Tensor& grad_input) {
+  if (!floating({&self, &target, &grad_output})) {
+    return at::native::call_fallback_fn<
+        &cpu_fallback_boxed, at::_ops::smooth_l1_loss_backward_grad_input>::call(grad_output, self,
+                                                                                 target, reduction,
+                                                                                 beta, grad_input);
+  }
+  check_devices("smooth_l1_loss_backward",
+                {{&grad_output, "grad_output"}, {&self, "self"}, {&target, "target"}});
+  const at::Tensor x = self - target;
+  const at::Tensor g = grad_output * loss_norm(self, reduction);
+  // x <= -beta: -g; x >= beta: g; between: g * x / beta (beta 0 never reaches the division).
+  const at::Tensor inner = beta == 0 ? at::zeros_like(x) : g * x / beta;
+  const at::Tensor result = at::where(x <= -beta, -g, at::where(x >= beta, g, inner));
+  return assign_out(grad_input, result);  // the broadcast shape, as the CPU's iterator
+}
+
+at::Tensor huber_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                      double delta) {
+  TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
+  if (!floating({&self, &target})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::huber_loss>::call(
+        self, target, reduction, delta);
+  }
+  check_devices("huber_loss", {{&self, "self"}, {&target, "target"}});
+  const at::Tensor z = at::abs(self - target);
+  const at::Tensor loss = at::where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta);
+  return reduced(loss, reduction).to(self.scalar_type());  // the CPU's: self's dtype
+}
+
+at::Tensor& huber_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                           double delta, at::Tensor& out) {
+  if (!floating({&self, &target})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::huber_loss_out>::call(
+        self, target, reduction, delta, out);
+  }
+  return assign_out(out, huber_loss(self, target, reduction, delta));
+}
+
+at::Tensor& huber_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                    const at::Tensor& target, int64_t reduction, double delta,
+                                    at::Tensor& grad_input) {
+  if (!floating({&self, &target, &grad_output})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed,
+                                        at::_ops::huber_loss_backward_out>::call(grad_output, self,
+                                                                                 target, reduction,
+                                                                                 delta, grad_input);
+  }
+  check_devices("huber_loss_backward",
+                {{&grad_output, "grad_output"}, {&self, "self"}, {&target, "target"}});
+  const at::Tensor x = self - target;
+  const at::Tensor g = grad_output * loss_norm(self, reduction);
+  const at::Tensor result =
+      at::where(x <= -delta, g * -delta, at::where(x >= delta, g * delta, g * x));
+  return assign_out(grad_input, result);  // the broadcast shape, as the CPU's iterator
+}
+
+// var, std -- for vendors without var.correction_out / std.correction_out: var_mean's two
+// passes above.
+at::Tensor var_correction(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                          const std::optional<at::Scalar>& correction, bool keepdim) {
+  auto result = variance_and_mean("var", self, dim, correction, keepdim);
+  if (result.has_value()) return std::get<0>(*result);
+  return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::var_correction>::call(
+      self, dim, correction, keepdim);
+}
+
+at::Tensor& var_out(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                    const std::optional<at::Scalar>& correction, bool keepdim, at::Tensor& out) {
+  if (!at::isFloatingType(self.scalar_type())) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::var_correction_out>::call(
+        self, dim, correction, keepdim, out);
+  }
+  return assign_out(out, var_correction(self, dim, correction, keepdim));
+}
+
+at::Tensor std_correction(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                          const std::optional<at::Scalar>& correction, bool keepdim) {
+  auto result = variance_and_mean("std", self, dim, correction, keepdim);
+  if (result.has_value()) return at::sqrt(std::get<0>(*result));
+  return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::std_correction>::call(
+      self, dim, correction, keepdim);
+}
+
+at::Tensor& std_out(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                    const std::optional<at::Scalar>& correction, bool keepdim, at::Tensor& out) {
+  if (!at::isFloatingType(self.scalar_type())) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::std_correction_out>::call(
+        self, dim, correction, keepdim, out);
+  }
+  return assign_out(out, std_correction(self, dim, correction, keepdim));
+}
+
+// nan_to_num -- CPU, CUDA and MPS have kernels: NaN, +inf and -inf replaced by masked fills
+// (the dtype's largest and lowest finite values by default); other dtypes are copied, as the
+// CPU's.
+at::Tensor& nan_to_num_out(const at::Tensor& self, std::optional<double> nan,
+                           std::optional<double> posinf, std::optional<double> neginf,
+                           at::Tensor& out) {
+  if (at::isComplexType(self.scalar_type())) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::nan_to_num_out>::call(
+        self, nan, posinf, neginf, out);
+  }
+  if (!at::isFloatingType(self.scalar_type())) return assign_out(out, self);
+  double largest = 0, lowest = 0;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, self.scalar_type(), "nan_to_num", [&] {
+    largest = static_cast<double>(std::numeric_limits<scalar_t>::max());
+    lowest = static_cast<double>(std::numeric_limits<scalar_t>::lowest());
+  });
+  const at::Tensor infinite = at::isinf(self);
+  const at::Tensor positive = self > 0;
+  at::Tensor result = at::masked_fill(self, at::isnan(self), nan.value_or(0.0));
+  result.masked_fill_(infinite & positive, posinf.value_or(largest));
+  result.masked_fill_(infinite & ~positive, neginf.value_or(lowest));
+  return assign_out(out, result);
+}
+
+at::Tensor nan_to_num(const at::Tensor& self, std::optional<double> nan,
+                      std::optional<double> posinf, std::optional<double> neginf) {
+  at::Tensor out = at::empty({0}, self.options());
+  return nan_to_num_out(self, nan, posinf, neginf, out);
+}
+
+at::Tensor& nan_to_num_(at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                        std::optional<double> neginf) {
+  return nan_to_num_out(self, nan, posinf, neginf, self);
+}
+
+// Positions along one dimension as an int64 tensor on `device` (host-built, one copy).
+at::Tensor positions(const std::vector<int64_t>& values, c10::Device device) {
+  return at::tensor(values, at::TensorOptions().dtype(at::kLong)).to(device);
+}
+
+// flip -- CPU, CUDA and MPS have kernels: per flipped dimension, index_select of the
+// positions in reverse.
+at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
+  const std::bitset<64> flipped = at::dim_list_to_bitset(dims, self.dim());
+  at::Tensor result = self;
+  for (int64_t d = 0; d < self.dim(); d++) {
+    if (!flipped[static_cast<size_t>(d)] || self.size(d) < 2) continue;
+    std::vector<int64_t> reversed(static_cast<size_t>(self.size(d)));
+    for (size_t i = 0; i < reversed.size(); i++) {
+      reversed[i] = static_cast<int64_t>(reversed.size() - 1 - i);
+    }
+    result = at::index_select(result, d, positions(reversed, self.device()));
+  }
+  return result.is_same(self) ? self.clone(at::MemoryFormat::Preserve) : result;
+}
+
+// reflection_pad{1,2,3}d, replication_pad{1,2,3}d and their backwards -- CPU, CUDA and MPS have
+// kernels.  ATen's meta function checks the call and gives the output's shape; each padded
+// dimension is then one index_select of the source positions (reflected or clamped; a negative
+// padding crops), and the backward one index_add per dimension, in reverse order.
+enum class Pad { kReflect, kReplicate };
+
+// Per padded dimension (the last first): the dimension and its source positions.
+std::vector<std::pair<int64_t, std::vector<int64_t>>> pad_plan(const at::Tensor& self,
+                                                               at::IntArrayRef padding, Pad mode) {
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> plan;
+  for (size_t j = 0; j * 2 < padding.size(); j++) {
+    const int64_t d = self.dim() - 1 - static_cast<int64_t>(j);
+    const int64_t size = self.size(d), before = padding[2 * j], after = padding[2 * j + 1];
+    if (before == 0 && after == 0) continue;
+    std::vector<int64_t> source;
+    for (int64_t o = 0; o < size + before + after; o++) {
+      int64_t i = o - before;
+      if (mode == Pad::kReflect) {
+        if (i < 0) i = -i;
+        if (i >= size) i = 2 * (size - 1) - i;
+      } else {
+        i = std::min(std::max(i, int64_t{0}), size - 1);
+      }
+      source.push_back(i);
+    }
+    plan.emplace_back(d, std::move(source));
+  }
+  return plan;
+}
+
+template <Pad mode, typename Op>
+at::Tensor pad(const at::Tensor& self, c10::SymIntArrayRef sym_padding) {
+  const at::Tensor shape = Op::call(to_meta(self), sym_padding);  // the checks and the shape
+  at::Tensor result = self;
+  for (const auto& [d, source] : pad_plan(self, C10_AS_INTARRAYREF_SLOW(sym_padding), mode)) {
+    result = at::index_select(result, d, positions(source, self.device()));
+  }
+  result = result.is_same(self) ? self.clone() : result.contiguous();
+  TORCH_INTERNAL_ASSERT(result.sizes() == shape.sizes());
+  return result;
+}
+
+template <Pad mode, typename Op>
+at::Tensor& pad_out(const at::Tensor& self, c10::SymIntArrayRef padding, at::Tensor& out) {
+  return assign_out(out, pad<mode, Op>(self, padding));
+}
+
+template <Pad mode, typename Op>
+at::Tensor pad_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                        c10::SymIntArrayRef sym_padding) {
+  Op::call(to_meta(grad_output), to_meta(self), sym_padding);  // the checks
+  check_devices("pad_backward", {{&grad_output, "grad_output"}, {&self, "self"}});
+  const auto plan = pad_plan(self, C10_AS_INTARRAYREF_SLOW(sym_padding), mode);
+  at::Tensor grad = grad_output;
+  for (auto step = plan.rbegin(); step != plan.rend(); ++step) {
+    std::vector<int64_t> sizes = grad.sizes().vec();
+    sizes[static_cast<size_t>(step->first)] = self.size(step->first);
+    grad = at::zeros(sizes, grad_output.options())
+               .index_add_(step->first, positions(step->second, self.device()), grad);
+  }
+  return grad.is_same(grad_output) ? grad_output.clone() : grad;
+}
+
+template <Pad mode, typename Op>
+at::Tensor& pad_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                             c10::SymIntArrayRef padding, at::Tensor& grad_input) {
+  return assign_out(grad_input, pad_backward<mode, Op>(grad_output, self, padding));
+}
+
 // The autograd key as well as the backend key: _has_compatible_shallow_copy_type is a
 // CompositeImplicitAutograd operator, reached through the autograd key outside inference mode.
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
@@ -312,4 +897,86 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& composite_ops() {
+  static const std::vector<std::string> ops = {"equal",
+                                               "native_group_norm",
+                                               "native_group_norm_backward",
+                                               "addr.out",
+                                               "floor_divide",
+                                               "floor_divide.out",
+                                               "floor_divide_.Tensor",
+                                               "roll",
+                                               "var_mean.correction",
+                                               "std_mean.correction"};
+  return ops;
+}
+
+std::vector<std::string> register_default_composites(
+    torch::Library& library, const std::function<bool(const std::string&)>& vendor_has) {
+  std::vector<std::string> registered;
+  // Registers `fn` for `op` unless the vendor publishes `kernel` or `op` has a device kernel
+  // already (the generated wrapper of dot.out registers dot too).
+  auto add = [&](const char* kernel, const char* op, auto fn) {
+    if (vendor_has(kernel) || vendor_has(op)) return;
+    std::optional<c10::OperatorHandle> handle = find_operator(op);
+    if (!handle.has_value() || handle->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) {
+      return;
+    }
+    library.impl(op, fn);
+    registered.emplace_back(op);
+  };
+  add("dot", "dot", TORCH_FN(dot_product));
+  add("vdot", "vdot", TORCH_FN(vdot_product));
+  add("addmv.out", "addmv", TORCH_FN(addmv));
+  add("addmv.out", "addmv_", TORCH_FN(addmv_));
+  add("addmv.out", "addmv.out", TORCH_FN(addmv_out));
+  add("trace", "trace", TORCH_FN(trace));
+  add("glu.out", "glu", TORCH_FN(glu));
+  add("glu.out", "glu.out", TORCH_FN(glu_out));
+  add("glu_backward.grad_input", "glu_backward", TORCH_FN(glu_backward));
+  add("glu_backward.grad_input", "glu_backward.grad_input", TORCH_FN(glu_backward_out));
+  add("log_sigmoid_forward.output", "log_sigmoid_forward", TORCH_FN(log_sigmoid_forward));
+  add("log_sigmoid_forward.output", "log_sigmoid_forward.output",
+      TORCH_FN(log_sigmoid_forward_out));
+  add("log_sigmoid_backward.grad_input", "log_sigmoid_backward", TORCH_FN(log_sigmoid_backward));
+  add("log_sigmoid_backward.grad_input", "log_sigmoid_backward.grad_input",
+      TORCH_FN(log_sigmoid_backward_out));
+  add("elu.out", "elu", TORCH_FN(elu));
+  add("elu.out", "elu_", TORCH_FN(elu_));
+  add("elu.out", "elu.out", TORCH_FN(elu_out));
+  add("elu_backward.grad_input", "elu_backward", TORCH_FN(elu_backward));
+  add("elu_backward.grad_input", "elu_backward.grad_input", TORCH_FN(elu_backward_out));
+  add("smooth_l1_loss.out", "smooth_l1_loss", TORCH_FN(smooth_l1_loss));
+  add("smooth_l1_loss.out", "smooth_l1_loss.out", TORCH_FN(smooth_l1_loss_out));
+  add("smooth_l1_loss_backward.grad_input", "smooth_l1_loss_backward.grad_input",
+      TORCH_FN(smooth_l1_loss_backward_out));
+  add("huber_loss.out", "huber_loss", TORCH_FN(huber_loss));
+  add("huber_loss.out", "huber_loss.out", TORCH_FN(huber_loss_out));
+  add("huber_loss_backward.out", "huber_loss_backward.out", TORCH_FN(huber_loss_backward_out));
+  add("var.correction_out", "var.correction", TORCH_FN(var_correction));
+  add("var.correction_out", "var.correction_out", TORCH_FN(var_out));
+  add("std.correction_out", "std.correction", TORCH_FN(std_correction));
+  add("std.correction_out", "std.correction_out", TORCH_FN(std_out));
+  add("nan_to_num.out", "nan_to_num", TORCH_FN(nan_to_num));
+  add("nan_to_num.out", "nan_to_num_", TORCH_FN(nan_to_num_));
+  add("nan_to_num.out", "nan_to_num.out", TORCH_FN(nan_to_num_out));
+  add("flip.out", "flip", TORCH_FN(flip));
+#define TB_PAD(name, mode)                                                    \
+  add(#name ".out", #name, TORCH_FN((pad<mode, at::_ops::name>)));            \
+  add(#name ".out", #name ".out", TORCH_FN((pad_out<mode, at::_ops::name>))); \
+  add(#name "_backward.grad_input", #name "_backward",                        \
+      TORCH_FN((pad_backward<mode, at::_ops::name##_backward>)));             \
+  add(#name "_backward.grad_input", #name "_backward.grad_input",             \
+      TORCH_FN((pad_backward_out<mode, at::_ops::name##_backward>)));
+  TB_PAD(reflection_pad1d, Pad::kReflect)
+  TB_PAD(reflection_pad2d, Pad::kReflect)
+  TB_PAD(reflection_pad3d, Pad::kReflect)
+  TB_PAD(replication_pad1d, Pad::kReplicate)
+  TB_PAD(replication_pad2d, Pad::kReplicate)
+  TB_PAD(replication_pad3d, Pad::kReplicate)
+#undef TB_PAD
+  return registered;
+}
+
 }  // namespace torch_backend

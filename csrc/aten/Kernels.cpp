@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include "aten/BoxedKernels.h"
+#include "aten/Composite.h"
 #include "aten/CustomOps.h"
 #include "aten/DeviceOnlyOps.h"
 #include "aten/GeneratedKernels.h"
@@ -38,6 +39,9 @@ torch::Library* g_library = nullptr;
 
 // Device-only operators whose PrivateUse1 kernel is the CPU fallback (DeviceOnlyOps.cpp).
 std::unordered_set<c10::OperatorName>* g_routed_to_fallback = nullptr;
+
+// Operators csrc composes from other operators (Composite.cpp), by name ("addmv.out").
+std::unordered_set<std::string>* g_composites = nullptr;
 
 // Kernels refused at load (name -> reason), kernels published without a schema, and the
 // operators registered through the boxed wrapper (operator, kernel).  Written once by resolve().
@@ -162,8 +166,11 @@ void resolve() {
     refuse(kernel, std::move(reason));
   }
   *g_boxed = std::move(outcome.registered);
-  register_host_random(*g_library,
-                       [](const std::string& name) { return g_by_name->count(name) > 0; });
+  auto vendor_has = [](const std::string& name) { return g_by_name->count(name) > 0; };
+  register_host_random(*g_library, vendor_has);
+  std::vector<std::string> composed = register_default_composites(*g_library, vendor_has);
+  composed.insert(composed.end(), composite_ops().begin(), composite_ops().end());
+  g_composites = new std::unordered_set<std::string>(composed.begin(), composed.end());
   std::vector<c10::OperatorName> routed = register_cpu_substitutes(*g_library);
   g_routed_to_fallback = new std::unordered_set<c10::OperatorName>(routed.begin(), routed.end());
 }
@@ -188,12 +195,20 @@ bool has_cpu_implementation(const c10::OperatorHandle& op) {
          cpu_substitute(op) != nullptr;
 }
 
-// "native", "refused", "fallback" or "unsupported" (see op_coverage).
+// "native", "composite", "refused", "fallback" or "unsupported" (see op_coverage).
 const char* state_of(const c10::OperatorHandle& op) {
-  if (is_refused(short_name(op.operator_name()))) return "refused";
-  if (op.hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1) &&
-      g_routed_to_fallback->count(op.operator_name()) == 0) {
-    return "native";
+  const std::string name = short_name(op.operator_name());
+  if (is_refused(name)) return "refused";
+  if (g_composites->count(name) > 0) return "composite";
+  const bool has_kernel = op.hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1);
+  if (has_kernel && g_routed_to_fallback->count(op.operator_name()) == 0) return "native";
+  // ATen's composites come before the backend fallback in the dispatch table: the operator
+  // runs as the operators it calls, each on the device or not by its own state.
+  if (!has_kernel &&
+      (op.hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) ||
+       op.hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional) ||
+       op.hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd))) {
+    return "composite";
   }
   return has_cpu_implementation(op) ? "fallback" : "unsupported";
 }
@@ -267,10 +282,10 @@ std::vector<std::pair<std::string, std::string>> op_coverage(const std::vector<s
     for (int i = 0; i < generated::kNumOps; i++) {
       const generated::OpEntry& entry = generated::kOps[i];
       auto op = find_operator(entry.op);
-      const char* state = generated::g_kernels[entry.kernel] != nullptr   ? "native"
-                          : is_refused(entry.op)                          ? "refused"
-                          : op.has_value() && has_cpu_implementation(*op) ? "fallback"
-                                                                          : "unsupported";
+      const char* state = generated::g_kernels[entry.kernel] != nullptr ? "native"
+                          : is_refused(entry.op)                        ? "refused"
+                          : op.has_value()                              ? state_of(*op)
+                                                                        : "unsupported";
       coverage.emplace_back(entry.op, state);
       listed.insert(entry.op);
     }
@@ -286,6 +301,10 @@ std::vector<std::pair<std::string, std::string>> op_coverage(const std::vector<s
     for (const std::string& name : cpu_substitute_names()) {
       auto op = find_operator(name);
       if (op.has_value() && listed.insert(name).second) coverage.emplace_back(name, state_of(*op));
+    }
+    for (const std::string& name :
+         std::set<std::string>(g_composites->begin(), g_composites->end())) {
+      if (listed.insert(name).second) coverage.emplace_back(name, "composite");
     }
     return coverage;
   }

@@ -46,8 +46,11 @@ class OpCoverage(Directive):
         summary = nodes.paragraph()
         counts = []
         for vendor in vendors:
-            native = sum(1 for state in tables[vendor].values() if state == "native")
-            counts.append(f"{vendor}: {native} of {len(tables[vendor])} operators native")
+            states = list(tables[vendor].values())
+            native, composite = states.count("native"), states.count("composite")
+            counts.append(
+                f"{vendor}: {native} of {len(states)} operators native, {composite} composite"
+            )
         summary += nodes.Text("; ".join(counts) + ".")
 
         rows = [[op, *(tables[v].get(op, "-") for v in vendors)] for op in ops]

@@ -1,4 +1,5 @@
-"""torch_backend.op_coverage(): which operators run on the vendor's kernels, which fall back."""
+"""torch_backend.op_coverage(): which operators run on the vendor's kernels, which are made of
+other operators, which fall back."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import torch_backend
 def test_every_known_operator_has_a_state():
     coverage = torch_backend.op_coverage()
     assert {"add.out", "mm.out", "empty.memory_format", "_copy_from"} <= coverage.keys()
-    assert set(coverage.values()) <= {"native", "fallback", "unsupported"}
+    assert set(coverage.values()) <= {"native", "composite", "fallback", "unsupported"}
     # Built on the vendor's memory and copy calls: native on every vendor.
     assert coverage["empty.memory_format"] == coverage["_copy_from"] == "native"
 
@@ -23,6 +24,9 @@ def test_every_known_operator_has_a_state():
         ("add.out", lambda x: torch.add(x, x)),
         ("mm.out", lambda x: torch.mm(x, x)),
         ("sum.IntList_out", lambda x: x.sum(0)),
+        ("dot", lambda x: torch.dot(x[0], x[1])),
+        ("isinf", torch.isinf),
+        ("flip", lambda x: torch.flip(x, (0,))),
     ],
 )
 def test_state_agrees_with_what_runs(op, call):

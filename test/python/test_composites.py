@@ -1,0 +1,224 @@
+"""Operators csrc composes from the vendor's other kernels where the vendor publishes none of
+its own (csrc/aten/Composite.cpp): matrix-vector products, activations, losses, padding,
+statistics.  Each must give the CPU's results, gradients and errors, and must itself never be
+the CPU fallback (the operators it is made of may be, on a vendor without them)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import DEV
+
+import torch_backend
+
+# Every operator the composites serve: on a vendor without a kernel of its own each reports
+# "composite", and none may appear among the fallback's calls.
+COMPOSED = [
+    "dot", "vdot", "addmv", "addmv_", "addmv.out", "trace", "glu", "glu.out", "glu_backward",
+    "glu_backward.grad_input", "log_sigmoid_forward", "log_sigmoid_forward.output",
+    "log_sigmoid_backward", "log_sigmoid_backward.grad_input", "elu", "elu_", "elu.out",
+    "elu_backward", "elu_backward.grad_input", "smooth_l1_loss", "smooth_l1_loss.out",
+    "smooth_l1_loss_backward.grad_input", "huber_loss", "huber_loss.out",
+    "huber_loss_backward.out", "var.correction", "var.correction_out", "std.correction",
+    "std.correction_out", "nan_to_num", "nan_to_num_", "nan_to_num.out", "flip",
+    "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d",
+    "replication_pad2d", "replication_pad3d", "reflection_pad2d_backward",
+    "replication_pad2d_backward",
+]  # fmt: skip
+
+
+def composed_fallbacks() -> dict[str, int]:
+    """The fallback's calls of operators the composites serve."""
+    names = {"aten::" + op for op in COMPOSED}
+    return {op: n for op, n in torch_backend.fallback_counts().items() if op in names}
+
+
+def check(fn, *inputs: torch.Tensor, grad: bool = False, exact: bool = False) -> None:
+    """fn on the device equals fn on the CPU (and so do the inputs' gradients of the sum of
+    its output times fixed weights), without the composites falling back."""
+    generator = torch.Generator().manual_seed(0)
+    cpu_in = [x.detach().clone().requires_grad_(grad) for x in inputs]
+    dev_in = [x.detach().to(DEV).requires_grad_(grad) for x in inputs]
+    torch_backend.reset_fallback_counts()
+    expected, actual = fn(*cpu_in), fn(*dev_in)
+    tolerance = {"atol": 0, "rtol": 0} if exact else {}
+    torch.testing.assert_close(actual.cpu(), expected, **tolerance)
+    if grad:
+        weights = torch.randn(expected.shape, generator=generator, dtype=expected.dtype)
+        (expected * weights).sum().backward()
+        (actual * weights.to(DEV)).sum().backward()
+        for c, d in zip(cpu_in, dev_in, strict=True):
+            torch.testing.assert_close(d.grad.cpu(), c.grad, **tolerance)
+    assert composed_fallbacks() == {}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_matrix_vector_products(dtype):
+    """dot, vdot, mv, addmv (also in place and with beta 0, which never reads self's NaNs),
+    matmul of a matrix and a vector, strided vectors, an empty inner dimension, gradients."""
+    g = torch.Generator().manual_seed(1)
+    m, v, w = (torch.randn(s, generator=g, dtype=dtype) for s in [(5, 7), (7,), (14,)])
+    check(torch.dot, v, w[::2], grad=True)
+    check(torch.vdot, v, w[1::2])
+    check(torch.mv, m, v, grad=True)
+    check(torch.matmul, m.t(), torch.randn(5, generator=g, dtype=dtype), grad=True)
+    check(lambda s, a, b: torch.addmv(s, a, b, beta=0.5, alpha=-2), v[:5], m, v, grad=True)
+    check(lambda s, a, b: torch.addmv(s, a, b), torch.tensor(3.0, dtype=dtype), m, v)
+    nan = torch.full((5,), float("nan"), dtype=dtype)
+    check(lambda s, a, b: torch.addmv(s, a, b, beta=0), nan, m, v)
+    check(lambda s, a, b: s.clone().addmv_(a, b, beta=2), v[:5], m, v)
+    check(torch.mv, torch.empty(3, 0, dtype=dtype), torch.empty(0, dtype=dtype))
+    check(torch.dot, torch.empty(0, dtype=dtype), torch.empty(0, dtype=dtype))
+    out = torch.empty(5, device=DEV, dtype=dtype)
+    torch.mv(m.to(DEV), v.to(DEV), out=out)
+    torch.testing.assert_close(out.cpu(), torch.mv(m, v))
+
+
+def test_integer_products_keep_the_cpus_rules():
+    a = torch.arange(6)
+    assert torch.dot(a.to(DEV), a.to(DEV)).item() == torch.dot(a, a).item()
+    m = a.view(2, 3)
+    assert torch.equal(torch.mv(m.to(DEV), a[:3].to(DEV)).cpu(), torch.mv(m, a[:3]))
+    assert torch.trace(a.view(2, 3).to(DEV)).dtype == torch.int64
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda d: torch.dot(torch.ones(3, device=d), torch.ones(4, device=d)),
+         r"inconsistent tensor size, expected tensor \[3\] and src \[4\]"),
+        (lambda d: torch.dot(torch.ones(3, 1, device=d), torch.ones(3, device=d)),
+         "1D tensors expected, but got 2D and 1D tensors"),
+        (lambda d: torch.dot(torch.ones(3, device=d), torch.ones(3, device=d, dtype=torch.float64)),
+         "dot : expected both vectors to have same dtype, but found (Float|torch.float32) and "
+         "(Double|torch.float64)"),  # the meta function's words where the vendor has dot.out
+        (lambda d: torch.mv(torch.ones(3, 2, device=d), torch.ones(3, device=d)),
+         r"size mismatch, got input \(3\), mat \(3x2\), vec \(3\)"),
+        (lambda d: torch.addmv(torch.ones(2, device=d), torch.ones(3, 2, device=d),
+                               torch.ones(2, device=d)),
+         r"size mismatch, got input \(2\), mat \(3x2\), vec \(2\)"),
+        (lambda d: torch.trace(torch.ones(3, device=d)),
+         "trace: expected a matrix, but got tensor with dim 1"),
+        (lambda d: F.glu(torch.ones(2, 3, device=d)),
+         "Halving dimension must be even, but dimension 1 is size 3"),
+        (lambda d: F.huber_loss(torch.ones(3, device=d), torch.ones(3, device=d), delta=0.0),
+         "huber_loss does not support non-positive values for delta."),
+        (lambda d: F.smooth_l1_loss(torch.ones(3, device=d), torch.ones(3, device=d), beta=-1.0),
+         "smooth_l1_loss does not support negative values for beta."),
+        (lambda d: F.pad(torch.ones(1, 1, 2, 2, device=d), (3, 3, 0, 0), mode="reflect"),
+         "Padding size should be less than the corresponding input dimension"),
+        (lambda d: torch.flip(torch.ones(3, 2, device=d), (0, 0)),
+         "(dim 0 appears multiple times|duplicate value) in the list of dims"),
+        (lambda d: F.elu(torch.arange(3, device=d)), "not implemented for 'Long'"),
+    ],
+)  # fmt: skip
+def test_errors_are_the_cpus(call, message):
+    """The CPU's message for each bad call, raised at the call (the CPU's own words, so that
+    what users search for finds it)."""
+    with pytest.raises((RuntimeError, NotImplementedError), match=message):
+        call("cpu")  # the pattern is the CPU's
+    with pytest.raises((RuntimeError, NotImplementedError), match=message):
+        call(DEV)
+
+
+def test_cross_device_arguments_are_refused():
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.dot(torch.ones(3, device=DEV), torch.ones(3))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_activations(dtype):
+    """glu, elu (and selu, celu, elu_ in place), log_sigmoid (binary_cross_entropy_with_logits),
+    with gradients; log_sigmoid stays finite far from zero."""
+    x = torch.randn(4, 6, dtype=dtype, generator=torch.Generator().manual_seed(2)) * 4
+    x[0, :3] = torch.tensor([-200.0, 200.0, 0.0], dtype=dtype)
+    check(lambda t: F.glu(t, 0), x, grad=True)
+    check(F.glu, x, grad=True)
+    check(F.elu, x, grad=True)
+    check(lambda t: F.elu(t, alpha=0.5), x, grad=True)
+    check(F.selu, x, grad=True)
+    check(lambda t: F.celu(t, alpha=2.0), x, grad=True)
+    check(lambda t: F.elu(t.clone(), inplace=True), x, grad=True)  # is_result in the backward
+    check(F.logsigmoid, x, grad=True)
+    target = torch.rand(4, 6, dtype=dtype, generator=torch.Generator().manual_seed(3))
+    check(lambda a, b: F.binary_cross_entropy_with_logits(a, b), x, target, grad=True)
+    pos_weight = torch.rand(6, dtype=dtype) + 0.5
+    check(lambda a, b: F.binary_cross_entropy_with_logits(a, b, pos_weight=pos_weight.to(a.device)),
+          x, target, grad=True)  # fmt: skip
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_regression_losses(reduction):
+    """smooth_l1_loss (beta 0 is the L1 loss) and huber_loss with their gradients, targets that
+    broadcast, and differences on both sides of beta / delta."""
+    g = torch.Generator().manual_seed(4)
+    x, y = torch.randn(5, 3, generator=g) * 2, torch.randn(5, 3, generator=g) * 2
+    for beta in (1.0, 0.5, 0.0):
+        check(
+            lambda a, b, beta=beta: F.smooth_l1_loss(a, b, reduction=reduction, beta=beta),
+            x,
+            y,
+            grad=True,
+        )
+    for delta in (1.0, 0.3):
+        check(
+            lambda a, b, delta=delta: F.huber_loss(a, b, reduction=reduction, delta=delta),
+            x,
+            y,
+            grad=True,
+        )
+    check(lambda a, b: torch.ops.aten.huber_loss(a, b, 0, 1.0), x, y[:1], grad=True)
+
+
+def test_statistics_and_nan_to_num():
+    """var and std (the two-pass composite where the vendor has no kernel), nan_to_num with the
+    dtype's extremes by default and given values, in place."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(6, 7, generator=g) * 3 + 10
+    check(lambda t: t.var(1), x, grad=True)
+    check(lambda t: t.std(), x, grad=True)
+    check(lambda t: torch.var(t, 0, correction=0, keepdim=True), x)
+    check(lambda t: torch.std(t.double(), (0, 1), correction=2), x)
+    special = torch.tensor([1.0, float("nan"), float("inf"), -float("inf"), -2.0])
+    for dtype in (torch.float32, torch.float64, torch.float16):
+        check(torch.nan_to_num, special.to(dtype), exact=True)
+    check(lambda t: torch.nan_to_num(t, nan=7.0, posinf=1e3, neginf=-5.0), special, exact=True)
+    check(lambda t: t.clone().nan_to_num_(0.5), special, exact=True)
+    check(torch.nan_to_num, torch.arange(4), exact=True)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_padding(mode):
+    """reflection and replication padding in 1, 2 and 3 dimensions (fast_neural_style's
+    ReflectionPad2d, torch.stft's centring), negative padding that crops, and the gradients
+    that sum what the padding copied."""
+    g = torch.Generator().manual_seed(6)
+    x1, x2 = torch.randn(2, 3, 7, generator=g), torch.randn(2, 3, 5, 6, generator=g)
+    x3 = torch.randn(1, 2, 3, 4, 5, generator=g)
+    check(lambda t: F.pad(t, (2, 3), mode=mode), x1, grad=True, exact=mode == "replicate")
+    check(lambda t: F.pad(t, (1, 2, 3, 1), mode=mode), x2, grad=True)
+    check(lambda t: F.pad(t, (-1, 2, 0, 1), mode=mode), x2, grad=True)
+    check(lambda t: F.pad(t, (1, 1, 2, 0, 1, 2), mode=mode), x3, grad=True)
+    check(lambda t: F.pad(t, (1, 1, 1, 1), mode=mode), x2[0], grad=True)  # no batch
+    check(lambda t: F.pad(t, (2, 2, 2, 2), mode=mode), x2.to(memory_format=torch.channels_last))
+
+
+def test_flip_and_trace():
+    x = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(7))
+    check(lambda t: torch.flip(t, (0, 2)), x, grad=True, exact=True)
+    check(lambda t: torch.flip(t, (-1,)), x.transpose(0, 2), exact=True)
+    check(lambda t: torch.trace(t[0]), x, grad=True)
+
+
+def test_op_coverage_reports_composites():
+    """op_coverage says "composite" for operators made of others -- csrc's on a vendor without
+    its own kernel, and ATen's (isinf, masked_fill), which never reach the CPU fallback -- and
+    "native" where the vendor's kernel serves them."""
+    coverage = torch_backend.op_coverage([*COMPOSED, "isinf", "masked_fill.Scalar", "roll"])
+    assert set(coverage.values()) <= {"native", "composite"}, coverage
+    assert coverage["isinf"] == coverage["roll"] == coverage["masked_fill.Scalar"] == "composite"
+    x = torch.tensor([1.0, float("inf")], device=DEV)
+    torch_backend.reset_fallback_counts()
+    assert torch.isinf(x).cpu().tolist() == [False, True]
+    assert "aten::isinf" not in torch_backend.fallback_counts()
