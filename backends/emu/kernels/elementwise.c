@@ -1003,6 +1003,19 @@ FLOAT_OP(BINARY_LOOP, hardtanh_backward, (y <= (T)P->f[0] || y >= (T)P->f[1]) ? 
 #define LOGIT_CLAMP(x, lo) ((x) < (lo) ? (lo) : (x) > (T)1 - (lo) ? (T)1 - (lo) : (x))
 FLOAT_OP(UNARY_LOOP, logit, P->i[0] ? LOGIT_OF(LOGIT_CLAMP(x, (T)P->f[0])) : LOGIT_OF(x))
 FLOAT_OP(BINARY_LOOP, atan2_, (T)atan2((double)x, (double)y))
+/* leaky_relu: x for x > 0, else x * negative_slope (slot 0); NaN times the slope stays NaN */
+FLOAT_OP(UNARY_LOOP, leaky_relu, x > (T)0 ? x : x * (T)P->f[0])
+/* leaky_relu_backward: grad (x) where self (y) > 0, else grad * negative_slope */
+FLOAT_OP(BINARY_LOOP, leaky_relu_backward, y > (T)0 ? x : x * (T)P->f[0])
+/* softplus: log1p(exp(x * beta)) / beta, or x where x * beta > threshold (slots 0, 1) */
+FLOAT_OP(UNARY_LOOP, softplus,
+         x *(T)P->f[0] > (T)P->f[1] ? x : (T)(log1p(exp((double)x * P->f[0])) / P->f[0]))
+/* softplus_backward: grad (x) * z / (z + 1), z = exp(self (y) * beta), or grad past the
+ * threshold */
+FLOAT_OP(BINARY_LOOP, softplus_backward,
+         y *(T)P->f[0] > (T)P->f[1]
+             ? x
+             : (T)((double)x * exp((double)y * P->f[0]) / (exp((double)y * P->f[0]) + 1.0)))
 
 static tb_status enqueue_broadcast(const ew_spec *spec, tb_stream stream, const tb_value *args,
                                    int32_t count, const ew_params *params) {
@@ -1089,6 +1102,65 @@ static tb_status kernel_atan2(tb_stream stream, const tb_value *args, int32_t co
 }
 EMU_KERNEL(k_atan2, "atan2.out", kernel_atan2, EMU_FLOATS,
            "atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
+
+/* leaky_relu.out: (self, negative_slope, out) */
+static const ew_spec spec_leaky_relu = {"leaky_relu.out", "TnT", INPUTS(0), 2, SCALARS(1),
+                                        leaky_relu_loops, false, -1};
+static tb_status kernel_leaky_relu(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_broadcast(&spec_leaky_relu, stream, args, count, NULL);
+}
+EMU_KERNEL(k_leaky_relu, "leaky_relu.out", kernel_leaky_relu, EMU_FLOATS,
+           "leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> "
+           "Tensor(a!)");
+/* leaky_relu_backward.grad_input: (grad_output, self, negative_slope, self_is_result,
+ * grad_input) */
+static const ew_spec spec_leaky_relu_backward = {"leaky_relu_backward.grad_input",
+                                                 "TTnbT",
+                                                 INPUTS(0, 1),
+                                                 4,
+                                                 SCALARS(2),
+                                                 leaky_relu_backward_loops,
+                                                 false,
+                                                 -1};
+static tb_status kernel_leaky_relu_backward(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_broadcast(&spec_leaky_relu_backward, stream, args, count, NULL);
+}
+EMU_KERNEL(k_leaky_relu_backward, "leaky_relu_backward.grad_input", kernel_leaky_relu_backward,
+           EMU_FLOATS,
+           "leaky_relu_backward.grad_input(Tensor grad_output, Tensor self, Scalar negative_slope, "
+           "bool self_is_result, *, Tensor(a!) grad_input) -> Tensor(a!)");
+/* softplus.out: (self, beta, threshold, out) */
+static const ew_spec spec_softplus = {"softplus.out", "TnnT",         INPUTS(0), 3,
+                                      SCALARS(1, 2),  softplus_loops, false,     -1};
+static tb_status kernel_softplus(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_broadcast(&spec_softplus, stream, args, count, NULL);
+}
+EMU_KERNEL(k_softplus, "softplus.out", kernel_softplus, EMU_FLOATS,
+           "softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> "
+           "Tensor(a!)");
+/* softplus_backward.grad_input: (grad_output, self, beta, threshold, grad_input) */
+static const ew_spec spec_softplus_backward = {"softplus_backward.grad_input",
+                                               "TTnnT",
+                                               INPUTS(0, 1),
+                                               4,
+                                               SCALARS(2, 3),
+                                               softplus_backward_loops,
+                                               false,
+                                               -1};
+static tb_status kernel_softplus_backward(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_broadcast(&spec_softplus_backward, stream, args, count, NULL);
+}
+EMU_KERNEL(k_softplus_backward, "softplus_backward.grad_input", kernel_softplus_backward,
+           EMU_FLOATS,
+           "softplus_backward.grad_input(Tensor grad_output, Tensor self, Scalar beta, Scalar "
+           "threshold, *, Tensor(a!) grad_input) -> Tensor(a!)");
+/* sign.out: (self, out), sgn's loops: NaN gives 0, as the CPU's */
+static const ew_spec spec_sign = {"sign.out", "TT", INPUTS(0), 1, NO_SCALARS, sgn_loops, false, -1};
+static tb_status kernel_sign(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_broadcast(&spec_sign, stream, args, count, NULL);
+}
+EMU_KERNEL(k_sign, "sign.out", kernel_sign, EMU_FLOATS | EMU_INTS,
+           "sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
 
 /* ---- custom operators (vendor.h, ABI 2.0, "Custom operators") ----
  *
@@ -1289,4 +1361,9 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_hardtanh_backward,
                                                     &k_logit,
                                                     &k_atan2,
+                                                    &k_leaky_relu,
+                                                    &k_leaky_relu_backward,
+                                                    &k_softplus,
+                                                    &k_softplus_backward,
+                                                    &k_sign,
                                                     NULL};
