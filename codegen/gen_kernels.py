@@ -134,7 +134,8 @@ class Generator:
         args = ", ".join(a.name for a in sig.arguments())
         declined = self.declined.get(str(f.func.name))
         if declined is not None:
-            self.includes.add(f"ATen/ops/{f.root_name}_native.h")
+            own = declined.startswith("torch_backend::")
+            self.includes.add("aten/Composite.h" if own else f"ATen/ops/{f.root_name}_native.h")
             return f"{declined}({args})"
         return (
             "at::native::call_fallback_fn_symint<&cpu_fallback_boxed, "

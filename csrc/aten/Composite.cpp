@@ -80,8 +80,13 @@
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/addr_native.h>
 #include <ATen/ops/all.h>
+#include <ATen/ops/binary_cross_entropy_backward_ops.h>
+#include <ATen/ops/binary_cross_entropy_ops.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/clamp_max.h>
+#include <ATen/ops/clamp_min.h>
+#include <ATen/ops/convolution_backward_overrideable_ops.h>
+#include <ATen/ops/convolution_overrideable_ops.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/dot_ops.h>
 #include <ATen/ops/elu_backward_ops.h>
@@ -98,9 +103,11 @@
 #include <ATen/ops/is_nonzero.h>
 #include <ATen/ops/isinf.h>
 #include <ATen/ops/isnan.h>
+#include <ATen/ops/log.h>
 #include <ATen/ops/log1p.h>
 #include <ATen/ops/log_sigmoid_backward_ops.h>
 #include <ATen/ops/log_sigmoid_forward_ops.h>
+#include <ATen/ops/logical_and.h>
 #include <ATen/ops/masked_fill.h>
 #include <ATen/ops/mean.h>
 #include <ATen/ops/mm.h>
@@ -143,7 +150,9 @@
 
 #include "aten/Composite.h"
 #include "aten/KernelCall.h"
+#include "aten/MetaOverrides.h"
 #include "aten/Schemas.h"
+#include "runtime/Graph.h"
 
 namespace torch_backend {
 namespace {
@@ -502,8 +511,12 @@ at::Tensor& glu_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
 }
 
 at::Tensor glu(const at::Tensor& self, int64_t dim) {
-  at::Tensor out = at::empty({0}, self.options());
-  return glu_out(self, dim, out);
+  if (!floating({&self})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::glu>::call(self, dim);
+  }
+  const int64_t d = glu_dim(self, dim);
+  const int64_t half = self.size(d) / 2;
+  return at::mul(self.narrow(d, 0, half), at::sigmoid(self.narrow(d, half, half)));
 }
 
 // d/da = sigmoid(b) * grad; d/db = a * sigmoid(b) * (1 - sigmoid(b)) * grad (the CPU's).
@@ -545,10 +558,12 @@ std::tuple<at::Tensor&, at::Tensor&> log_sigmoid_forward_out(const at::Tensor& s
 }
 
 std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self) {
-  at::Tensor output = at::empty({0}, self.options());
-  at::Tensor buffer = at::empty({0}, self.options());
-  log_sigmoid_forward_out(self, output, buffer);
-  return {output, buffer};
+  if (!floating({&self})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::log_sigmoid_forward>::call(
+        self);
+  }
+  return {at::clamp_max(self, 0) - at::log1p(at::exp(-at::abs(self))),
+          at::empty({0}, self.options())};
 }
 
 at::Tensor& log_sigmoid_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
@@ -563,27 +578,44 @@ at::Tensor& log_sigmoid_backward_out(const at::Tensor& grad_output, const at::Te
 
 at::Tensor log_sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& self,
                                 const at::Tensor& buffer) {
-  at::Tensor grad_input = at::empty({0}, self.options());
-  return log_sigmoid_backward_out(grad_output, self, buffer, grad_input);
+  if (!floating({&self, &grad_output})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::log_sigmoid_backward>::call(
+        grad_output, self, buffer);
+  }
+  return grad_output * at::sigmoid(-self);
 }
 
 // elu (and selu, celu) -- CPU, CUDA and MPS have kernels: the CPU's
 // x <= 0 ? expm1(x * input_scale) * alpha * scale : x * scale, and its backward.
+// The two sides of elu: where it is negative, its value there, and its value elsewhere.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> elu_sides(const at::Tensor& self,
+                                                         const at::Scalar& alpha,
+                                                         const at::Scalar& scale,
+                                                         const at::Scalar& input_scale) {
+  const double negcoef = alpha.toDouble() * scale.toDouble();
+  return {self <= 0, at::expm1(self * input_scale) * negcoef, self * scale};
+}
+
 at::Tensor& elu_out(const at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale,
                     const at::Scalar& input_scale, at::Tensor& out) {
   if (!floating({&self})) {
     return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::elu_out>::call(
         self, alpha, scale, input_scale, out);
   }
-  const double negcoef = alpha.toDouble() * scale.toDouble();
-  const at::Tensor negative = at::expm1(self * input_scale) * negcoef;
-  return at::where_out(out, self <= 0, negative, self * scale);
+  auto [negative_side, negative, positive] = elu_sides(self, alpha, scale, input_scale);
+  return at::where_out(out, negative_side, negative, positive);
 }
 
+// The functional variants compute into new tensors, whose layout follows the input's (a
+// channels-last input gives a channels-last output), as TensorIterator's do.
 at::Tensor elu(const at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale,
                const at::Scalar& input_scale) {
-  at::Tensor out = at::empty({0}, self.options());
-  return elu_out(self, alpha, scale, input_scale, out);
+  if (!floating({&self})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::elu>::call(
+        self, alpha, scale, input_scale);
+  }
+  auto [negative_side, negative, positive] = elu_sides(self, alpha, scale, input_scale);
+  return at::where(negative_side, negative, positive);
 }
 
 at::Tensor& elu_(at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale,
@@ -591,13 +623,27 @@ at::Tensor& elu_(at::Tensor& self, const at::Scalar& alpha, const at::Scalar& sc
   return elu_out(self, alpha, scale, input_scale, self);
 }
 
-at::Tensor& elu_backward_out(const at::Tensor& grad_output, const at::Scalar& alpha,
-                             const at::Scalar& scale, const at::Scalar& input_scale, bool is_result,
-                             const at::Tensor& x, at::Tensor& grad_input) {
+void check_elu_backward(const at::Scalar& alpha, bool is_result) {
   TORCH_CHECK(!is_result || alpha.to<double>() >= 0.0,
               "In-place elu backward calculation is triggered with a negative slope which is not "
               "supported. This is caused by calling in-place forward function with a negative "
               "slope, please call out-of-place version instead.");
+}
+
+// elu's gradient where x (the input, or the result when is_result) is <= 0.
+at::Tensor elu_negative_grad(const at::Tensor& grad_output, const at::Scalar& alpha,
+                             const at::Scalar& scale, const at::Scalar& input_scale, bool is_result,
+                             const at::Tensor& x) {
+  const double negcoef = alpha.toDouble() * scale.toDouble();
+  const double negiptcoef = input_scale.toDouble();
+  return is_result ? grad_output * (x + negcoef) * negiptcoef
+                   : grad_output * at::exp(x * negiptcoef) * (negiptcoef * negcoef);
+}
+
+at::Tensor& elu_backward_out(const at::Tensor& grad_output, const at::Scalar& alpha,
+                             const at::Scalar& scale, const at::Scalar& input_scale, bool is_result,
+                             const at::Tensor& x, at::Tensor& grad_input) {
+  check_elu_backward(alpha, is_result);
   if (!floating({&x, &grad_output})) {
     return at::native::call_fallback_fn<&cpu_fallback_boxed,
                                         at::_ops::elu_backward_grad_input>::call(grad_output, alpha,
@@ -605,19 +651,21 @@ at::Tensor& elu_backward_out(const at::Tensor& grad_output, const at::Scalar& al
                                                                                  is_result, x,
                                                                                  grad_input);
   }
-  const double negcoef = alpha.toDouble() * scale.toDouble();
-  const double negiptcoef = input_scale.toDouble();
-  const at::Tensor negative = is_result
-                                  ? grad_output * (x + negcoef) * negiptcoef
-                                  : grad_output * at::exp(x * negiptcoef) * (negiptcoef * negcoef);
-  return at::where_out(grad_input, x <= 0, negative, grad_output * scale);
+  return at::where_out(grad_input, x <= 0,
+                       elu_negative_grad(grad_output, alpha, scale, input_scale, is_result, x),
+                       grad_output * scale);
 }
 
 at::Tensor elu_backward(const at::Tensor& grad_output, const at::Scalar& alpha,
                         const at::Scalar& scale, const at::Scalar& input_scale, bool is_result,
                         const at::Tensor& x) {
-  at::Tensor grad_input = at::empty({0}, grad_output.options());
-  return elu_backward_out(grad_output, alpha, scale, input_scale, is_result, x, grad_input);
+  check_elu_backward(alpha, is_result);
+  if (!floating({&x, &grad_output})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::elu_backward>::call(
+        grad_output, alpha, scale, input_scale, is_result, x);
+  }
+  return at::where(x <= 0, elu_negative_grad(grad_output, alpha, scale, input_scale, is_result, x),
+                   grad_output * scale);
 }
 
 // smooth_l1_loss and huber_loss -- CPU, CUDA and MPS have kernels: the CPU's elementwise
@@ -713,6 +761,66 @@ at::Tensor& huber_loss_backward_out(const at::Tensor& grad_output, const at::Ten
   return assign_out(grad_input, result);  // the broadcast shape, as the CPU's iterator
 }
 
+// binary_cross_entropy -- CPU, CUDA and MPS have kernels: the CPU's
+// (target - 1) * max(log1p(-x), -100) - target * max(log(x), -100), times the weight, reduced;
+// the backward grad * (x - target) / max((1 - x) * x, 1e-12).  The CPU raises at the call for
+// an input outside [0, 1] (CUDA asserts on the device): the device checks it as the CPU does,
+// with one value read back, except while a graph is captured, where no value may be read back.
+void check_probabilities(const at::Tensor& self) {
+  if (self.numel() == 0 || graph::is_current_stream_capturing()) return;
+  TORCH_CHECK(at::logical_and(self >= 0, self <= 1).all().item<bool>(),
+              "all elements of input should be between 0 and 1");
+}
+
+at::Tensor binary_cross_entropy(const at::Tensor& self, const at::Tensor& target,
+                                const std::optional<at::Tensor>& weight, int64_t reduction) {
+  const bool weighted = weight.has_value() && weight->defined();
+  if (!floating({&self, &target}) || (weighted && !floating({&*weight}))) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::binary_cross_entropy>::call(
+        self, target, weight, reduction);
+  }
+  check_devices("binary_cross_entropy", {{&self, "self"}, {&target, "target"}});
+  check_probabilities(self);
+  at::Tensor loss = (target - 1) * at::clamp_min(at::log1p(-self), -100) -
+                    target * at::clamp_min(at::log(self), -100);
+  if (weighted) loss.mul_(*weight);  // in place, as the CPU's: the loss keeps its dtype
+  return reduced(loss, reduction);
+}
+
+at::Tensor& binary_cross_entropy_out(const at::Tensor& self, const at::Tensor& target,
+                                     const std::optional<at::Tensor>& weight, int64_t reduction,
+                                     at::Tensor& out) {
+  return assign_out(out, binary_cross_entropy(self, target, weight, reduction));
+}
+
+at::Tensor binary_cross_entropy_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                         const at::Tensor& target,
+                                         const std::optional<at::Tensor>& weight,
+                                         int64_t reduction) {
+  const bool weighted = weight.has_value() && weight->defined();
+  if (!floating({&self, &target, &grad_output}) || (weighted && !floating({&*weight}))) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed,
+                                        at::_ops::binary_cross_entropy_backward>::call(grad_output,
+                                                                                       self, target,
+                                                                                       weight,
+                                                                                       reduction);
+  }
+  check_devices("binary_cross_entropy_backward",
+                {{&grad_output, "grad_output"}, {&self, "self"}, {&target, "target"}});
+  at::Tensor grad = grad_output * (self - target) / at::clamp_min((1 - self) * self, 1e-12);
+  if (weighted) grad.mul_(*weight);
+  if (reduction == at::Reduction::Mean) grad = grad / static_cast<double>(self.numel());
+  return grad;
+}
+
+at::Tensor& binary_cross_entropy_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                              const at::Tensor& target,
+                                              const std::optional<at::Tensor>& weight,
+                                              int64_t reduction, at::Tensor& grad_input) {
+  return assign_out(grad_input,
+                    binary_cross_entropy_backward(grad_output, self, target, weight, reduction));
+}
+
 // var, std -- for vendors without var.correction_out / std.correction_out: var_mean's two
 // passes above.
 at::Tensor var_correction(const at::Tensor& self, at::OptionalIntArrayRef dim,
@@ -752,14 +860,10 @@ at::Tensor& std_out(const at::Tensor& self, at::OptionalIntArrayRef dim,
 // nan_to_num -- CPU, CUDA and MPS have kernels: NaN, +inf and -inf replaced by masked fills
 // (the dtype's largest and lowest finite values by default); other dtypes are copied, as the
 // CPU's.
-at::Tensor& nan_to_num_out(const at::Tensor& self, std::optional<double> nan,
-                           std::optional<double> posinf, std::optional<double> neginf,
-                           at::Tensor& out) {
-  if (at::isComplexType(self.scalar_type())) {
-    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::nan_to_num_out>::call(
-        self, nan, posinf, neginf, out);
-  }
-  if (!at::isFloatingType(self.scalar_type())) return assign_out(out, self);
+// nan_to_num of a real self: the masked fills, or a copy of an integer self.
+at::Tensor replaced(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                    std::optional<double> neginf) {
+  if (!at::isFloatingType(self.scalar_type())) return self.clone();
   double largest = 0, lowest = 0;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, self.scalar_type(), "nan_to_num", [&] {
     largest = static_cast<double>(std::numeric_limits<scalar_t>::max());
@@ -770,13 +874,26 @@ at::Tensor& nan_to_num_out(const at::Tensor& self, std::optional<double> nan,
   at::Tensor result = at::masked_fill(self, at::isnan(self), nan.value_or(0.0));
   result.masked_fill_(infinite & positive, posinf.value_or(largest));
   result.masked_fill_(infinite & ~positive, neginf.value_or(lowest));
-  return assign_out(out, result);
+  return result;
+}
+
+at::Tensor& nan_to_num_out(const at::Tensor& self, std::optional<double> nan,
+                           std::optional<double> posinf, std::optional<double> neginf,
+                           at::Tensor& out) {
+  if (at::isComplexType(self.scalar_type())) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::nan_to_num_out>::call(
+        self, nan, posinf, neginf, out);
+  }
+  return assign_out(out, replaced(self, nan, posinf, neginf));
 }
 
 at::Tensor nan_to_num(const at::Tensor& self, std::optional<double> nan,
                       std::optional<double> posinf, std::optional<double> neginf) {
-  at::Tensor out = at::empty({0}, self.options());
-  return nan_to_num_out(self, nan, posinf, neginf, out);
+  if (at::isComplexType(self.scalar_type())) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::nan_to_num>::call(
+        self, nan, posinf, neginf);
+  }
+  return replaced(self, nan, posinf, neginf);
 }
 
 at::Tensor& nan_to_num_(at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
@@ -842,7 +959,9 @@ at::Tensor pad(const at::Tensor& self, c10::SymIntArrayRef sym_padding) {
   for (const auto& [d, source] : pad_plan(self, C10_AS_INTARRAYREF_SLOW(sym_padding), mode)) {
     result = at::index_select(result, d, positions(source, self.device()));
   }
-  result = result.is_same(self) ? self.clone() : result.contiguous();
+  // The CPU's output keeps a channels-last input's layout.
+  const at::MemoryFormat format = self.suggest_memory_format();
+  result = result.is_same(self) ? self.clone(format) : result.contiguous(format);
   TORCH_INTERNAL_ASSERT(result.sizes() == shape.sizes());
   return result;
 }
@@ -865,7 +984,8 @@ at::Tensor pad_backward(const at::Tensor& grad_output, const at::Tensor& self,
     grad = at::zeros(sizes, grad_output.options())
                .index_add_(step->first, positions(step->second, self.device()), grad);
   }
-  return grad.is_same(grad_output) ? grad_output.clone() : grad;
+  const at::MemoryFormat format = self.suggest_memory_format();
+  return grad.is_same(grad_output) ? grad_output.clone(format) : grad.contiguous(format);
 }
 
 template <Pad mode, typename Op>
@@ -897,6 +1017,89 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 }  // namespace
+
+namespace {
+// Whether a transposed convolution is the input's gradient of a forward convolution: every
+// output padding below its stride (PyTorch allows one up to the dilation, which adds output
+// positions no forward convolution of that input reaches).
+bool as_gradient(bool transposed, c10::SymIntArrayRef stride, c10::SymIntArrayRef output_padding,
+                 std::initializer_list<const at::Tensor*> tensors) {
+  if (!transposed || !floating(tensors) || stride.size() != output_padding.size()) return false;
+  for (size_t d = 0; d < stride.size(); d++) {
+    if (output_padding[d] >= stride[d]) return false;
+  }
+  return true;
+}
+}  // namespace
+
+// Transposed convolution where the vendor's convolution kernels decline it (emu's and opencl's
+// do): a transposed convolution is the input's gradient of the forward convolution with the
+// same weight, whose output has the transposed one's input's shape, and its backward is that
+// forward convolution (the input's gradient) and the forward's weight gradient with the roles
+// of input and output swapped.  Each is a call of the vendor's own convolution kernels.
+at::Tensor convolution_declined(const at::Tensor& input, const at::Tensor& weight,
+                                const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
+                                c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
+                                bool transposed, c10::SymIntArrayRef output_padding,
+                                c10::SymInt groups) {
+  if (!as_gradient(transposed, stride, output_padding, {&input, &weight})) {
+    return at::native::call_fallback_fn_symint<
+        &cpu_fallback_boxed, at::_ops::convolution_overrideable>::call(input, weight, bias, stride,
+                                                                       padding, dilation,
+                                                                       transposed, output_padding,
+                                                                       groups);
+  }
+  const at::Tensor shape = meta_overrides::convolution_overrideable(
+      to_meta(input), to_meta(weight), to_meta(bias), stride, padding, dilation, true,
+      output_padding, groups);
+  // The forward convolution's input: only its shape is read.
+  const at::Tensor forward_input =
+      at::empty(shape.sizes(), input.options().memory_format(shape.suggest_memory_format()));
+  const std::vector<c10::SymInt> no_padding(output_padding.size(), 0);
+  at::Tensor output = std::get<0>(at::_ops::convolution_backward_overrideable::call(
+      input, forward_input, weight, stride, padding, dilation, false, no_padding, groups,
+      {true, false, false}));
+  if (bias.has_value() && bias->defined()) {
+    std::vector<int64_t> channels(static_cast<size_t>(output.dim()), 1);
+    channels[1] = -1;
+    output.add_(bias->view(channels));
+  }
+  return output;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_declined(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+    c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
+    bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups,
+    std::array<bool, 3> output_mask) {
+  if (!as_gradient(transposed, stride, output_padding, {&grad_output, &input, &weight})) {
+    return at::native::call_fallback_fn_symint<
+        &cpu_fallback_boxed, at::_ops::convolution_backward_overrideable>::call(grad_output, input,
+                                                                                weight, stride,
+                                                                                padding, dilation,
+                                                                                transposed,
+                                                                                output_padding,
+                                                                                groups,
+                                                                                output_mask);
+  }
+  const std::vector<c10::SymInt> no_padding(output_padding.size(), 0);
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    grad_input = at::_ops::convolution_overrideable::call(
+        grad_output, weight, std::nullopt, stride, padding, dilation, false, no_padding, groups);
+  }
+  if (output_mask[1]) {
+    grad_weight = std::get<1>(at::_ops::convolution_backward_overrideable::call(
+        input, grad_output, weight, stride, padding, dilation, false, no_padding, groups,
+        {false, true, false}));
+  }
+  if (output_mask[2]) {
+    std::vector<int64_t> dims = {0};
+    for (int64_t d = 2; d < grad_output.dim(); d++) dims.push_back(d);
+    grad_bias = at::sum(grad_output, dims);
+  }
+  return {grad_input, grad_weight, grad_bias};
+}
 
 const std::vector<std::string>& composite_ops() {
   static const std::vector<std::string> ops = {"equal",
@@ -954,6 +1157,12 @@ std::vector<std::string> register_default_composites(
   add("huber_loss.out", "huber_loss", TORCH_FN(huber_loss));
   add("huber_loss.out", "huber_loss.out", TORCH_FN(huber_loss_out));
   add("huber_loss_backward.out", "huber_loss_backward.out", TORCH_FN(huber_loss_backward_out));
+  add("binary_cross_entropy.out", "binary_cross_entropy", TORCH_FN(binary_cross_entropy));
+  add("binary_cross_entropy.out", "binary_cross_entropy.out", TORCH_FN(binary_cross_entropy_out));
+  add("binary_cross_entropy_backward.grad_input", "binary_cross_entropy_backward",
+      TORCH_FN(binary_cross_entropy_backward));
+  add("binary_cross_entropy_backward.grad_input", "binary_cross_entropy_backward.grad_input",
+      TORCH_FN(binary_cross_entropy_backward_out));
   add("var.correction_out", "var.correction", TORCH_FN(var_correction));
   add("var.correction_out", "var.correction_out", TORCH_FN(var_out));
   add("std.correction_out", "std.correction", TORCH_FN(std_correction));

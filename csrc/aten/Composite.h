@@ -4,10 +4,14 @@
 // vendor, the others only where the vendor publishes no kernel of its own.
 #pragma once
 
+#include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
+#include <array>
 #include <functional>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace torch_backend {
@@ -20,5 +24,19 @@ std::vector<std::string> register_default_composites(
 
 // The operators Composite.cpp registers for every vendor.
 const std::vector<std::string>& composite_ops();
+
+// What a call of convolution_overrideable / convolution_backward_overrideable that the vendor's
+// kernel declines runs (codegen/ops.yaml's `declined:`): a transposed convolution as the
+// vendor's own forward and backward convolutions, anything else on the CPU fallback.
+at::Tensor convolution_declined(const at::Tensor& input, const at::Tensor& weight,
+                                const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
+                                c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
+                                bool transposed, c10::SymIntArrayRef output_padding,
+                                c10::SymInt groups);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_declined(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+    c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
+    bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups,
+    std::array<bool, 3> output_mask);
 
 }  // namespace torch_backend

@@ -222,3 +222,57 @@ def test_op_coverage_reports_composites():
     torch_backend.reset_fallback_counts()
     assert torch.isinf(x).cpu().tolist() == [False, True]
     assert "aten::isinf" not in torch_backend.fallback_counts()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy(reduction):
+    """BCELoss with and without weights (the clamp of the logs at -100 included: inputs of 0 and
+    1), its gradient, and the CPU's refusal of an input outside [0, 1]."""
+    g = torch.Generator().manual_seed(8)
+    x = torch.rand(4, 5, generator=g, dtype=torch.float64).clamp(0.05, 0.95)
+    x[0, :2] = torch.tensor([0.0, 1.0], dtype=torch.float64)
+    y = torch.rand(4, 5, generator=g, dtype=torch.float64)
+    w = torch.rand(5, generator=g, dtype=torch.float64)
+    check(lambda a, b: F.binary_cross_entropy(a, b, reduction=reduction), x, y)
+    check(lambda a, b: F.binary_cross_entropy(a, b, reduction=reduction), x[1:], y[1:], grad=True)
+    check(lambda a, b: F.binary_cross_entropy(a, b, w.to(a.device), reduction=reduction),
+          x[1:].float(), y[1:].float(), grad=True)  # fmt: skip
+    bad = torch.tensor([0.5, 1.5], device=DEV)
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(bad, torch.ones(2, device=DEV))
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(torch.tensor([float("nan")], device=DEV), torch.ones(1, device=DEV))
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"stride": 2, "padding": 1, "output_padding": 1},
+        {"stride": 1, "padding": 0, "dilation": 2, "groups": 2},
+        {"stride": (2, 3), "padding": (1, 0), "output_padding": (1, 2), "bias": False},
+    ],
+)
+def test_transposed_convolution(config):
+    """ConvTranspose2d (DCGAN's generator, U-Net decoders) where the vendor's convolution kernels
+    decline transposed ones: its output and its three gradients equal the CPU's, and with 2-d
+    convolution kernels of its own the vendor runs all of it."""
+    torch.manual_seed(9)
+    config = dict(config)
+    bias = config.pop("bias", True)
+    module = torch.nn.ConvTranspose2d(4, 6, 3, bias=bias, **config).double()
+    x = torch.randn(2, 4, 5, 6, dtype=torch.float64)
+    device_module = torch.nn.ConvTranspose2d(4, 6, 3, bias=bias, **config).double().to(DEV)
+    device_module.load_state_dict(module.state_dict())
+    xc, xd = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+    torch_backend.reset_fallback_counts()
+    expected, actual = module(xc), device_module(xd)
+    torch.testing.assert_close(actual.cpu(), expected)
+    weights = torch.randn(expected.shape, dtype=torch.float64)
+    (expected * weights).sum().backward()
+    (actual * weights.to(DEV)).sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad)
+    for name, p in module.named_parameters():
+        torch.testing.assert_close(dict(device_module.named_parameters())[name].grad.cpu(), p.grad)
+    native = torch_backend.op_coverage(["convolution_overrideable"])["convolution_overrideable"]
+    if native == "native":
+        assert not any("convolution" in op for op in torch_backend.fallback_counts())
