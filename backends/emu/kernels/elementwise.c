@@ -463,6 +463,8 @@ INTEGRAL_OP(BINARY_LOOP, bitwise_and, x &y)
 INTEGRAL_OP(BINARY_LOOP, bitwise_or, x | y)
 INTEGRAL_OP(BINARY_LOOP, bitwise_xor, x ^ y)
 ALL_OP(BINARY_LOOP, logical_or, (T)(x != 0 || y != 0))
+ALL_OP(BINARY_LOOP, logical_and, (T)(x != 0 && y != 0))
+ALL_OP(BINARY_LOOP, logical_xor, (T)((x != 0) != (y != 0)))
 
 /* binary */
 /* x + alpha * y rounded once, as PyTorch's CPU kernels do with a fused multiply-add (computed
@@ -851,6 +853,12 @@ BITWISE(bitwise_xor, "bitwise_xor.Tensor_out",
 EW_KERNEL(logical_or, "logical_or.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, logical_or_loops, false,
           -1, EMU_ALL_TYPES,
           "logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+EW_KERNEL(logical_and, "logical_and.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, logical_and_loops,
+          false, -1, EMU_ALL_TYPES,
+          "logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+EW_KERNEL(logical_xor, "logical_xor.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, logical_xor_loops,
+          false, -1, EMU_ALL_TYPES,
+          "logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 
 /* clamp_min.out / clamp_max.out: (self, bound, out); a float bound on an integer tensor is
  * declined (ATen promotes that case to float) */
@@ -1317,6 +1325,8 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_masked_fill,
                                                     &k_masked_fill_tensor,
                                                     &k_logical_or,
+                                                    &k_logical_and,
+                                                    &k_logical_xor,
                                                     &k_lgamma,
                                                     &k_digamma,
                                                     &k_sgn,
