@@ -1,6 +1,7 @@
 """Programs users bring (examples/programs/): PyTorch's documentation and pytorch/examples'
 patterns -- graphs (whole network, make_graphed_callables, AMP, shared pools), hogwild over
-mp.Process, a CNN, LSTM and Transformer language models, the profiler with a schedule, DDP over
+mp.Process, a CNN, a DCGAN (transposed convolutions, BCELoss) checked against the CPU, LSTM and
+Transformer language models, the profiler with a schedule, DDP over
 mp.spawn with a resumed checkpoint -- each run as a user runs it, in a fresh interpreter, and
 checking its own outcome.  A program runs on every vendor that has what it needs."""
 
@@ -27,6 +28,7 @@ CASES = {
     "graphs pools": WITH_GRAPHS,
     "hogwild": WITH_IPC,
     "cnn": WITH_KERNELS,
+    "dcgan": WITH_KERNELS,
     "language_model lstm": WITH_KERNELS,
     "language_model transformer": WITH_KERNELS,
     "profiler": WITH_KERNELS,
