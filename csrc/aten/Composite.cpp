@@ -63,8 +63,9 @@
 // The operators above are registered for every vendor.  Those below (register_default_composites)
 // only where the vendor publishes no kernel of its own: operators ATen gives CPU, CUDA and MPS
 // kernels only, made here of operators every vendor has -- dot, vdot and addmv (mv) on the
-// vendor's GEMM, trace, glu, elu, log_sigmoid, smooth_l1_loss, huber_loss, var, std,
-// nan_to_num, flip, and the reflection and replication padding modes -- with their backwards.
+// vendor's GEMM, trace, glu, elu, log_sigmoid, smooth_l1_loss, huber_loss,
+// binary_cross_entropy, var, std, nan_to_num, flip, index_fill_ and index_copy (scatters), and
+// the reflection and replication padding modes -- with their backwards.
 // Each makes the CPU's checks with the CPU's words (the padding modes run ATen's meta
 // function); integer and complex inputs keep the CPU fallback and with it the CPU's errors.
 #include <ATen/Dispatch.h>
@@ -100,6 +101,8 @@
 #include <ATen/ops/glu_ops.h>
 #include <ATen/ops/huber_loss_backward_ops.h>
 #include <ATen/ops/huber_loss_ops.h>
+#include <ATen/ops/index_copy_ops.h>
+#include <ATen/ops/index_fill_ops.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/is_nonzero.h>
 #include <ATen/ops/isinf.h>
@@ -126,6 +129,7 @@
 #include <ATen/ops/replication_pad3d_backward_ops.h>
 #include <ATen/ops/replication_pad3d_ops.h>
 #include <ATen/ops/rsqrt.h>
+#include <ATen/ops/scatter.h>
 #include <ATen/ops/sigmoid.h>
 #include <ATen/ops/smooth_l1_loss_backward_ops.h>
 #include <ATen/ops/smooth_l1_loss_ops.h>
@@ -145,6 +149,7 @@
 #include <torch/library.h>
 
 #include <bitset>
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -901,6 +906,77 @@ at::Tensor& nan_to_num_(at::Tensor& self, std::optional<double> nan, std::option
   return nan_to_num_out(self, nan, posinf, neginf, self);
 }
 
+// index_fill_ and index_copy (HF's static KV cache writes with index_copy_) -- CPU, CUDA and
+// MPS have kernels: a scatter along the dimension, with the index broadcast over the other
+// dimensions and negative positions wrapped as the CPU wraps them.  ATen's meta function makes
+// the CPU's checks of shapes and dtypes; a position out of range is the vendor's scatter's
+// fault, raised as CUDA raises its device-side assert.
+at::Tensor scatter_index(const at::Tensor& index, int64_t dim, int64_t size,
+                         at::IntArrayRef shape) {
+  const at::Tensor flat = index.reshape({-1});
+  const at::Tensor wrapped = at::where(flat < 0, flat + size, flat);
+  std::vector<int64_t> along(shape.size(), 1);
+  along[static_cast<size_t>(dim)] = -1;
+  return wrapped.view(along).expand(shape);
+}
+
+at::Tensor& index_fill_with(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                            const std::function<void(const at::Tensor&)>& scatter) {
+  TORCH_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
+  TORCH_CHECK(index.scalar_type() == at::kLong, "index_fill_(): Expected dtype int64 for index.");
+  check_devices("index_fill_", {{&self, "self"}, {&index, "index"}});
+  if (index.numel() == 0) return self;
+  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  std::vector<int64_t> shape = self.sizes().vec();
+  shape[static_cast<size_t>(d)] = index.numel();
+  scatter(scatter_index(index, d, self.size(d), shape));
+  return self;
+}
+
+at::Tensor& index_fill_scalar(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                              const at::Scalar& value) {
+  if (self.dim() == 0 || at::isComplexType(self.scalar_type())) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed,
+                                        at::_ops::index_fill__int_Scalar>::call(self, dim, index,
+                                                                                value);
+  }
+  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  return index_fill_with(self, dim, index,
+                         [&](const at::Tensor& where) { self.scatter_(d, where, value); });
+}
+
+at::Tensor& index_fill_tensor(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                              const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0,
+              "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  if (self.dim() == 0 || at::isComplexType(self.scalar_type())) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed,
+                                        at::_ops::index_fill__int_Tensor>::call(self, dim, index,
+                                                                                value);
+  }
+  return index_fill_scalar(self, dim, index, value.item());  // the CPU reads it too
+}
+
+at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                           const at::Tensor& source, at::Tensor& out) {
+  if (self.dim() == 0 || at::isComplexType(self.scalar_type())) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::index_copy_out>::call(
+        self, dim, index, source, out);
+  }
+  at::_ops::index_copy::call(to_meta(self), dim, to_meta(index), to_meta(source));  // checks
+  check_devices("index_copy", {{&self, "self"}, {&index, "index"}, {&source, "source"}});
+  if (!out.is_same(self)) {
+    at::native::resize_output(out, self.sizes());
+    out.copy_(self);
+  }
+  if (index.numel() == 0) return out;
+  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  const at::Tensor src = source.dim() == 0 ? source.view({1}) : source;
+  out.scatter_(d, scatter_index(index, d, self.size(d), src.sizes()), src);
+  return out;
+}
+
 // Positions along one dimension as an int64 tensor on `device` (host-built, one copy).
 at::Tensor positions(const std::vector<int64_t>& values, c10::Device device) {
   return at::tensor(values, at::TensorOptions().dtype(at::kLong)).to(device);
@@ -1171,6 +1247,9 @@ std::vector<std::string> register_default_composites(
   add("nan_to_num.out", "nan_to_num_", TORCH_FN(nan_to_num_));
   add("nan_to_num.out", "nan_to_num.out", TORCH_FN(nan_to_num_out));
   add("flip.out", "flip", TORCH_FN(flip));
+  add("index_fill_.int_Scalar", "index_fill_.int_Scalar", TORCH_FN(index_fill_scalar));
+  add("index_fill_.int_Tensor", "index_fill_.int_Tensor", TORCH_FN(index_fill_tensor));
+  add("index_copy.out", "index_copy.out", TORCH_FN(index_copy_out));
 #define TB_PAD(name, mode)                                                    \
   add(#name ".out", #name, TORCH_FN((pad<mode, at::_ops::name>)));            \
   add(#name ".out", #name ".out", TORCH_FN((pad_out<mode, at::_ops::name>))); \

@@ -276,3 +276,47 @@ def test_transposed_convolution(config):
     native = torch_backend.op_coverage(["convolution_overrideable"])["convolution_overrideable"]
     if native == "native":
         assert not any("convolution" in op for op in torch_backend.fallback_counts())
+
+
+def test_index_fill_and_index_copy():
+    """index_fill (a scalar or a 0-d tensor, negative positions) and index_copy in place, out of
+    place and along each dimension (HF's static KV cache writes with index_copy_), with their
+    gradients; the CPU's errors for bad shapes and dtypes."""
+    g = torch.Generator().manual_seed(10)
+    x = torch.randn(4, 5, 6, generator=g)
+    check(lambda t: t.index_fill(1, torch.tensor([0, -1, 2], device=t.device), -2.5), x, grad=True)
+    check(lambda t: t.clone().index_fill_(2, torch.tensor(3, device=t.device), 7.0), x, exact=True)
+    value = torch.tensor(1.5)
+    check(lambda t: t.index_fill(0, torch.tensor([1], device=t.device), value.to(t.device)), x)
+    check(lambda t: t.long().index_fill(2, torch.tensor([0, 5], device=t.device), 9), x, exact=True)
+    for dim in (0, 1, -1):
+        index = torch.randperm(x.size(dim), generator=g)[:3]
+        source = torch.randn(
+            *[3 if d == dim % 3 else n for d, n in enumerate(x.shape)], generator=g
+        )
+        check(
+            lambda t, s, dim=dim, index=index: t.index_copy(dim, index.to(t.device), s),
+            x,
+            source,
+            grad=True,
+        )
+        check(
+            lambda t, s, dim=dim, index=index: t.clone().index_copy_(dim, index.to(t.device), s),
+            x,
+            source,
+            exact=True,
+        )
+    bad = [
+        (lambda d: torch.zeros(3, 4, device=d).index_fill_(1, torch.tensor([[1]], device=d), 1.0),
+         "Index has to be a vector/scalar"),
+        (lambda d: torch.zeros(3, 4, device=d).index_copy_(
+            1, torch.tensor([1, 2], device=d), torch.ones(3, 3, device=d)),
+         r"Number of indices \(2\) should be equal to source.size\(dim\) \(3\)"),
+        (lambda d: torch.zeros(3, 4, device=d).index_copy_(
+            1, torch.tensor([1, 2], device=d), torch.ones(3, 2, device=d, dtype=torch.float64)),
+         "same dtype"),
+    ]  # fmt: skip
+    for call, message in bad:
+        for device in ("cpu", DEV):
+            with pytest.raises((RuntimeError, IndexError), match=message):
+                call(device)
