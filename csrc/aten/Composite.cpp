@@ -950,6 +950,10 @@ at::Tensor& index_fill_tensor(at::Tensor& self, int64_t dim, const at::Tensor& i
   TORCH_CHECK(value.dim() == 0,
               "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
+  // A number on the CPU, or a tensor of self's device (CUDA's device check).
+  if (!(value.device().is_cpu() || value.device() == self.device())) {
+    fail_device_mismatch(self.device(), value.device(), "value", "index_fill_");
+  }
   if (self.dim() == 0 || at::isComplexType(self.scalar_type())) {
     return at::native::call_fallback_fn<&cpu_fallback_boxed,
                                         at::_ops::index_fill__int_Tensor>::call(self, dim, index,
