@@ -149,7 +149,6 @@
 #include <torch/library.h>
 
 #include <bitset>
-#include <functional>
 #include <limits>
 #include <optional>
 
@@ -920,19 +919,6 @@ at::Tensor scatter_index(const at::Tensor& index, int64_t dim, int64_t size,
   return wrapped.view(along).expand(shape);
 }
 
-at::Tensor& index_fill_with(at::Tensor& self, int64_t dim, const at::Tensor& index,
-                            const std::function<void(const at::Tensor&)>& scatter) {
-  TORCH_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
-  TORCH_CHECK(index.scalar_type() == at::kLong, "index_fill_(): Expected dtype int64 for index.");
-  check_devices("index_fill_", {{&self, "self"}, {&index, "index"}});
-  if (index.numel() == 0) return self;
-  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
-  std::vector<int64_t> shape = self.sizes().vec();
-  shape[static_cast<size_t>(d)] = index.numel();
-  scatter(scatter_index(index, d, self.size(d), shape));
-  return self;
-}
-
 at::Tensor& index_fill_scalar(at::Tensor& self, int64_t dim, const at::Tensor& index,
                               const at::Scalar& value) {
   if (self.dim() == 0 || at::isComplexType(self.scalar_type())) {
@@ -940,9 +926,14 @@ at::Tensor& index_fill_scalar(at::Tensor& self, int64_t dim, const at::Tensor& i
                                         at::_ops::index_fill__int_Scalar>::call(self, dim, index,
                                                                                 value);
   }
+  TORCH_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
+  TORCH_CHECK(index.scalar_type() == at::kLong, "index_fill_(): Expected dtype int64 for index.");
+  check_devices("index_fill_", {{&self, "self"}, {&index, "index"}});
+  if (index.numel() == 0) return self;
   const int64_t d = at::maybe_wrap_dim(dim, self.dim());
-  return index_fill_with(self, dim, index,
-                         [&](const at::Tensor& where) { self.scatter_(d, where, value); });
+  std::vector<int64_t> shape = self.sizes().vec();
+  shape[static_cast<size_t>(d)] = index.numel();
+  return self.scatter_(d, scatter_index(index, d, self.size(d), shape), value);
 }
 
 at::Tensor& index_fill_tensor(at::Tensor& self, int64_t dim, const at::Tensor& index,
