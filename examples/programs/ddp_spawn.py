@@ -10,8 +10,6 @@ one uninterrupted run of the same steps ends.
 
 from __future__ import annotations
 
-import os
-import socket
 import sys
 import tempfile
 
@@ -33,9 +31,10 @@ def batches(first: int, count: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
     return out
 
 
-def worker(rank: int, port: int, checkpoint: str, phase: str, results: str) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group(rank=rank, world_size=WORLD)  # the device's backend
+def worker(rank: int, rendezvous: str, checkpoint: str, phase: str, results: str) -> None:
+    # The tutorial's MASTER_ADDR/MASTER_PORT needs a port no other process takes between choosing
+    # it and rank 0 listening on it; a file the ranks share has no such window.
+    dist.init_process_group(init_method=f"file://{rendezvous}", rank=rank, world_size=WORLD)
     device_type = torch.accelerator.current_accelerator().type
     device = torch.device(device_type, rank % torch.accelerator.device_count())
     torch.accelerator.set_device_index(device.index)
@@ -70,17 +69,12 @@ def worker(rank: int, port: int, checkpoint: str, phase: str, results: str) -> N
     dist.destroy_process_group()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 if __name__ == "__main__":
     directory = tempfile.mkdtemp()
     checkpoint, results = f"{directory}/checkpoint.pt", f"{directory}/params"
     for phase in ("first", "resume", "whole"):
-        mp.spawn(worker, args=(free_port(), checkpoint, phase, results), nprocs=WORLD)
+        rendezvous = f"{directory}/rendezvous.{phase}"
+        mp.spawn(worker, args=(rendezvous, checkpoint, phase, results), nprocs=WORLD)
     resumed, whole = torch.load(f"{results}.resume"), torch.load(f"{results}.whole")
     difference = (resumed - whole).abs().max().item()
     assert difference == 0.0, f"the resumed run ends {difference} away from the whole run"
