@@ -69,8 +69,7 @@ def worker(rank: int, rendezvous: str, checkpoint: str, phase: str, results: str
     dist.destroy_process_group()
 
 
-if __name__ == "__main__":
-    directory = tempfile.mkdtemp()
+def main(directory: str) -> None:
     checkpoint, results = f"{directory}/checkpoint.pt", f"{directory}/params"
     for phase in ("first", "resume", "whole"):
         rendezvous = f"{directory}/rendezvous.{phase}"
@@ -80,4 +79,9 @@ if __name__ == "__main__":
     assert difference == 0.0, f"the resumed run ends {difference} away from the whole run"
     device = torch.accelerator.current_accelerator()
     print(f"ddp over mp.spawn with a resumed checkpoint: ok on {device}")
+
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory() as tmp:
+        main(tmp)
     sys.exit(0)

@@ -14,13 +14,13 @@ from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 device = torch.accelerator.current_accelerator()
 
-if __name__ == "__main__":
+
+def main(directory: Path) -> None:
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
     model = model.to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     traces: list[Path] = []
-    directory = Path(tempfile.mkdtemp())
 
     def on_trace_ready(prof: torch.profiler.profile) -> None:
         path = directory / f"trace-{len(traces)}.json"
@@ -48,3 +48,8 @@ if __name__ == "__main__":
         assert steps == expected, (k, steps)  # wait 1, warmup 1, active 2 per cycle
         assert len(kernels) >= 10, f"cycle {k}: {len(kernels)} device kernels"
     print(f"profiler: ok on {device} ({len(kernels)} device kernels in the last cycle)")
+
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory() as tmp:
+        main(Path(tmp))

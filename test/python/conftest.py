@@ -7,8 +7,10 @@ type from ``torch_backend.vendor_info()``.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -144,6 +146,8 @@ def build_test_vendor(variant: str | None = None) -> Path:
     session and variant, into a temporary directory."""
     if variant not in _TEST_VENDORS:
         out_dir = Path(tempfile.mkdtemp(prefix="tb_test_vendor_"))
+        # Removed at exit; the library stays mapped until then (unlinking a loaded file is safe).
+        atexit.register(shutil.rmtree, out_dir, ignore_errors=True)
         library = out_dir / f"libtb_vendor_ops_{(variant or 'default').lower()}.so"
         command = [
             os.environ.get("CC", "cc"),

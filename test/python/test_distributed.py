@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -371,12 +372,14 @@ def test_functional_collectives_device_mesh_and_fsdp2(engine):
     assert results[1]["reduce_scatter"] == [6.0, 9.0]
 
 
-def torchrun(example: str, steps: int) -> subprocess.CompletedProcess[str]:
-    """Runs examples/<example> on two ranks under torchrun."""
+def torchrun(example: str, steps: int, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Runs examples/<example> on two ranks under torchrun (whose logs, in a directory it would
+    otherwise leave in /tmp, go under tmp_path)."""
     script = str(REPO / "examples" / example)
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    launcher += ["--log-dir", str(tmp_path / "torchrun"), "--nproc-per-node", "2"]
     return subprocess.run(
-        [*launcher, "--nproc-per-node", "2", script, "--steps", str(steps)],
+        [*launcher, script, "--steps", str(steps)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -384,15 +387,15 @@ def torchrun(example: str, steps: int) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_ddp_under_torchrun_matches_one_process():
-    result = torchrun("ddp.py", 6)
+def test_ddp_under_torchrun_matches_one_process(tmp_path):
+    result = torchrun("ddp.py", 6, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"rank 0 on {DEV}:0" in result.stdout and "backend 'tbccl'" in result.stdout
     assert ": match" in result.stdout, result.stdout
 
 
-def test_fsdp2_under_torchrun_matches_one_process():
-    result = torchrun("fsdp.py", 4)
+def test_fsdp2_under_torchrun_matches_one_process(tmp_path):
+    result = torchrun("fsdp.py", 4, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"rank 0 on {DEV}:0" in result.stdout and "FSDP2 on 2 ranks" in result.stdout
     assert ": match" in result.stdout, result.stdout
