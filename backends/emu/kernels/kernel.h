@@ -288,6 +288,7 @@ extern const tb_kernel *const emu_upsample_kernels[];
 extern const tb_kernel *const emu_shape_kernels[];
 extern const tb_kernel *const emu_attention_kernels[];
 extern const tb_kernel *const emu_quantize_kernels[];
+extern const tb_kernel *const emu_sort_kernels[];
 
 /* The context of the kernel call running on this thread, set by the entry EMU_KERNEL generates
  * for the duration of the kernel function: the shared helpers above (emu_check_args) reach the
