@@ -350,14 +350,19 @@ def test_elementwise_over_strided_views_of_every_rank_matches_cpu(ndim):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.int64, torch.int32, torch.uint8, torch.float32, torch.float64], ids=str
-)
+    "dtype",
+    [torch.int64, torch.int32, torch.uint8, torch.float32, torch.float64, torch.float16,
+     torch.bfloat16],
+    ids=str,
+)  # fmt: skip
 def test_rounded_division_and_remainder_match_cpu(dtype):
-    """div with rounding_mode "floor" and "trunc", floor_divide (``//``, beam search's) and
-    remainder (``%``): signs of every mix, a divisor of -1, numbers as divisors, and for floats
-    the CPU's infinities and NaN of a zero divisor -- integers bit for bit, without the CPU
-    fallback where the device has div.out_mode and remainder.Tensor_out.  An integer division
-    by the number 0 raises ZeroDivisionError, as on the CPU."""
+    """div with rounding_mode "floor" and "trunc", floor_divide (``//``, beam search's),
+    remainder (``%``) and fmod: signs of every mix, a divisor of -1, numbers and 0-d tensors as
+    divisors, and for floats the CPU's infinities and NaN of a zero divisor -- bit for bit
+    (float16 and bfloat16 included: the CPU rounds a rounded quotient by a tensor step by step
+    in the dtype, by a number in float), without the CPU fallback where the device has
+    div.out_mode and remainder.Tensor_out.  An integer division by the number 0 raises
+    ZeroDivisionError, as on the CPU."""
     generator = torch.Generator().manual_seed(1)
     if dtype.is_floating_point:
         a = torch.randn(300, generator=generator, dtype=dtype) * 10
@@ -380,14 +385,18 @@ def test_rounded_division_and_remainder_match_cpu(dtype):
         "// number": lambda x, y: x // divisor,
         "% number": lambda x, y: x % divisor,
         "//=": lambda x, y: x.clone().floor_divide_(y),
+        "// 0-d": lambda x, y: x // y[5],
+        "trunc 0-d": lambda x, y: torch.div(x, y[6], rounding_mode="trunc"),
     }
     native = torch_backend.op_coverage(["div.out_mode", "remainder.Tensor_out"])
     torch_backend.reset_fallback_counts()
     for name, case in cases.items():
         got = case(a.to(DEV), b.to(DEV)).cpu()
         torch.testing.assert_close(got, case(a, b), rtol=0, atol=0, equal_nan=True, msg=name)
-    if set(native.values()) == {"native"}:
+    if set(native.values()) == {"native"} and dtype.itemsize > 2:  # opencl has no 16-bit floats
         assert torch_backend.fallback_counts() == {}
+    got = torch.fmod(a.to(DEV), b.to(DEV)).cpu()
+    torch.testing.assert_close(got, torch.fmod(a, b), rtol=0, atol=0, equal_nan=True)
     if not dtype.is_floating_point:
         for case in (
             lambda x: x // 0,

@@ -117,6 +117,7 @@
     typedef C T __attribute__((unused));                                       \
     (void)P;                                                                   \
     enum { IS_FLOAT = EW_IS_FLOAT(DT) };                                       \
+    enum { LOOP_DTYPE = (DT) };                                                \
     char *o = d[0];                                                            \
     const char *a = d[1], *b = d[2];                                           \
     if (s[0] == sizeof(OS) && s[1] == sizeof(S) && s[2] == sizeof(S)) {        \
@@ -475,6 +476,80 @@ NUMERIC_OP(BINARY_LOOP, add, PARAM(0) == (T)1 ? x + y : MULADD(x, PARAM(0), y))
 NUMERIC_OP(BINARY_LOOP, sub, PARAM(0) == (T)1 ? x - y : MULADD(x, -PARAM(0), y))
 ALL_OP(BINARY_LOOP, mul, x *y)
 FLOAT_OP(BINARY_LOOP, div, x / y)
+
+/* Division with rounding, remainder and fmod, as ATen's CPU kernels compute them (its
+ * div_floor_floating, div_floor_integer and remainder).  float16 and bfloat16 divided by a
+ * tensor round every step to their dtype, as the CPU's kernels do (`d`: the loop's dtype); by a
+ * number or a tensor broadcast whole (a 0-d one) they compute in float (the CPU's scalar path,
+ * and CUDA's).  An integer
+ * divisor of zero, where the CPU raises ZeroDivisionError and a kernel cannot, gives a quotient
+ * of -1 and a remainder of the dividend (opencl's and CUDA's results); INT64_MIN / -1 wraps
+ * where the CPU's division traps. */
+static inline float to_dtype(tb_dtype d, float v) {
+  return d == TB_DTYPE_FLOAT16    ? emu_half_to_float(emu_float_to_half(v))
+         : d == TB_DTYPE_BFLOAT16 ? emu_bf16_to_float(emu_float_to_bf16(v))
+                                  : v;
+}
+static inline float div_floor_f(float a, float b, tb_dtype d) {
+  if (b == 0) return a / b;
+  float mod = to_dtype(d, fmodf(a, b)), div = to_dtype(d, to_dtype(d, a - mod) / b);
+  if (mod != 0 && (b < 0) != (mod < 0)) div = to_dtype(d, div - 1);
+  if (div == 0) return copysignf(0, a / b);
+  float floordiv = floorf(div);
+  return div - floordiv > 0.5f ? floordiv + 1 : floordiv;
+}
+static inline double div_floor_d(double a, double b, tb_dtype d) {
+  (void)d;
+  if (b == 0) return a / b;
+  double mod = fmod(a, b), div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+  if (div == 0) return copysign(0, a / b);
+  double floordiv = floor(div);
+  return div - floordiv > 0.5 ? floordiv + 1 : floordiv;
+}
+static inline float div_trunc_f(float a, float b, tb_dtype d) { return truncf(to_dtype(d, a / b)); }
+static inline double div_trunc_d(double a, double b, tb_dtype d) {
+  (void)d;
+  return trunc(a / b);
+}
+/* a / b truncated, total: -1 for b == 0, the wrapped negation for b == -1 */
+static inline int64_t div_trunc_i(int64_t a, int64_t b, tb_dtype d) {
+  (void)d;
+  if (b == 0) return -1;
+  if (b == -1) return (int64_t)(0 - (uint64_t)a);
+  return a / b;
+}
+static inline int64_t mod_trunc_i(int64_t a, int64_t b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
+static inline int64_t div_floor_i(int64_t a, int64_t b, tb_dtype d) {
+  int64_t quot = div_trunc_i(a, b, d);
+  return b != 0 && (a < 0) != (b < 0) && mod_trunc_i(a, b) != 0 ? quot - 1 : quot;
+}
+static inline float remainder_f(float a, float b) {
+  float mod = fmodf(a, b);
+  return mod != 0 && (b < 0) != (mod < 0) ? mod + b : mod;
+}
+static inline double remainder_d(double a, double b) {
+  double mod = fmod(a, b);
+  return mod != 0 && (b < 0) != (mod < 0) ? mod + b : mod;
+}
+static inline int64_t remainder_i(int64_t a, int64_t b) {
+  int64_t mod = mod_trunc_i(a, b);
+  return b != 0 && mod != 0 && (mod < 0) != (b < 0) ? mod + b : mod;
+}
+#define DIV_FLOOR(x, y, d) \
+  _Generic((x), float : div_floor_f, double : div_floor_d, default : div_floor_i)(x, y, d)
+#define DIV_TRUNC(x, y, d) \
+  _Generic((x), float : div_trunc_f, double : div_trunc_d, default : div_trunc_i)(x, y, d)
+#define REMAINDER(x, y) \
+  _Generic((x), float : remainder_f, double : remainder_d, default : remainder_i)(x, y)
+#define FMOD(x, y) _Generic((x), float : fmodf, double : fmod, default : mod_trunc_i)(x, y)
+NUMERIC_OP(BINARY_LOOP, div_floor, DIV_FLOOR(x, y, (tb_dtype)LOOP_DTYPE))
+NUMERIC_OP(BINARY_LOOP, div_trunc, DIV_TRUNC(x, y, (tb_dtype)LOOP_DTYPE))
+/* by a number or a tensor broadcast whole: in float */
+NUMERIC_OP(BINARY_LOOP, div_floor_scalar, DIV_FLOOR(x, y, TB_DTYPE_FLOAT32))
+NUMERIC_OP(BINARY_LOOP, div_trunc_scalar, DIV_TRUNC(x, y, TB_DTYPE_FLOAT32))
+NUMERIC_OP(BINARY_LOOP, remainder, REMAINDER(x, y))
+NUMERIC_OP(BINARY_LOOP, fmod, FMOD(x, y))
 NUMERIC_OP(BINARY_LOOP, maximum, MAXIMUM(x, y))
 NUMERIC_OP(BINARY_LOOP, minimum, MINIMUM(x, y))
 ALL_OP(COMPARE_LOOP, eq, x == y)
@@ -897,6 +972,73 @@ EW_KERNEL(mul, "mul.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, mul_loops, false, 
           "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 EW_KERNEL(div, "div.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, div_loops, false, -1, EMU_FLOATS,
           "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+/* An integer division by the number 0: declined, so that the CPU raises ZeroDivisionError. */
+static bool by_number_zero(const tb_value *args, int32_t count) {
+  const tb_value *other = &args[1], *out = &args[count - 1];
+  return count >= 3 && emu_is_number(other) && out->kind == TB_VALUE_TENSOR &&
+         !emu_is_floating(out->as.tensor->dtype) &&
+         (other->kind == TB_VALUE_DOUBLE ? other->as.f == 0
+          : other->kind == TB_VALUE_INT  ? other->as.i == 0
+                                         : other->as.b == 0);
+}
+static const ew_spec spec_remainder = {
+    "remainder.Tensor_out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, remainder_loops, false, -1};
+static const ew_spec spec_fmod = {"fmod.Tensor_out", "xxT",      INPUTS(0, 1), 2,
+                                  NO_SCALARS,        fmod_loops, false,        -1};
+static tb_status kernel_remainder(tb_stream stream, const tb_value *args, int32_t count) {
+  if (by_number_zero(args, count)) {
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: remainder: an integer division by the number 0");
+  }
+  return enqueue_with(&spec_remainder, stream, args, count, NULL);
+}
+static tb_status kernel_fmod(tb_stream stream, const tb_value *args, int32_t count) {
+  if (by_number_zero(args, count)) {
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: fmod: an integer division by the number 0");
+  }
+  return enqueue_with(&spec_fmod, stream, args, count, NULL);
+}
+EMU_KERNEL(k_remainder, "remainder.Tensor_out", kernel_remainder, EMU_FLOATS | EMU_INTS,
+           "remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_fmod, "fmod.Tensor_out", kernel_fmod, EMU_FLOATS | EMU_INTS,
+           "fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
+/* div.out_mode: (self, other, rounding_mode?, out): None is true division (floats), "trunc"
+ * and "floor" round the quotient (any numeric dtype; // is floor) */
+static const ew_spec spec_div_true = {"div.out_mode", "xx?T",    INPUTS(0, 1), 3,
+                                      NO_SCALARS,     div_loops, false,        -1};
+static const ew_spec spec_div_trunc = {"div.out_mode", "xx?T",          INPUTS(0, 1), 3,
+                                       NO_SCALARS,     div_trunc_loops, false,        -1};
+static const ew_spec spec_div_floor = {"div.out_mode", "xx?T",          INPUTS(0, 1), 3,
+                                       NO_SCALARS,     div_floor_loops, false,        -1};
+static const ew_spec spec_div_trunc_scalar = {
+    "div.out_mode", "xx?T", INPUTS(0, 1), 3, NO_SCALARS, div_trunc_scalar_loops, false, -1};
+static const ew_spec spec_div_floor_scalar = {
+    "div.out_mode", "xx?T", INPUTS(0, 1), 3, NO_SCALARS, div_floor_scalar_loops, false, -1};
+static tb_status kernel_div_mode(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("div.out_mode", args, count, "xx?T");
+  if (status != TB_OK) return status;
+  if (by_number_zero(args, count)) {
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED,
+                    "emu: div.out_mode: an integer division by the number 0");
+  }
+  const tb_value *mode = &args[2], *other = &args[1];
+  /* ATen's TensorIterator::is_scalar: no stride along any dimension longer than 1 */
+  bool scalar = true;
+  for (int32_t d = 0; other->kind == TB_VALUE_TENSOR && d < other->as.tensor->ndim; d++) {
+    scalar = scalar && (other->as.tensor->strides[d] == 0 || other->as.tensor->sizes[d] == 1);
+  }
+  const ew_spec *spec = &spec_div_true;
+  if (mode->kind == TB_VALUE_STRING && strcmp(mode->as.string, "trunc") == 0) {
+    spec = scalar ? &spec_div_trunc_scalar : &spec_div_trunc;
+  } else if (mode->kind == TB_VALUE_STRING && strcmp(mode->as.string, "floor") == 0) {
+    spec = scalar ? &spec_div_floor_scalar : &spec_div_floor;
+  } else if (mode->kind != TB_VALUE_NONE) {
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: div.out_mode: an unknown rounding mode");
+  }
+  return enqueue_with(spec, stream, args, count, NULL);
+}
+EMU_KERNEL(k_div_mode, "div.out_mode", kernel_div_mode, EMU_FLOATS | EMU_INTS,
+           "div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> "
+           "Tensor(a!)");
 EW_KERNEL(maximum, "maximum.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, maximum_loops, false, -1,
           EMU_FLOATS | EMU_INTS,
           "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
@@ -1338,6 +1480,9 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_sub,
                                                     &k_mul,
                                                     &k_div,
+                                                    &k_div_mode,
+                                                    &k_remainder,
+                                                    &k_fmod,
                                                     &k_maximum,
                                                     &k_clamp_min_tensor,
                                                     &k_clamp_max_tensor,
