@@ -55,8 +55,9 @@ def test_the_table():
 def test_gpt2_generates_as_on_the_cpu():
     """Hugging Face generate() with GPT-2: greedy decoding and beam search give the CPU's tokens;
     sampling (top-k, top-p, repetition penalty and temperature) gives valid tokens and repeats
-    under a seed.  On opencl nothing runs through the CPU fallback: argmax, topk, sort, scatter,
-    exponential_ / multinomial, isin over a slice of the tokens, // and % of beam search."""
+    under a seed.  On opencl and emu nothing runs through the CPU fallback: argmax, topk, sort,
+    scatter, exponential_ / multinomial, isin over a slice of the tokens, // and % of beam
+    search."""
     import torch
 
     import torch_backend
@@ -84,5 +85,5 @@ def test_gpt2_generates_as_on_the_cpu():
         assert torch.equal(first, again), mode
         assert first.shape == (2, 11) and torch.equal(first[:, :5], ids)
         assert int(first.min()) >= 0 and int(first.max()) < 256
-    if DEV == "ocl":
+    if DEV in ("ocl", "emu"):
         assert torch_backend.fallback_counts() == {}

@@ -14,11 +14,12 @@ static double uniform01(uint32_t hi, uint32_t lo) {
   return (double)(bits & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
 }
 
-enum { BERNOULLI, UNIFORM, NORMAL, INTEGERS };
+enum { BERNOULLI, UNIFORM, NORMAL, EXPONENTIAL, INTEGERS };
 
 typedef struct random_state {
   int kind;
-  double a, b;    /* bernoulli: p; uniform: from, to; normal: mean, std */
+  double a, b;    /* bernoulli: p; uniform: from, to; normal: mean, std; exponential: lambda,
+                     half the output dtype's epsilon */
   int64_t from;   /* integers: from + (64 random bits mod range) */
   uint64_t range; /* integers: to - from, >= 1 */
 } random_state;
@@ -152,6 +153,11 @@ static void random_range(void *context, int64_t begin, int64_t end) {
       value = (double)hi * (1.0 / 4294967296.0) < s->a ? 1.0 : 0.0;
     } else if (s->kind == UNIFORM) {
       value = s->a + (s->b - s->a) * uniform01(hi, lo);
+    } else if (s->kind == EXPONENTIAL) {
+      /* -log(v) / lambda for v in (0, 1]; never 0 (multinomial divides by it): v within half an
+       * epsilon of 1 takes that half epsilon as its log, as CUDA's transformation does */
+      double v = 1.0 - uniform01(hi, lo);
+      value = -(v >= 1.0 - s->b ? -s->b : log(v)) / s->a;
     } else {
       double u1 = ((double)hi + 1.0) * (1.0 / 4294967296.0); /* (0, 1] */
       double u2 = (double)lo * (1.0 / 4294967296.0);
@@ -229,6 +235,28 @@ static tb_status kernel_normal(tb_stream stream, const tb_value *args, int32_t c
   return emu_launch("normal_", stream, args, count, run_random, sizeof state, &state);
 }
 
+/* exponential_: (self, lambd, generator); csrc's host checks refused lambd <= 0 and NaN, and an
+ * infinite lambd gives zeros, as on the CPU */
+static tb_status kernel_exponential(tb_stream stream, const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args("exponential_", args, count, "Tfr");
+  if (status != TB_OK) return status;
+  tb_dtype dtype = args[0].as.tensor->dtype;
+  if (!emu_is_floating(dtype)) {
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: exponential_: floating tensors only");
+  }
+  double lambd = args[1].kind == TB_VALUE_DOUBLE ? args[1].as.f : (double)args[1].as.i;
+  if (!(lambd > 0)) {
+    return tbk_fail(TB_ERROR_INVALID_ARGUMENT, "emu: exponential_: lambda must be > 0, got %g",
+                    lambd);
+  }
+  const double epsilon = dtype == TB_DTYPE_FLOAT64   ? 2.220446049250313e-16
+                         : dtype == TB_DTYPE_FLOAT32 ? 1.1920928955078125e-07
+                         : dtype == TB_DTYPE_FLOAT16 ? 0.0009765625
+                                                     : 0.0078125; /* bfloat16 */
+  random_state state = {.kind = EXPONENTIAL, .a = lambd, .b = epsilon / 2};
+  return emu_launch("exponential_", stream, args, count, run_random, sizeof state, &state);
+}
+
 /* random_.from: (self, from, to, generator): integers in [from, to).  `to` None (the dtype's
  * whole range above `from`) is left to the CPU fallback.  torch.randint and Inductor's random
  * seeds come here: through the fallback they would copy the tensor to the host, which waits
@@ -265,5 +293,9 @@ EMU_KERNEL(k_normal, "normal_", kernel_normal, EMU_FLOATS,
            "normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> "
            "Tensor(a!)");
 
-const tb_kernel *const emu_random_kernels[] = {&k_bernoulli, &k_uniform, &k_normal, &k_random_from,
-                                               NULL};
+EMU_KERNEL(
+    k_exponential, "exponential_", kernel_exponential, EMU_FLOATS,
+    "exponential_(Tensor(a!) self, float lambd=1., *, Generator? generator=None) -> Tensor(a!)");
+
+const tb_kernel *const emu_random_kernels[] = {&k_bernoulli,   &k_uniform,     &k_normal,
+                                               &k_exponential, &k_random_from, NULL};

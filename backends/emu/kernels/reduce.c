@@ -561,6 +561,18 @@ static tb_status kernel_amax(tb_stream s, const tb_value *a, int32_t n) {
 static tb_status kernel_amin(tb_stream s, const tb_value *a, int32_t n) {
   return enqueue_reduce("amin.out", "TIbT", AMIN, 1, -1, EMU_FLOATS | EMU_INTS, s, a, n);
 }
+/* aminmax.out: (self, dim?, keepdim, min, max): amin into min, then amax into max, two
+ * launches (multinomial checks its probabilities with it) */
+static tb_status kernel_aminmax(tb_stream s, const tb_value *a, int32_t n) {
+  tb_status status = emu_check_args("aminmax.out", a, n, "T?bTT");
+  if (status != TB_OK) return status;
+  const tb_value min_args[4] = {a[0], a[1], a[2], a[3]}, max_args[4] = {a[0], a[1], a[2], a[4]};
+  const uint64_t dtypes = EMU_FLOATS | EMU_INTS;
+  status = enqueue_reduce("aminmax.out", "T?bT", AMIN, 1, -1, dtypes, s, min_args, 4);
+  return status != TB_OK
+             ? status
+             : enqueue_reduce("aminmax.out", "T?bT", AMAX, 1, -1, dtypes, s, max_args, 4);
+}
 /* argmax.out / argmin.out: (self, dim?, keepdim, out) */
 static tb_status kernel_argmax(tb_stream s, const tb_value *a, int32_t n) {
   return enqueue_reduce("argmax.out", "T?bT", ARGMAX, 1, -1, EMU_FLOATS | EMU_INTS, s, a, n);
@@ -821,6 +833,9 @@ EMU_KERNEL(
 EMU_KERNEL(
     k_amin, "amin.out", kernel_amin, EMU_FLOATS | EMU_INTS,
     "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_aminmax, "aminmax.out", kernel_aminmax, EMU_FLOATS | EMU_INTS,
+           "aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, "
+           "Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)");
 EMU_KERNEL(
     k_argmax, "argmax.out", kernel_argmax, EMU_FLOATS | EMU_INTS,
     "argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)");
@@ -854,7 +869,7 @@ EMU_KERNEL(k_norm_dtype, "norm.dtype_out", kernel_norm_dtype, EMU_FLOATS,
            "Tensor(a!) out) -> Tensor(a!)");
 
 const tb_kernel *const emu_reduce_kernels[] = {
-    &k_sum,    &k_mean,    &k_amax,    &k_amin,     &k_argmax,      &k_argmin,  &k_var,
-    &k_std,    &k_any_all, &k_any_dim, &k_any_dims, &k_all_all,     &k_all_dim, &k_all_dims,
-    &k_max,    &k_min,     &k_max_dim, &k_min_dim,  &k_vector_norm, &k_norm,    &k_norm_dtype,
-    &k_cumsum, &k_dot,     &k_vdot,    NULL};
+    &k_sum,     &k_mean,    &k_amax,        &k_amin,    &k_argmax,     &k_argmin,   &k_var, &k_std,
+    &k_any_all, &k_any_dim, &k_any_dims,    &k_all_all, &k_all_dim,    &k_all_dims, &k_max, &k_min,
+    &k_max_dim, &k_min_dim, &k_vector_norm, &k_norm,    &k_norm_dtype, &k_cumsum,   &k_dot, &k_vdot,
+    &k_aminmax, NULL};
