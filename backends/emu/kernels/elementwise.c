@@ -360,6 +360,11 @@ static float digamma_f(float x) {
 NUMERIC_OP(UNARY_LOOP, neg, -x)
 NUMERIC_OP(UNARY_LOOP, abs_, IS_FLOAT ? (T)fabs((double)x) : (T)ABS_INT(x))
 FLOAT_OP(UNARY_LOOP, exp_, EXP(x))
+/* mish: x * tanh(softplus(x)), ATen's formula (no threshold: exp's infinity gives x) */
+static inline float mish_f(float x) { return x * tanhf(log1pf(expf(x))); }
+static inline double mish_d(double x) { return x * tanh(log1p(exp(x))); }
+#define MISH(x) _Generic((x), float : mish_f, default : mish_d)(x)
+FLOAT_OP(UNARY_LOOP, mish, MISH(x))
 FLOAT_OP(UNARY_LOOP, expm1_, expm1(x))
 FLOAT_OP(UNARY_LOOP, log_, log(x))
 FLOAT_OP(UNARY_LOOP, log1p_, log1p(x))
@@ -769,6 +774,8 @@ UNARY(trunc, "trunc.out", trunc__loops, EMU_FLOATS,
       "trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 UNARY(silu, "silu.out", silu_loops, EMU_FLOATS,
       "silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(mish, "mish.out", mish_loops, EMU_FLOATS,
+      "mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 UNARY(relu, "relu", relu_loops, EMU_FLOATS | EMU_INTS, "relu(Tensor self) -> Tensor")
 UNARY(lgamma, "lgamma.out", lgamma__loops, EMU_FLOATS,
       "lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
@@ -1480,6 +1487,7 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_sub,
                                                     &k_mul,
                                                     &k_div,
+                                                    &k_mish,
                                                     &k_div_mode,
                                                     &k_remainder,
                                                     &k_fmod,
