@@ -372,6 +372,31 @@ FLOAT_OP(UNARY_LOOP, log2_, log2(x))
 FLOAT_OP(UNARY_LOOP, sqrt_, sqrt(x))
 FLOAT_OP(UNARY_LOOP, rsqrt, (T)1 / sqrt(x))
 FLOAT_OP(UNARY_LOOP, sin_, sin(x))
+/* inverse trigonometric and hyperbolic functions, exp2 and log10: libm's, in the compute type */
+#define ASIN(x) _Generic((x), float : asinf, default : asin)(x)
+FLOAT_OP(UNARY_LOOP, asin_, ASIN(x))
+#define ACOS(x) _Generic((x), float : acosf, default : acos)(x)
+FLOAT_OP(UNARY_LOOP, acos_, ACOS(x))
+#define ATAN(x) _Generic((x), float : atanf, default : atan)(x)
+FLOAT_OP(UNARY_LOOP, atan_, ATAN(x))
+#define SINH(x) _Generic((x), float : sinhf, default : sinh)(x)
+FLOAT_OP(UNARY_LOOP, sinh_, SINH(x))
+#define COSH(x) _Generic((x), float : coshf, default : cosh)(x)
+FLOAT_OP(UNARY_LOOP, cosh_, COSH(x))
+#define ASINH(x) _Generic((x), float : asinhf, default : asinh)(x)
+FLOAT_OP(UNARY_LOOP, asinh_, ASINH(x))
+#define ACOSH(x) _Generic((x), float : acoshf, default : acosh)(x)
+FLOAT_OP(UNARY_LOOP, acosh_, ACOSH(x))
+#define ATANH(x) _Generic((x), float : atanhf, default : atanh)(x)
+FLOAT_OP(UNARY_LOOP, atanh_, ATANH(x))
+#define EXP2(x) _Generic((x), float : exp2f, default : exp2)(x)
+FLOAT_OP(UNARY_LOOP, exp2_, EXP2(x))
+#define LOG10(x) _Generic((x), float : log10f, default : log10)(x)
+FLOAT_OP(UNARY_LOOP, log10_, LOG10(x))
+#define HYPOT(x, y) _Generic((x), float : hypotf, default : hypot)(x, y)
+#define POW(x, y) _Generic((x), float : powf, default : pow)(x, y)
+FLOAT_OP(BINARY_LOOP, hypot_, HYPOT(x, y))
+FLOAT_OP(BINARY_LOOP, pow_tensor, POW(x, y))
 FLOAT_OP(UNARY_LOOP, cos_, cos(x))
 FLOAT_OP(UNARY_LOOP, tan_, tan(x))
 FLOAT_OP(UNARY_LOOP, tanh_, TANH(x))
@@ -752,6 +777,33 @@ UNARY(sqrt, "sqrt.out", sqrt__loops, EMU_FLOATS,
       "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 UNARY(rsqrt, "rsqrt.out", rsqrt_loops, EMU_FLOATS,
       "rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(asin, "asin.out", asin__loops, EMU_FLOATS,
+      "asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(acos, "acos.out", acos__loops, EMU_FLOATS,
+      "acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(atan, "atan.out", atan__loops, EMU_FLOATS,
+      "atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(sinh, "sinh.out", sinh__loops, EMU_FLOATS,
+      "sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(cosh, "cosh.out", cosh__loops, EMU_FLOATS,
+      "cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(asinh, "asinh.out", asinh__loops, EMU_FLOATS,
+      "asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(acosh, "acosh.out", acosh__loops, EMU_FLOATS,
+      "acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(atanh, "atanh.out", atanh__loops, EMU_FLOATS,
+      "atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(exp2, "exp2.out", exp2__loops, EMU_FLOATS,
+      "exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(log10, "log10.out", log10__loops, EMU_FLOATS,
+      "log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+EW_KERNEL(hypot, "hypot.out", "xxT", INPUTS(0, 1), 2, NO_SCALARS, hypot__loops, false, -1,
+          EMU_FLOATS, "hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+/* pow.Tensor_Tensor_out: floating only (ATen's integer powers, with their rules for negative
+ * exponents, take the fallback) */
+EW_KERNEL(pow_tensor, "pow.Tensor_Tensor_out", "TTT", INPUTS(0, 1), 2, NO_SCALARS, pow_tensor_loops,
+          false, -1, EMU_FLOATS,
+          "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)")
 UNARY(sin, "sin.out", sin__loops, EMU_FLOATS,
       "sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 UNARY(cos, "cos.out", cos__loops, EMU_FLOATS,
@@ -1487,6 +1539,18 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_sub,
                                                     &k_mul,
                                                     &k_div,
+                                                    &k_asin,
+                                                    &k_acos,
+                                                    &k_atan,
+                                                    &k_sinh,
+                                                    &k_cosh,
+                                                    &k_asinh,
+                                                    &k_acosh,
+                                                    &k_atanh,
+                                                    &k_exp2,
+                                                    &k_log10,
+                                                    &k_hypot,
+                                                    &k_pow_tensor,
                                                     &k_mish,
                                                     &k_div_mode,
                                                     &k_remainder,
