@@ -1488,6 +1488,148 @@ const tb_custom_op emu_op_mymuladd_backward = {
     .shape = mymuladd_backward_shape,
 };
 
+/* ---- _foreach_ operators: every tensor of the lists updated in place by one task ----
+ * _foreach_add_.List [self, other, alpha], _foreach_add_.Scalar [self, scalar],
+ * _foreach_mul_.Scalar [self, scalar], _foreach_lerp_.Scalar [self, end, weight] and
+ * _foreach_addcmul_.Scalar [self, tensor1, tensor2, value]: the steps of the optimizers'
+ * foreach=True path, one launch for the list instead of one per parameter, each tensor through
+ * the loops of the operator it stands for (add, mul, lerp, addcmul).  Contiguous tensors of one
+ * floating dtype, equal in shape at each position, none overlapping another list's tensor;
+ * anything else is declined and ATen's per-tensor path runs on the device (ops.yaml's
+ * declined:), which raises ATen's errors. */
+
+enum { FE_ADD_LIST, FE_ADD_SCALAR, FE_MUL_SCALAR, FE_LERP, FE_ADDCMUL };
+
+typedef struct foreach_state {
+  int op;
+  ew_params params;
+} foreach_state;
+
+static int foreach_lists(int op) {
+  return op == FE_ADDCMUL ? 3 : op == FE_ADD_LIST || op == FE_LERP ? 2 : 1;
+}
+
+static void run_foreach(tbk_task *task) {
+  emu_call *call = emu_call_of(task);
+  const foreach_state *state = call->scratch;
+  const int lists = foreach_lists(state->op);
+  for (int64_t i = 0; i < call->args[0].as.tensors.count; i++) {
+    const emu_tensor *self = &call->args[0].as.tensors.items[i];
+    const tb_dtype dtype = self->dtype;
+    emu_tensor operands[3] = {*self};
+    char storage[16];
+    for (int l = 1; l < lists; l++) operands[l] = call->args[l].as.tensors.items[i];
+    switch (state->op) {
+      case FE_ADD_LIST:
+        ew_run(self, operands, 2, add_loops[dtype], &state->params);
+        break;
+      case FE_ADD_SCALAR:
+      case FE_MUL_SCALAR:
+        ew_operand(&call->args[1], dtype, self, &operands[1], storage);
+        ew_run(self, operands, 2, state->op == FE_ADD_SCALAR ? add_loops[dtype] : mul_loops[dtype],
+               &state->params);
+        break;
+      case FE_LERP:
+        ew_run(self, operands, 2, lerp_scalar_loops[dtype], &state->params);
+        break;
+      default:
+        ew_run(self, operands, 3, addcmul_loops[dtype], &state->params);
+        break;
+    }
+  }
+}
+
+/* Elements of a contiguous tensor (row-major strides), or -1. */
+static int64_t contiguous_numel(const tb_tensor *t) {
+  int64_t expected = 1;
+  for (int32_t d = t->ndim - 1; d >= 0; d--) {
+    if (t->sizes[d] != 1 && t->strides[d] != expected) return -1;
+    expected *= t->sizes[d];
+  }
+  return expected;
+}
+
+static bool overlap(const tb_tensor *a, int64_t a_numel, const tb_tensor *b, int64_t b_numel) {
+  const char *a0 = a->data, *b0 = b->data;
+  size_t item = emu_itemsize(a->dtype);
+  return a_numel > 0 && b_numel > 0 && a0 < b0 + (size_t)b_numel * item &&
+         b0 < a0 + (size_t)a_numel * item;
+}
+
+static tb_status enqueue_foreach(const char *name, int op, tb_stream stream, const tb_value *args,
+                                 int32_t count) {
+  static const char *const kinds[] = {"LLn", "Ln", "Ln", "LLn", "LLLn"};
+  tb_status status = emu_check_args(name, args, count, kinds[op]);
+  if (status != TB_OK) return status;
+  const int lists = foreach_lists(op);
+  const tb_tensor_list *self = &args[0].as.tensors;
+  for (int l = 1; l < lists; l++) {
+    if (args[l].as.tensors.count != self->count) {
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: lists of different lengths", name);
+    }
+  }
+  for (int64_t i = 0; i < self->count; i++) {
+    const tb_tensor *t = self->items[i];
+    int64_t numel = t != NULL ? contiguous_numel(t) : -1;
+    bool fits = numel >= 0 && emu_is_floating(t->dtype) && t->dtype == self->items[0]->dtype;
+    for (int l = 1; l < lists && fits; l++) {
+      const tb_tensor *u = args[l].as.tensors.items[i];
+      fits =
+          u != NULL && u->dtype == t->dtype && emu_same_shape(u, t) && contiguous_numel(u) == numel;
+      /* an operand overlapping another list's tensor: ATen's path checks and orders these */
+      for (int64_t j = 0; j < self->count && fits; j++) {
+        const tb_tensor *v = self->items[j];
+        fits = v != NULL && (u->data == t->data || !overlap(u, numel, v, contiguous_numel(v)));
+      }
+    }
+    if (!fits) {
+      return tbk_fail(TB_ERROR_NOT_SUPPORTED,
+                      "emu: %s: tensors not contiguous, of one floating dtype and of equal "
+                      "shapes at each position, or overlapping",
+                      name);
+    }
+  }
+  foreach_state state = {.op = op};
+  double value = op == FE_ADD_SCALAR || op == FE_MUL_SCALAR ? 1.0 : 0.0;
+  if (op != FE_ADD_SCALAR && op != FE_MUL_SCALAR) {
+    const tb_value *v = &args[lists];
+    value = v->kind == TB_VALUE_DOUBLE ? v->as.f
+            : v->kind == TB_VALUE_INT  ? (double)v->as.i
+                                       : (double)v->as.b;
+  }
+  state.params.f[0] = value;
+  state.params.i[0] = (int64_t)value;
+  return emu_launch(name, stream, args, count, run_foreach, sizeof state, &state);
+}
+
+static tb_status kernel_foreach_add_list(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_foreach("_foreach_add_.List", FE_ADD_LIST, s, a, n);
+}
+static tb_status kernel_foreach_add_scalar(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_foreach("_foreach_add_.Scalar", FE_ADD_SCALAR, s, a, n);
+}
+static tb_status kernel_foreach_mul_scalar(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_foreach("_foreach_mul_.Scalar", FE_MUL_SCALAR, s, a, n);
+}
+static tb_status kernel_foreach_lerp_scalar(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_foreach("_foreach_lerp_.Scalar", FE_LERP, s, a, n);
+}
+static tb_status kernel_foreach_addcmul_scalar(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_foreach("_foreach_addcmul_.Scalar", FE_ADDCMUL, s, a, n);
+}
+EMU_KERNEL(k_foreach_add_list, "_foreach_add_.List", kernel_foreach_add_list, EMU_FLOATS,
+           "_foreach_add_.List(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha=1) -> ()");
+EMU_KERNEL(k_foreach_add_scalar, "_foreach_add_.Scalar", kernel_foreach_add_scalar, EMU_FLOATS,
+           "_foreach_add_.Scalar(Tensor(a!)[] self, Scalar scalar) -> ()");
+EMU_KERNEL(k_foreach_mul_scalar, "_foreach_mul_.Scalar", kernel_foreach_mul_scalar, EMU_FLOATS,
+           "_foreach_mul_.Scalar(Tensor(a!)[] self, Scalar scalar) -> ()");
+EMU_KERNEL(k_foreach_lerp_scalar, "_foreach_lerp_.Scalar", kernel_foreach_lerp_scalar, EMU_FLOATS,
+           "_foreach_lerp_.Scalar(Tensor(a!)[] self, Tensor[] tensors1, Scalar weight) -> ()");
+EMU_KERNEL(k_foreach_addcmul_scalar, "_foreach_addcmul_.Scalar", kernel_foreach_addcmul_scalar,
+           EMU_FLOATS,
+           "_foreach_addcmul_.Scalar(Tensor(a!)[] self, Tensor[] tensor1, Tensor[] tensor2, "
+           "Scalar value=1) -> ()");
+
 const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_abs,
                                                     &k_exp,
@@ -1539,6 +1681,11 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_sub,
                                                     &k_mul,
                                                     &k_div,
+                                                    &k_foreach_add_list,
+                                                    &k_foreach_add_scalar,
+                                                    &k_foreach_mul_scalar,
+                                                    &k_foreach_lerp_scalar,
+                                                    &k_foreach_addcmul_scalar,
                                                     &k_asin,
                                                     &k_acos,
                                                     &k_atan,
