@@ -631,3 +631,13 @@ void emu_output_end(const emu_tensor *t, char *buffer, tb_dtype dtype, bool stor
   if (store && t->numel > 0) emu_scatter_from(t, buffer, dtype);
   free(buffer);
 }
+
+bool emu_spans_overlap(const tb_tensor *a, const tb_tensor *b) {
+  if (a->data == NULL || b->data == NULL) return false;
+  int64_t ea = 1, eb = 1;
+  for (int32_t d = 0; d < a->ndim; d++) ea += (a->sizes[d] - 1) * a->strides[d];
+  for (int32_t d = 0; d < b->ndim; d++) eb += (b->sizes[d] - 1) * b->strides[d];
+  const char *pa = a->data, *pb = b->data;
+  return pa < pb + eb * (int64_t)emu_itemsize(b->dtype) &&
+         pb < pa + ea * (int64_t)emu_itemsize(a->dtype);
+}

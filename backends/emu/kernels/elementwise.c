@@ -1549,13 +1549,6 @@ static int64_t contiguous_numel(const tb_tensor *t) {
   return expected;
 }
 
-static bool overlap(const tb_tensor *a, int64_t a_numel, const tb_tensor *b, int64_t b_numel) {
-  const char *a0 = a->data, *b0 = b->data;
-  size_t item = emu_itemsize(a->dtype);
-  return a_numel > 0 && b_numel > 0 && a0 < b0 + (size_t)b_numel * item &&
-         b0 < a0 + (size_t)a_numel * item;
-}
-
 static tb_status enqueue_foreach(const char *name, int op, tb_stream stream, const tb_value *args,
                                  int32_t count) {
   static const char *const kinds[] = {"LLn", "Ln", "Ln", "LLn", "LLLn"};
@@ -1579,7 +1572,7 @@ static tb_status enqueue_foreach(const char *name, int op, tb_stream stream, con
       /* an operand overlapping another list's tensor: ATen's path checks and orders these */
       for (int64_t j = 0; j < self->count && fits; j++) {
         const tb_tensor *v = self->items[j];
-        fits = v != NULL && (u->data == t->data || !overlap(u, numel, v, contiguous_numel(v)));
+        fits = v != NULL && (u->data == t->data || !emu_spans_overlap(u, v));
       }
     }
     if (!fits) {

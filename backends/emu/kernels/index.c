@@ -834,17 +834,6 @@ static tb_status kernel_index(tb_stream stream, const tb_value *args, int32_t co
   return emu_launch("index.Tensor_out", stream, args, count, run_index, 0, NULL);
 }
 
-/* Whether the byte ranges that a and b span overlap. */
-static bool spans_overlap(const tb_tensor *a, const tb_tensor *b) {
-  if (a->data == NULL || b->data == NULL) return false;
-  int64_t ea = 1, eb = 1;
-  for (int32_t d = 0; d < a->ndim; d++) ea += (a->sizes[d] - 1) * a->strides[d];
-  for (int32_t d = 0; d < b->ndim; d++) eb += (b->sizes[d] - 1) * b->strides[d];
-  const char *pa = a->data, *pb = b->data;
-  return pa < pb + eb * (int64_t)emu_itemsize(b->dtype) &&
-         pb < pa + ea * (int64_t)emu_itemsize(a->dtype);
-}
-
 static tb_status kernel_index_put(tb_stream stream, const tb_value *args, int32_t count) {
   tb_status status = emu_check_args("_index_put_impl_", args, count, "TLxbb");
   if (status != TB_OK) return status;
@@ -856,7 +845,7 @@ static tb_status kernel_index_put(tb_stream stream, const tb_value *args, int32_
   }
   if (args[2].kind == TB_VALUE_TENSOR) {
     const tb_tensor *values = args[2].as.tensor;
-    if (values->dtype != self->dtype || spans_overlap(self, values)) {
+    if (values->dtype != self->dtype || emu_spans_overlap(self, values)) {
       return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: _index_put_impl_: values' dtype or memory");
     }
   } else if (args[2].kind == TB_VALUE_DOUBLE && !emu_is_floating(self->dtype)) {

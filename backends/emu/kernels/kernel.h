@@ -205,6 +205,9 @@ static inline bool emu_same_shape(const tb_tensor *a, const tb_tensor *b) {
   return true;
 }
 
+/* Whether the byte ranges that kernel arguments a and b span overlap (false when either has no
+ * data). */
+bool emu_spans_overlap(const tb_tensor *a, const tb_tensor *b);
 /* True when the tensor's elements are contiguous in row-major order. */
 bool emu_is_contiguous(const emu_tensor *t);
 /* The tensor's elements in row-major order: its own data when contiguous, else a fresh
