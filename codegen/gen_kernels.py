@@ -129,6 +129,19 @@ class Generator:
     def signature(f: NativeFunction) -> DispatcherSignature:
         return DispatcherSignature.from_schema(f.func)
 
+    def decline(self, f: NativeFunction, kernel_f: NativeFunction, outputs: list[str]) -> str:
+        """The statement a functional wrapper runs when the kernel declines its call: the out
+        variant's own declined function (torch_backend's), given the outputs just allocated,
+        where it has one -- so that `x[mask]` takes the same path as `index(..., out=)` --
+        else the CPU fallback."""
+        declined = self.declined.get(str(kernel_f.func.name))
+        if kernel_f is f or declined is None or not declined.startswith("torch_backend::"):
+            return f"return {self.fallback(f)};"
+        self.includes.add("aten/Composite.h")
+        args = ", ".join([a.name for a in self.signature(f).arguments()] + outputs)
+        ret = outputs[0] if len(outputs) == 1 else "std::make_tuple(" + ", ".join(outputs) + ")"
+        return f"{declined}({args});\n    return {ret};"
+
     def fallback(self, f: NativeFunction) -> str:
         sig = self.signature(f)
         args = ", ".join(a.name for a in sig.arguments())
@@ -362,15 +375,18 @@ struct {klass} final : {meta_class} {{
             output = "result" if elementwise else out_exprs[i]
             chain.append(f'.tensor({output}, "{name}")')
         call = "".join(chain)
+        if kind is SchemaKind.functional:
+            decline = self.decline(f, kernel_f, out_exprs)
+        else:
+            decline = f"return {self.fallback(f)};"
         lines.append(
             f"  if (!KernelCall(g_kernels[{self.kernels.index(str(kernel_f.func.name))}], "
             f"&g_kernel_calls[{self.kernels.index(str(kernel_f.func.name))}])"
             f"{call}.launch()) {{\n"
-            f"    return {self.fallback(f)};\n  }}"
+            f"    {decline}\n  }}"
         )
         if elementwise:
             lines.append("  if (converted) out_.copy_(result);")
-        del kind
         return "\n".join(lines)
 
     # ------------------------------------------------------------------------------------------
@@ -452,10 +468,11 @@ struct {klass} final : {meta_class} {{
         )
         code = self.host_check(f, entry) + code
         name = self.cname(f) + ("_contiguous" if entry.contiguous else "")
+        decline = self.decline(f, kernel_f, outputs)
         body = f"""
 {"static " if entry.contiguous else ""}{sig.decl(name=name)} {{
 {code}  if (!KernelCall(g_kernels[{kernel}], &g_kernel_calls[{kernel}]){"".join(chain)}.launch()) {{
-    return {self.fallback(f)};
+    {decline}
   }}
   {ret}
 }}

@@ -64,11 +64,18 @@
 // only where the vendor publishes no kernel of its own: operators ATen gives CPU, CUDA and MPS
 // kernels only, made here of operators every vendor has -- dot, vdot and addmv (mv) on the
 // vendor's GEMM, trace, glu, elu, log_sigmoid, smooth_l1_loss, huber_loss,
-// binary_cross_entropy, var, std, nan_to_num, flip, index_fill_ and index_copy (scatters), and
-// the reflection and replication padding modes -- with their backwards.
+// binary_cross_entropy, var, std, nan_to_num, flip, index_fill_ and index_copy (scatters), the
+// reflection and replication padding modes -- with their backwards -- nonzero, masked_select
+// and masked_scatter_ (outputs sized by the data: one count read back), linspace, randperm,
+// prelu, xlogy, bernoulli_ with a tensor of probabilities and linalg_cross.
+//
+// index.Tensor_out and _index_put_impl_ where the vendor's kernel declines a call with a
+// boolean mask or an index on the CPU (opencl's and npu's kernels take neither): ATen's
+// expansion of each mask into the positions it selects, on the device, and the call again.
 // Each makes the CPU's checks with the CPU's words (the padding modes run ATen's meta
 // function); integer and complex inputs keep the CPU fallback and with it the CPU's errors.
 #include <ATen/Dispatch.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/OpMathType.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/WrapDimUtils.h>
@@ -77,10 +84,15 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/_index_put_impl_ops.h>
+#include <ATen/ops/_prelu_kernel_backward_ops.h>
+#include <ATen/ops/_prelu_kernel_ops.h>
 #include <ATen/ops/abs.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/addr_native.h>
 #include <ATen/ops/all.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/bernoulli_ops.h>
 #include <ATen/ops/binary_cross_entropy_backward_ops.h>
 #include <ATen/ops/binary_cross_entropy_ops.h>
 #include <ATen/ops/cat.h>
@@ -89,11 +101,13 @@
 #include <ATen/ops/clamp_min.h>
 #include <ATen/ops/convolution_backward_overrideable_ops.h>
 #include <ATen/ops/convolution_overrideable_ops.h>
+#include <ATen/ops/cumsum.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/dot_ops.h>
 #include <ATen/ops/elu_backward_ops.h>
 #include <ATen/ops/elu_ops.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/eq.h>
 #include <ATen/ops/exp.h>
 #include <ATen/ops/expm1.h>
@@ -103,37 +117,52 @@
 #include <ATen/ops/huber_loss_ops.h>
 #include <ATen/ops/index_copy_ops.h>
 #include <ATen/ops/index_fill_ops.h>
+#include <ATen/ops/index_ops.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/is_nonzero.h>
 #include <ATen/ops/isinf.h>
 #include <ATen/ops/isnan.h>
+#include <ATen/ops/linalg_cross_ops.h>
+#include <ATen/ops/linspace_ops.h>
 #include <ATen/ops/log.h>
 #include <ATen/ops/log1p.h>
 #include <ATen/ops/log_sigmoid_backward_ops.h>
 #include <ATen/ops/log_sigmoid_forward_ops.h>
+#include <ATen/ops/logical_and.h>
 #include <ATen/ops/masked_fill.h>
+#include <ATen/ops/masked_scatter_ops.h>
+#include <ATen/ops/masked_select_ops.h>
 #include <ATen/ops/mean.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/nan_to_num_ops.h>
+#include <ATen/ops/nonzero.h>
+#include <ATen/ops/nonzero_ops.h>
+#include <ATen/ops/randperm_ops.h>
 #include <ATen/ops/reflection_pad1d_backward_ops.h>
 #include <ATen/ops/reflection_pad1d_ops.h>
 #include <ATen/ops/reflection_pad2d_backward_ops.h>
 #include <ATen/ops/reflection_pad2d_ops.h>
 #include <ATen/ops/reflection_pad3d_backward_ops.h>
 #include <ATen/ops/reflection_pad3d_ops.h>
+#include <ATen/ops/remainder.h>
 #include <ATen/ops/replication_pad1d_backward_ops.h>
 #include <ATen/ops/replication_pad1d_ops.h>
 #include <ATen/ops/replication_pad2d_backward_ops.h>
 #include <ATen/ops/replication_pad2d_ops.h>
 #include <ATen/ops/replication_pad3d_backward_ops.h>
 #include <ATen/ops/replication_pad3d_ops.h>
+#include <ATen/ops/result_type.h>
+#include <ATen/ops/roll.h>
 #include <ATen/ops/rsqrt.h>
+#include <ATen/ops/rsub.h>
 #include <ATen/ops/scatter.h>
 #include <ATen/ops/sigmoid.h>
 #include <ATen/ops/smooth_l1_loss_backward_ops.h>
 #include <ATen/ops/smooth_l1_loss_ops.h>
+#include <ATen/ops/sort.h>
 #include <ATen/ops/sqrt.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/std_mean_ops.h>
 #include <ATen/ops/std_ops.h>
 #include <ATen/ops/sub.h>
@@ -143,6 +172,7 @@
 #include <ATen/ops/var_ops.h>
 #include <ATen/ops/vdot_ops.h>
 #include <ATen/ops/where.h>
+#include <ATen/ops/xlogy_ops.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 #include <c10/core/DispatchKeySet.h>
@@ -1172,6 +1202,324 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_declined(
   return {grad_input, grad_weight, grad_bias};
 }
 
+namespace {
+
+// ---- Outputs whose size depends on the data: nonzero, masked_select, masked_scatter_ ----
+
+// The flat positions of the nonzero elements of `self`, ascending.  A running count of the
+// nonzeros (cumsum) ranks each one; its last value, read back, is the count -- the one host
+// synchronisation, as CUDA's nonzero makes.  Each position is then scattered to its rank, and
+// each zero's to the count plus its rank among the zeros, so the targets are a permutation
+// (a stable partition: no two writes meet) and the first `count` are the answer.
+at::Tensor flat_nonzero(const at::Tensor& self) {
+  const int64_t numel = self.numel();
+  const at::TensorOptions index = self.options().dtype(at::kLong);
+  if (numel == 0) return at::empty({0}, index);
+  const at::Tensor mask = self.reshape({numel}).ne(0);
+  const at::Tensor rank = at::cumsum(mask, 0, at::kLong);
+  const int64_t count = rank.select(0, numel - 1).item<int64_t>();
+  const at::Tensor position = at::arange(numel, index);
+  const at::Tensor target = at::where(mask, rank - 1, position - rank + count);
+  return at::empty({numel}, index).scatter_(0, target, position).narrow(0, 0, count);
+}
+
+// nonzero -- CPU, CUDA and MPS have kernels; boolean indexing (`x[mask]`), argwhere and
+// torch.where(cond) call it.  Coordinates from the flat positions, the last dimension first,
+// in the CPU's and CUDA's layout: a [dims, count] tensor transposed.
+at::Tensor nonzero_coordinates(const at::Tensor& self) {
+  if (self.is_complex()) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::nonzero>::call(self);
+  }
+  const at::Tensor flat = flat_nonzero(self);
+  const int64_t dims = self.dim();
+  if (dims == 1) return flat.unsqueeze(0).t();
+  if (dims == 0 || flat.numel() == 0) {
+    return at::empty_strided({flat.numel(), dims}, {1, flat.numel()}, flat.options());
+  }
+  std::vector<at::Tensor> coordinates(static_cast<size_t>(dims));
+  at::Tensor rest = flat;
+  for (int64_t d = dims - 1; d > 0; d--) {
+    coordinates[static_cast<size_t>(d)] = at::remainder(rest, self.size(d));
+    rest = at::div(rest, self.size(d), "floor");
+  }
+  coordinates[0] = rest;
+  return at::stack(coordinates, 0).t();
+}
+
+at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == at::kLong,
+              "nonzero: Expected out tensor to have scalar type Long but got scalar type",
+              out.scalar_type());
+  check_devices("nonzero", {{&self, "self"}, {&out, "out"}});
+  return assign_out(out, nonzero_coordinates(self));
+}
+
+// masked_select -- CPU, CUDA and MPS have kernels: the broadcast self at the mask's flat
+// nonzero positions (one index_select).
+at::Tensor masked_select_values(const at::Tensor& self, const at::Tensor& mask) {
+  TORCH_CHECK(mask.scalar_type() == at::ScalarType::Bool,
+              "masked_select: expected BoolTensor for mask");
+  if (self.is_complex()) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::masked_select>::call(self,
+                                                                                            mask);
+  }
+  check_devices("masked_select", {{&self, "self"}, {&mask, "mask"}});
+  const auto [selected, values] = at::expand_outplace(mask, self);  // the CPU's order
+  return values->reshape({values->numel()}).index_select(0, flat_nonzero(*selected));
+}
+
+at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(),
+              "masked_select(): self and result must have the same scalar type");
+  return assign_out(out, masked_select_values(self, mask));
+}
+
+// masked_scatter_ -- CPU, CUDA and MPS have kernels (masked_select's backward and
+// vision-language models' `inputs_embeds.masked_scatter(mask, features)` call it): source's
+// first elements written at the mask's flat nonzero positions (one scatter).
+at::Tensor& masked_scatter_values_(at::Tensor& self, const at::Tensor& mask,
+                                   const at::Tensor& source) {
+  TORCH_CHECK(mask.scalar_type() == at::ScalarType::Bool,
+              "masked_scatter_ only supports boolean masks, but got mask with dtype ",
+              mask.scalar_type());
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(),
+              "masked_scatter: expected self and source to have same dtypes but got",
+              self.scalar_type(), " and ", source.scalar_type());
+  if (self.is_complex()) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::masked_scatter_>::call(
+        self, mask, source);
+  }
+  check_devices("masked_scatter_", {{&self, "self"}, {&mask, "mask"}, {&source, "source"}});
+  const at::Tensor positions = flat_nonzero(mask.expand(self.sizes()));
+  const int64_t count = positions.numel();
+  TORCH_CHECK(source.numel() >= count, "masked_scatter: expected source to have at least ", count,
+              " elements (the number of ones in mask), got ", source.numel());
+  if (count == 0) return self;
+  const at::Tensor values = source.reshape({source.numel()}).narrow(0, 0, count);
+  if (self.is_contiguous()) {
+    self.view({self.numel()}).scatter_(0, positions, values);
+  } else {
+    at::Tensor dense = self.contiguous();
+    dense.view({dense.numel()}).scatter_(0, positions, values);
+    self.copy_(dense);
+  }
+  return self;
+}
+
+// ---- Factories: linspace, randperm ----
+
+// linspace -- CPU, CUDA and MPS have kernels (diffusion schedules, positional tables).  The
+// CPU's formula, in the output's type: the first half counted up from start, the second down
+// from end, so both ends are exact.  Integer outputs keep the CPU fallback (the CPU computes
+// them in double).
+at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps,
+                         at::Tensor& out) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  if (!at::isFloatingType(out.scalar_type())) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::linspace_out>::call(
+        start, end, steps, out);
+  }
+  if (out.numel() != steps) out.resize_({steps});  // the CPU resizes without a warning
+  if (steps == 0) return out;
+  if (steps == 1) return out.fill_(start);
+  double step = 0.0;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "linspace", [&] {
+    step = static_cast<double>((end.to<scalar_t>() - start.to<scalar_t>()) /
+                               static_cast<scalar_t>(steps - 1));
+  });
+  const at::Tensor index = at::arange(steps, out.options());
+  const at::Tensor rising = index * step + start;
+  const at::Tensor falling = at::rsub(at::rsub(index, steps - 1) * step, end);
+  return out.copy_(at::where(index < steps / 2, rising, falling));
+}
+
+// randperm -- CPU, CUDA and MPS have kernels.  CUDA's way: a random 63-bit key per element
+// from the device's generator, and the permutation that sorts them (a stable sort, so equal
+// keys, one pair in 2^63 / n^2, keep an order).  int64 outputs; others keep the CPU fallback,
+// with the CPU's range checks.
+at::Tensor& randperm_out(int64_t n, std::optional<at::Generator> generator, at::Tensor& out) {
+  TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
+  if (out.scalar_type() != at::kLong) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed,
+                                        at::_ops::randperm_generator_out>::call(n, generator, out);
+  }
+  at::native::resize_output(out, {n});
+  if (n == 0) return out;
+  const at::Tensor keys = at::empty({n}, out.options()).random_(generator);
+  return out.copy_(std::get<1>(at::sort(keys, /*stable=*/true, 0, /*descending=*/false)));
+}
+
+// ---- Elementwise: prelu, xlogy, bernoulli_ with a tensor p; linalg.cross ----
+
+// _prelu_kernel and its backward -- CPU, CUDA and MPS have kernels (ATen's prelu reshapes the
+// weight to broadcast first).  The CPU's expressions; both gradients at the broadcast shape,
+// which autograd sums to the weight's.
+at::Tensor prelu_kernel(const at::Tensor& self, const at::Tensor& weight) {
+  if (!floating({&self, &weight})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::_prelu_kernel>::call(self,
+                                                                                            weight);
+  }
+  check_devices("_prelu_kernel", {{&self, "self"}, {&weight, "weight"}});
+  return at::where(self > 0, self, weight * self);
+}
+
+std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad_output,
+                                                         const at::Tensor& self,
+                                                         const at::Tensor& weight) {
+  if (!floating({&grad_output, &self, &weight})) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed,
+                                        at::_ops::_prelu_kernel_backward>::call(grad_output, self,
+                                                                                weight);
+  }
+  check_devices("_prelu_kernel_backward",
+                {{&grad_output, "grad_output"}, {&self, "self"}, {&weight, "weight"}});
+  const at::Tensor positive = self > 0;
+  return {at::where(positive, grad_output, weight * grad_output),
+          at::where(positive, 0, self * grad_output)};
+}
+
+// xlogy -- CPU, CUDA and MPS have kernels (kl_div, distributions' entropies).  The CPU's
+// rules: NaN where y is NaN, else 0 where x is 0 (also for y = 0 or inf), else x * log(y);
+// integers computed in the default float type.  A number operand (a CPU 0-d tensor) is moved
+// to the device once its type has counted as a number's.
+at::Tensor& xlogy_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (self.is_complex() || other.is_complex()) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::xlogy_OutTensor>::call(
+        self, other, out);
+  }
+  at::ScalarType dtype = at::result_type(self, other);
+  if (at::isIntegralType(dtype, /*includeBool=*/true)) {
+    dtype = c10::typeMetaToScalarType(c10::get_default_dtype());
+  }
+  const c10::Device device = out.device();
+  const at::Tensor x = self.to(device, dtype);
+  const at::Tensor y = other.to(device, dtype);
+  const at::Tensor value = at::where(at::isnan(y), y, at::where(x == 0, 0, x * at::log(y)));
+  return assign_out(out, value);
+}
+
+// bernoulli_ with a tensor of probabilities -- CPU, CUDA and MPS have kernels (torch.bernoulli(p)
+// calls it).  A uniform draw from the device's generator below p.  The CPU raises for a p outside
+// [0, 1]: one value is read back (whether all lie inside), except while a graph is captured.
+at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p,
+                              std::optional<at::Generator> generator) {
+  if (!floating({&p}) || self.is_complex()) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::bernoulli__Tensor>::call(
+        self, p, generator);
+  }
+  check_devices("bernoulli_", {{&self, "self"}, {&p, "p"}});
+  const at::Tensor probability = p.expand(self.sizes());
+  if (p.numel() > 0 && !graph::is_current_stream_capturing()) {
+    TORCH_CHECK(at::logical_and(p >= 0, p <= 1).all().item<bool>(),
+                "bernoulli_: expected every element of p to be in [0, 1]");
+  }
+  const at::Tensor uniform =
+      at::empty(self.sizes(), p.options().dtype(at::toOpMathType(p.scalar_type())))
+          .uniform_(0, 1, generator);
+  return self.copy_(uniform < probability);
+}
+
+// linalg_cross -- CPU, CUDA and MPS have kernels.  ATen's meta function makes the checks and
+// gives the shape; the product is the components rolled by one either way:
+// a x b = roll(a, -1) * roll(b, 1) - roll(a, 1) * roll(b, -1) along the dimension of 3.
+at::Tensor& linalg_cross_out(const at::Tensor& self, const at::Tensor& other, int64_t dim,
+                             at::Tensor& out) {
+  if (self.is_complex() || other.is_complex() || self.scalar_type() == at::kBool) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::linalg_cross_out>::call(
+        self, other, dim, out);
+  }
+  const at::Tensor shape = at::_ops::linalg_cross::call(to_meta(self), to_meta(other), dim);
+  check_devices("linalg_cross", {{&self, "self"}, {&other, "other"}});
+  dim = at::maybe_wrap_dim(dim, shape.dim());
+  const at::Tensor a = self.expand(shape.sizes());
+  const at::Tensor b = other.expand(shape.sizes());
+  const int64_t up = -1;
+  const int64_t down = 1;
+  return assign_out(out, at::roll(a, up, dim) * at::roll(b, down, dim) -
+                             at::roll(a, down, dim) * at::roll(b, up, dim));
+}
+
+}  // namespace
+
+namespace {
+
+// The indices as a vendor's index kernels all take them: each boolean (or uint8) mask
+// replaced by the long indices of its nonzero elements, one per dimension it covers (ATen's
+// expandTensors, with its check of the mask's shape), and indices on another device (a CPU
+// index of a device tensor, which PyTorch allows) moved to self's.  Nothing when no index
+// needed either, so that a call the vendor declines for another reason is not retried.
+std::optional<c10::List<std::optional<at::Tensor>>> device_long_indices(
+    const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  c10::List<std::optional<at::Tensor>> result;
+  bool changed = false;
+  int64_t d = 0;  // the dimension of self the next index applies to
+  for (size_t i = 0; i < indices.size(); i++) {
+    const std::optional<at::Tensor> index = indices.get(i);
+    if (!index.has_value() || !index->defined()) {
+      result.push_back(std::nullopt);
+      d++;
+      continue;
+    }
+    at::Tensor t = *index;
+    if (t.device() != self.device()) {
+      t = t.to(self.device());
+      changed = true;
+    }
+    if (t.scalar_type() != at::kBool && t.scalar_type() != at::kByte) {
+      result.push_back(t);
+      d++;
+      continue;
+    }
+    for (int64_t k = 0; k < t.dim(); k++) {
+      TORCH_CHECK_INDEX(d + k < self.dim() && t.size(k) == self.size(d + k),
+                        "The shape of the mask ", t.sizes(), " at index ", k,
+                        " does not match the shape of the indexed tensor ", self.sizes(),
+                        " at index ", d + k);
+    }
+    const at::Tensor coordinates = at::nonzero(t);
+    for (int64_t k = 0; k < t.dim(); k++) result.push_back(coordinates.select(1, k));
+    d += t.dim();
+    changed = true;
+  }
+  if (!changed) return std::nullopt;
+  return result;
+}
+
+}  // namespace
+
+// index.Tensor_out and _index_put_impl_ where the vendor's kernel declines the call: with
+// masks or indices on another device (opencl's kernels take neither), the call again with
+// device long indices; otherwise the CPU fallback.
+at::Tensor& index_declined(const at::Tensor& self,
+                           const c10::List<std::optional<at::Tensor>>& indices, at::Tensor& out) {
+  if (out.numel() == 0) return out;  // the meta function sized it: nothing to gather
+  const auto expanded = device_long_indices(self, indices);
+  if (!expanded.has_value()) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::index_Tensor_out>::call(
+        self, indices, out);
+  }
+  return at::_ops::index_Tensor_out::call(self, *expanded, out);
+}
+
+at::Tensor& index_put_declined(at::Tensor& self,
+                               const c10::List<std::optional<at::Tensor>>& indices,
+                               const at::Tensor& values, bool accumulate, bool unsafe) {
+  auto expanded = device_long_indices(self, indices);
+  if (expanded.has_value()) {  // a mask with no element set writes nothing
+    for (size_t i = 0; i < expanded->size(); i++) {
+      const std::optional<at::Tensor> index = expanded->get(i);
+      if (index.has_value() && index->defined() && index->numel() == 0) return self;
+    }
+  }
+  if (!expanded.has_value() && values.device() == self.device()) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::_index_put_impl_>::call(
+        self, indices, values, accumulate, unsafe);
+  }
+  // A number assigned (`x[mask] = 0`) is a CPU 0-d tensor: moved to the device with the rest.
+  return at::_ops::_index_put_impl_::call(self, expanded.has_value() ? *expanded : indices,
+                                          values.to(self.device()), accumulate, unsafe);
+}
+
 const std::vector<std::string>& composite_ops() {
   static const std::vector<std::string> ops = {"equal",
                                                "native_group_norm",
@@ -1245,6 +1593,18 @@ std::vector<std::string> register_default_composites(
   add("index_fill_.int_Scalar", "index_fill_.int_Scalar", TORCH_FN(index_fill_scalar));
   add("index_fill_.int_Tensor", "index_fill_.int_Tensor", TORCH_FN(index_fill_tensor));
   add("index_copy.out", "index_copy.out", TORCH_FN(index_copy_out));
+  add("nonzero", "nonzero", TORCH_FN(nonzero_coordinates));
+  add("nonzero.out", "nonzero.out", TORCH_FN(nonzero_out));
+  add("masked_select", "masked_select", TORCH_FN(masked_select_values));
+  add("masked_select.out", "masked_select.out", TORCH_FN(masked_select_out));
+  add("masked_scatter_", "masked_scatter_", TORCH_FN(masked_scatter_values_));
+  add("linspace.out", "linspace.out", TORCH_FN(linspace_out));
+  add("randperm.generator_out", "randperm.generator_out", TORCH_FN(randperm_out));
+  add("_prelu_kernel", "_prelu_kernel", TORCH_FN(prelu_kernel));
+  add("_prelu_kernel_backward", "_prelu_kernel_backward", TORCH_FN(prelu_kernel_backward));
+  add("xlogy.OutTensor", "xlogy.OutTensor", TORCH_FN(xlogy_out));
+  add("bernoulli_.Tensor", "bernoulli_.Tensor", TORCH_FN(bernoulli_tensor_));
+  add("linalg_cross.out", "linalg_cross.out", TORCH_FN(linalg_cross_out));
 #define TB_PAD(name, mode)                                                    \
   add(#name ".out", #name, TORCH_FN((pad<mode, at::_ops::name>)));            \
   add(#name ".out", #name ".out", TORCH_FN((pad_out<mode, at::_ops::name>))); \

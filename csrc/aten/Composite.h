@@ -39,4 +39,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_declined(
     bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups,
     std::array<bool, 3> output_mask);
 
+at::Tensor& index_declined(const at::Tensor& self,
+                           const c10::List<std::optional<at::Tensor>>& indices, at::Tensor& out);
+at::Tensor& index_put_declined(at::Tensor& self,
+                               const c10::List<std::optional<at::Tensor>>& indices,
+                               const at::Tensor& values, bool accumulate, bool unsafe);
+
 }  // namespace torch_backend

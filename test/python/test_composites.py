@@ -24,7 +24,10 @@ COMPOSED = [
     "std.correction_out", "nan_to_num", "nan_to_num_", "nan_to_num.out", "flip",
     "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d",
     "replication_pad2d", "replication_pad3d", "reflection_pad2d_backward",
-    "replication_pad2d_backward",
+    "replication_pad2d_backward", "nonzero", "nonzero.out", "masked_select",
+    "masked_select.out", "masked_scatter_", "linspace.out", "randperm.generator_out",
+    "_prelu_kernel", "_prelu_kernel_backward", "xlogy.OutTensor", "bernoulli_.Tensor",
+    "linalg_cross.out",
 ]  # fmt: skip
 
 
@@ -43,7 +46,7 @@ def check(fn, *inputs: torch.Tensor, grad: bool = False, exact: bool = False) ->
     torch_backend.reset_fallback_counts()
     expected, actual = fn(*cpu_in), fn(*dev_in)
     tolerance = {"atol": 0, "rtol": 0} if exact else {}
-    torch.testing.assert_close(actual.cpu(), expected, **tolerance)
+    torch.testing.assert_close(actual.cpu(), expected, equal_nan=True, **tolerance)
     if grad:
         weights = torch.randn(expected.shape, generator=generator, dtype=expected.dtype)
         (expected * weights).sum().backward()
@@ -111,14 +114,32 @@ def test_integer_products_keep_the_cpus_rules():
         (lambda d: torch.flip(torch.ones(3, 2, device=d), (0, 0)),
          "(dim 0 appears multiple times|duplicate value) in the list of dims"),
         (lambda d: F.elu(torch.arange(3, device=d)), "not implemented for 'Long'"),
+        (lambda d: torch.ones(3, device=d).masked_select(torch.ones(3, device=d)),
+         "masked_select: expected BoolTensor for mask"),
+        (lambda d: torch.ones(4, device=d).masked_select(torch.ones(3, device=d) > 0),
+         "The size of tensor a \\(3\\) must match the size of tensor b \\(4\\)"),
+        (lambda d: torch.ones(2, 3, device=d).masked_scatter_(torch.ones(2, 3, device=d) > 0,
+                                                              torch.ones(5, device=d)),
+         "masked_scatter: expected source to have at least 6 elements|Number of elements of "
+         "source < number of ones in mask"),
+        (lambda d: torch.ones(3, device=d)[torch.ones(2, dtype=torch.bool, device=d)],
+         r"The shape of the mask \[2\] at index 0 does not match the shape of the indexed "
+         r"tensor \[3\] at index 0"),
+        (lambda d: torch.nonzero(torch.ones(3, device=d), out=torch.empty(0, device=d)),
+         "nonzero: Expected out tensor to have scalar type Long"),
+        (lambda d: torch.linspace(0, 1, -1, device=d), "number of steps must be non-negative"),
+        (lambda d: torch.randperm(-1, out=torch.empty(0, dtype=torch.long, device=d)),
+         "n must be non-negative"),
+        (lambda d: torch.linalg.cross(torch.ones(2, 4, device=d), torch.ones(2, 4, device=d)),
+         "must have length 3"),
     ],
 )  # fmt: skip
 def test_errors_are_the_cpus(call, message):
     """The CPU's message for each bad call, raised at the call (the CPU's own words, so that
     what users search for finds it)."""
-    with pytest.raises((RuntimeError, NotImplementedError), match=message):
+    with pytest.raises((RuntimeError, NotImplementedError, IndexError), match=message):
         call("cpu")  # the pattern is the CPU's
-    with pytest.raises((RuntimeError, NotImplementedError), match=message):
+    with pytest.raises((RuntimeError, NotImplementedError, IndexError), match=message):
         call(DEV)
 
 
@@ -320,3 +341,116 @@ def test_index_fill_and_index_copy():
         for device in ("cpu", DEV):
             with pytest.raises((RuntimeError, IndexError), match=message):
                 call(device)
+
+
+def test_nonzero_and_boolean_indexing():
+    """nonzero in the CPU's layout (a transposed [count, dims] tensor) for every rank, dtype and
+    for no nonzero at all, and what calls it: x[mask], torch.where(cond), argwhere,
+    masked_select, x[mask] = v and masked_scatter_ -- masks on the device or the CPU, uint8
+    masks, a mask over leading dimensions."""
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(4, 5, 3, generator=g)
+    with_nan = x.clone()
+    with_nan[0, 1, 2] = float("nan")  # NaN is nonzero
+    for t in [with_nan, x > 0, (x * 3).to(torch.int32), x[:, 0], torch.tensor(2.5), torch.tensor(0),
+              torch.zeros(3, 4), torch.zeros(3, 0), x.transpose(0, 2)]:  # fmt: skip
+        torch_backend.reset_fallback_counts()
+        got = t.to(DEV).nonzero()
+        assert got.stride() == t.nonzero().stride()
+        check(torch.nonzero, t, exact=True)
+        check(torch.argwhere, t, exact=True)
+    check(lambda t: torch.stack(torch.where(t > 0.3)), x, exact=True)
+    check(lambda t: t[t > 0.3], x, exact=True)
+    check(lambda t: t[t[:, 0, 0] > 0, 1:], x, exact=True)
+    check(lambda t, m: t.masked_select(m), x, torch.rand(5, 1, generator=g) > 0.5, exact=True)
+    check(lambda t: t.masked_select(t > 0), x, grad=True)  # the backward: masked_scatter_
+    out = torch.empty(0, dtype=torch.long, device=DEV)
+    torch.nonzero(x.to(DEV) > 0, out=out)
+    torch.testing.assert_close(out.cpu(), torch.nonzero(x > 0), rtol=0, atol=0)
+
+    def put(t: torch.Tensor, mask: torch.Tensor, value) -> torch.Tensor:
+        t = t.clone()
+        t[mask] = value
+        return t
+
+    # Where the vendor indexes natively, masks (declined by opencl's and npu's kernels) and
+    # CPU masks reach its kernels as device positions, not the CPU fallback.
+    coverage = torch_backend.op_coverage(["index.Tensor_out", "_index_put_impl_"])
+    native = set(coverage.values()) == {"native"}
+    mask = x > 0.3
+    for value in [0.0, torch.tensor(2.0), x[mask] * 2]:
+        expected = put(x, mask, value)
+        for m in [mask.to(DEV), mask]:  # a CPU mask indexes a device tensor too
+            torch_backend.reset_fallback_counts()
+            v = value.to(DEV) if isinstance(value, torch.Tensor) and value.dim() else value
+            torch.testing.assert_close(put(x.to(DEV), m, v).cpu(), expected, rtol=0, atol=0)
+            torch.testing.assert_close(x.to(DEV)[m].cpu(), x[mask], rtol=0, atol=0)
+            assert (torch_backend.fallback_counts() if native else composed_fallbacks()) == {}
+    check(lambda t: t[t > 100], x)  # no element: nothing to gather
+    check(lambda t: t[torch.tensor([], dtype=torch.long, device=t.device)], x)
+    check(lambda t: put(t, t > 100, torch.ones(1)), x)
+    with pytest.warns(UserWarning, match="uint8"):
+        check(lambda t: t[(t > 0).to(torch.uint8)], x, exact=True)
+    source = torch.randn(60, generator=g)
+    check(lambda t, s: t.masked_scatter(t > 0, s), x, source, exact=True)
+    check(lambda t, s: t.transpose(0, 2).masked_scatter(t.transpose(0, 2) > 0, s), x, source,
+          exact=True)  # fmt: skip
+
+
+def test_linspace_and_randperm():
+    """linspace equals the CPU's in each floating dtype (both ends exact); randperm is a
+    permutation drawn from the device's generator (the same for a seed)."""
+    for dtype in [torch.float32, torch.float64]:
+        for start, end, steps in [(-2.5, 7.0, 101), (0, 1, 1000), (3, 3, 5), (1, -1, 2), (4, 9, 1),
+                                  (0, 1, 0)]:  # fmt: skip
+            torch_backend.reset_fallback_counts()
+            got = torch.linspace(start, end, steps, dtype=dtype, device=DEV)
+            torch.testing.assert_close(got.cpu(), torch.linspace(start, end, steps, dtype=dtype))
+            assert composed_fallbacks() == {}
+    out = torch.empty(3, device=DEV)
+    torch.linspace(0, 1, 7, out=out)
+    torch.testing.assert_close(out.cpu(), torch.linspace(0, 1, 7))
+    draws = []
+    for _ in range(2):
+        torch.manual_seed(5)
+        torch_backend.reset_fallback_counts()
+        draws.append(torch.randperm(1000, device=DEV).cpu())
+        assert composed_fallbacks() == {}
+    assert torch.equal(draws[0].sort().values, torch.arange(1000))
+    assert torch.equal(draws[0], draws[1])
+    assert not torch.equal(draws[0], torch.arange(1000))
+    assert torch.randperm(0, device=DEV).shape == (0,)
+
+
+def test_prelu_xlogy_cross_and_bernoulli():
+    """prelu with its gradients (one weight and one per channel), xlogy's NaN/zero/inf rules
+    with numbers and integers, kl_div, linalg.cross and torch.cross (broadcast), bernoulli with
+    a tensor of probabilities, and its refusal of a p outside [0, 1]."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 3, 4, generator=g)
+    check(F.prelu, x, torch.rand(3, generator=g), grad=True)
+    check(F.prelu, x, torch.rand(1, generator=g), grad=True)
+    a = torch.tensor([0.0, 0.0, 1.0, 2.0, 0.0, 3.0, -1.0, float("nan")])
+    b = torch.tensor([0.0, float("nan"), float("inf"), 3.0, float("inf"), -1.0, 0.0, 1.0])
+    check(torch.xlogy, a, b, exact=True)
+    check(torch.xlogy, torch.tensor([0, 2, 3]), torch.tensor([5, 2, 0]))
+    check(lambda t: torch.xlogy(t, 2.0), x)
+    check(lambda t: torch.xlogy(3, t.abs()), x)
+    check(lambda t, u: F.kl_div(t.log_softmax(-1), u.softmax(-1), reduction="batchmean"), x,
+          x.flip(0), grad=True)  # fmt: skip
+    check(torch.linalg.cross, torch.randn(4, 3, generator=g), torch.randn(4, 3, generator=g),
+          grad=True)  # fmt: skip
+    check(lambda p, q: torch.linalg.cross(p, q, dim=0), torch.randn(3, 5, generator=g),
+          torch.randn(3, 1, generator=g))  # fmt: skip
+    check(lambda p, q: torch.cross(p, q, dim=1), torch.randn(2, 3, 4, generator=g),
+          torch.randn(2, 3, 4, generator=g))  # fmt: skip
+    p = torch.rand(200, 100, generator=g).to(DEV)
+    torch_backend.reset_fallback_counts()
+    drawn = torch.bernoulli(p)
+    assert composed_fallbacks() == {}
+    assert set(drawn.unique().cpu().tolist()) <= {0.0, 1.0}
+    assert abs(drawn.mean().item() - p.mean().item()) < 0.02
+    assert torch.bernoulli(torch.zeros(50, device=DEV)).sum().item() == 0
+    assert torch.bernoulli(torch.ones(50, device=DEV)).sum().item() == 50
+    with pytest.raises(RuntimeError, match=r"p to be in \[0, 1\]"):
+        torch.bernoulli(torch.full((3,), 1.5, device=DEV))

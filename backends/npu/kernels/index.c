@@ -86,6 +86,9 @@ static tb_status index_out(npu_call *c) {
       return npu_decline(c, "boolean or byte masks (aclnnIndex takes their positions)");
     }
   }
+  /* An empty result (an empty index, a mask with nothing set) has nothing to gather, and
+   * aclnnIndex refuses empty index tensors. */
+  if (npu_numel(c->args[2].as.tensor) == 0) return TB_OK;
   tb_status status = TB_OK;
   aclTensorList *indices = npu_list_of(c, list->as.tensors.items, n, &status);
   if (indices == NULL) return status;
