@@ -66,7 +66,8 @@
 // vendor's GEMM, trace, glu, elu, log_sigmoid, smooth_l1_loss, huber_loss,
 // binary_cross_entropy, var, std, nan_to_num, flip, index_fill_ and index_copy (scatters), the
 // reflection and replication padding modes -- with their backwards -- nonzero, masked_select
-// and masked_scatter_ (outputs sized by the data: one count read back), linspace, randperm,
+// and masked_scatter_ (outputs sized by the data: one count read back), prod over every element
+// (the vendor's prod over a dimension of the flattened tensor), linspace, randperm,
 // prelu, xlogy, bernoulli_ with a tensor of probabilities and linalg_cross.
 //
 // index.Tensor_out and _index_put_impl_ where the vendor's kernel declines a call with a
@@ -138,6 +139,7 @@
 #include <ATen/ops/nan_to_num_ops.h>
 #include <ATen/ops/nonzero.h>
 #include <ATen/ops/nonzero_ops.h>
+#include <ATen/ops/prod.h>
 #include <ATen/ops/randperm_ops.h>
 #include <ATen/ops/reflection_pad1d_backward_ops.h>
 #include <ATen/ops/reflection_pad1d_ops.h>
@@ -1306,6 +1308,12 @@ at::Tensor& masked_scatter_values_(at::Tensor& self, const at::Tensor& mask,
   return self;
 }
 
+// prod over every element -- CPU, CUDA and MPS have a kernel of its own; here prod over the one
+// dimension of the flattened tensor, the vendor's prod.int_out (the same result type rules).
+at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
+  return at::prod(self.reshape({-1}), 0, /*keepdim=*/false, dtype);
+}
+
 // ---- Factories: linspace, randperm ----
 
 // linspace -- CPU, CUDA and MPS have kernels (diffusion schedules, positional tables).  The
@@ -1598,6 +1606,7 @@ std::vector<std::string> register_default_composites(
   add("masked_select", "masked_select", TORCH_FN(masked_select_values));
   add("masked_select.out", "masked_select.out", TORCH_FN(masked_select_out));
   add("masked_scatter_", "masked_scatter_", TORCH_FN(masked_scatter_values_));
+  add("prod", "prod", TORCH_FN(prod_all));
   add("linspace.out", "linspace.out", TORCH_FN(linspace_out));
   add("randperm.generator_out", "randperm.generator_out", TORCH_FN(randperm_out));
   add("_prelu_kernel", "_prelu_kernel", TORCH_FN(prelu_kernel));

@@ -26,7 +26,7 @@ COMPOSED = [
     "replication_pad2d", "replication_pad3d", "reflection_pad2d_backward",
     "replication_pad2d_backward", "nonzero", "nonzero.out", "masked_select",
     "masked_select.out", "masked_scatter_", "linspace.out", "randperm.generator_out",
-    "_prelu_kernel", "_prelu_kernel_backward", "xlogy.OutTensor", "bernoulli_.Tensor",
+    "_prelu_kernel", "_prelu_kernel_backward", "xlogy.OutTensor", "bernoulli_.Tensor", "prod",
     "linalg_cross.out",
 ]  # fmt: skip
 

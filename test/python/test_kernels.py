@@ -407,6 +407,60 @@ def test_rounded_division_and_remainder_match_cpu(dtype):
                 case(a.to(DEV))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16], ids=str)
+def test_erfinv_matches_cpu(dtype):
+    """erfinv over (-1, 1) -- its steep ends included -- and at +-1 (infinities), beyond
+    (NaN), NaN and -0.0, as the CPU gives it (float16 computed in float, as the CPU does), on
+    the device's kernel where it has one."""
+    grid = torch.linspace(-1, 1, 4001, dtype=torch.float64)[1:-1]
+    ends = 1 - torch.logspace(-12, -1, 50, dtype=torch.float64)
+    special = torch.tensor([1.0, -1.0, 1.5, -2.0, math.nan, -0.0, 0.0], dtype=torch.float64)
+    x = torch.cat([grid, ends, -ends, special]).to(dtype)
+    native = torch_backend.op_coverage(["erfinv.out"])["erfinv.out"] == "native"
+    torch_backend.reset_fallback_counts()
+    got = torch.erfinv(x.to(DEV)).cpu()
+    expected = torch.erfinv(x)
+    tolerance = {"float32": 2e-6, "float64": 1e-12, "float16": 1e-3}[str(dtype)[6:]]
+    torch.testing.assert_close(got, expected, rtol=tolerance, atol=tolerance, equal_nan=True)
+    assert torch.equal(got[-2:].signbit(), expected[-2:].signbit())  # -0.0 stays negative
+    if native and (dtype != torch.float16 or DEV == "emu"):  # opencl: no 16-bit floats
+        assert torch_backend.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32,
+                                   torch.bool], ids=str)  # fmt: skip
+def test_prod_and_cumprod_match_cpu(dtype):
+    """prod over one dimension (keepdim, a dtype argument, strided input), over everything,
+    over nothing (1), and cumprod along each dimension: zeros, signs, integer overflow that
+    wraps as the CPU's int64 does."""
+    generator = torch.Generator().manual_seed(4)
+    if dtype.is_floating_point:
+        x = torch.randn(5, 6, 7, generator=generator, dtype=dtype)
+        x[1, 2, :] = 0
+    elif dtype == torch.bool:
+        x = torch.rand(5, 6, 7, generator=generator) > 0.2
+    else:
+        x = torch.randint(-9, 10, (5, 6, 7), generator=generator, dtype=dtype)
+    cases = {
+        "prod dim": lambda t: t.prod(1),
+        "prod keepdim": lambda t: t.prod(-1, keepdim=True),
+        "prod strided": lambda t: t.transpose(0, 2).prod(0),
+        "prod all": lambda t: t.prod(),
+        "prod empty": lambda t: t[:, :0].prod(1),
+        "cumprod 0": lambda t: t.cumprod(0),
+        "cumprod 2": lambda t: t.cumprod(2),
+        "cumprod strided": lambda t: t.transpose(1, 2).cumprod(1),
+        "prod float64": lambda t: t.prod(2, dtype=torch.float64),
+    }
+    native = torch_backend.op_coverage(["prod.int_out", "cumprod.out"])
+    torch_backend.reset_fallback_counts()
+    for name, case in cases.items():
+        got = case(x.to(DEV)).cpu()
+        torch.testing.assert_close(got, case(x), msg=name)
+    if set(native.values()) == {"native"}:
+        assert torch_backend.fallback_counts() == {}
+
+
 def test_bool_add_and_mul_are_or_and_and():
     x = torch.tensor([True, True, False, False])
     y = torch.tensor([True, False, True, False])

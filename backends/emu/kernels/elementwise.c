@@ -393,6 +393,32 @@ FLOAT_OP(UNARY_LOOP, atanh_, ATANH(x))
 FLOAT_OP(UNARY_LOOP, exp2_, EXP2(x))
 #define LOG10(x) _Generic((x), float : log10f, default : log10)(x)
 FLOAT_OP(UNARY_LOOP, log10_, LOG10(x))
+/* erfinv: a rational first guess (the classic one of Matlab's erfinv, as ATen's calc_erfinv)
+ * refined by two Newton steps, in double for every floating type: on erf in the middle, on
+ * erfc in the tails, where 1 - |y| is exact and erf's cancellation would cost digits -- within
+ * an ulp of the inverse.  NaN and |y| > 1 give NaN, +-1 an infinity. */
+static double erfinv_d(double y) {
+  const double ay = fabs(y), two_over_sqrt_pi = 1.1283791670955126;
+  if (!(ay <= 1.0)) return NAN;
+  if (ay == 1.0) return copysign(INFINITY, y);
+  if (ay <= 0.7) {
+    const double z = y * y;
+    double x = y * (((-0.140543331 * z + 0.914624893) * z - 1.645349621) * z + 0.886226899) /
+               ((((0.012229801 * z - 0.329097515) * z + 1.442710462) * z - 2.118377725) * z + 1.0);
+    x -= (erf(x) - y) / (two_over_sqrt_pi * exp(-x * x));
+    x -= (erf(x) - y) / (two_over_sqrt_pi * exp(-x * x));
+    return x;
+  }
+  const double q = 1.0 - ay, z = sqrt(-log(q / 2.0));
+  double x = (((1.641345311 * z + 3.429567803) * z - 1.624906493) * z - 1.970840454) /
+             ((1.637067800 * z + 3.543889200) * z + 1.0);
+  x += (erfc(x) - q) / (two_over_sqrt_pi * exp(-x * x));
+  x += (erfc(x) - q) / (two_over_sqrt_pi * exp(-x * x));
+  return copysign(x, y);
+}
+static float erfinv_f(float y) { return (float)erfinv_d(y); }
+#define ERFINV(x) _Generic((x), float : erfinv_f, default : erfinv_d)(x)
+FLOAT_OP(UNARY_LOOP, erfinv_, ERFINV(x))
 #define HYPOT(x, y) _Generic((x), float : hypotf, default : hypot)(x, y)
 #define POW(x, y) _Generic((x), float : powf, default : pow)(x, y)
 FLOAT_OP(BINARY_LOOP, hypot_, HYPOT(x, y))
@@ -818,6 +844,8 @@ UNARY(reciprocal, "reciprocal.out", reciprocal_loops, EMU_FLOATS,
       "reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 UNARY(erf, "erf.out", erf__loops, EMU_FLOATS,
       "erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+UNARY(erfinv, "erfinv.out", erfinv__loops, EMU_FLOATS,
+      "erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 UNARY(floor, "floor.out", floor__loops, EMU_FLOATS,
       "floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 UNARY(ceil, "ceil.out", ceil__loops, EMU_FLOATS,
@@ -1639,6 +1667,7 @@ const tb_kernel *const emu_elementwise_kernels[] = {&k_neg,
                                                     &k_sigmoid,
                                                     &k_reciprocal,
                                                     &k_erf,
+                                                    &k_erfinv,
                                                     &k_floor,
                                                     &k_ceil,
                                                     &k_trunc,

@@ -1,9 +1,9 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Reductions over a set of dimensions: sum, mean, amax, amin, argmax, argmin, var, std, any,
- * all, max / min (over everything, or over one dimension with the index), vector norms; and
- * beside them the other reductions along vectors: cumsum and dot.
+ * Reductions over a set of dimensions: sum, prod, mean, amax, amin, argmax, argmin, var, std,
+ * any, all, max / min (over everything, or over one dimension with the index), vector norms;
+ * and beside them the other reductions along vectors: cumsum, cumprod and dot.
  * Floating inputs accumulate in double and integers in int64, so results are at least as
  * accurate as PyTorch's CPU kernels; the output (shape and dtype from ATen's meta function)
  * receives the converted result.
@@ -20,6 +20,7 @@
 /* MAX_DIM / MIN_DIM: the extreme and its index (max.dim_max); NORM: a vector norm. */
 enum reduce_op {
   SUM,
+  PROD,
   MEAN,
   AMAX,
   AMIN,
@@ -135,6 +136,17 @@ static void accumulate_run(const reduce_plan *plan, accumulator *acc, const char
     }
     return;
   }
+  if (op == PROD) { /* integers wrap in int64, as the CPU's do */
+    if (emu_is_floating(dt)) {
+      for (int64_t i = 0; i < n; i++) acc->sum *= emu_load_double(p + i * stride, dt);
+    } else {
+      for (int64_t i = 0; i < n; i++) {
+        uint64_t v = (uint64_t)emu_load_int(p + i * stride, dt);
+        acc->isum = (int64_t)((uint64_t)acc->isum * v);
+      }
+    }
+    return;
+  }
   if (op == ANY || op == ALL) { /* count the elements that are true (ANY) or false (ALL) */
     const bool want = op == ANY;
     if (emu_is_floating(dt)) {
@@ -232,6 +244,7 @@ static void store_result(const reduce_plan *plan, char *out, char *index_out, ac
   const int64_t n = plan->reduction_size;
   switch (op) {
     case SUM:
+    case PROD:
       if (emu_is_floating(plan->in->dtype)) {
         emu_store_double(out, od, acc->sum);
       } else {
@@ -304,6 +317,7 @@ static void reduce_outputs(void *context, int64_t begin, int64_t end) {
       }
     }
     accumulator acc = {0};
+    if (plan->state->op == PROD) acc.sum = 1, acc.isum = 1;
     walk(plan, in, &acc, accumulate_run);
     if (plan->state->op == VAR || plan->state->op == STD) {
       acc.best = acc.sum / (double)plan->reduction_size;
@@ -415,9 +429,10 @@ static void run_reduce(tbk_task *task) {
   for (int k = 0; k < plan.kept_count; k++) outputs *= plan.kept_sizes[k];
   if (outputs == 0) return;
   if (plan.reduction_size == 0) {
-    /* Empty reductions: sum 0, any false, all true, norms 0, mean / var nan (ATen's meta
-     * rejects empty amax/argmax/max, and the infinity norms of nothing). */
+    /* Empty reductions: sum 0, prod 1, any false, all true, norms 0, mean / var nan (ATen's
+     * meta rejects empty amax/argmax/max, and the infinity norms of nothing). */
     accumulator zero = {0};
+    if (state->op == PROD) zero.sum = 1, zero.isum = 1;
     for (int64_t o = 0; o < outputs; o++) {
       char *p = out->data;
       int64_t rest = o;
@@ -426,8 +441,9 @@ static void run_reduce(tbk_task *task) {
              (int64_t)emu_itemsize(out->dtype);
         rest /= plan.kept_sizes[d];
       }
-      if (state->op == SUM || state->op == ANY || state->op == ALL || state->op == NORM) {
-        store_result(&plan, p, NULL, &zero); /* 0, false, true, 0 */
+      if (state->op == SUM || state->op == PROD || state->op == ANY || state->op == ALL ||
+          state->op == NORM) {
+        store_result(&plan, p, NULL, &zero); /* 0, 1, false, true, 0 */
       } else {
         emu_store_double(p, out->dtype, NAN);
       }
@@ -551,6 +567,10 @@ static tb_status kernel_norm_dtype(tb_stream s, const tb_value *a, int32_t n) {
 static tb_status kernel_sum(tb_stream s, const tb_value *a, int32_t n) {
   return enqueue_reduce("sum.IntList_out", "TJbdT", SUM, 1, -1, NUMERIC, s, a, n);
 }
+/* prod.int_out: (self, dim, keepdim, dtype?, out) */
+static tb_status kernel_prod(tb_stream s, const tb_value *a, int32_t n) {
+  return enqueue_reduce("prod.int_out", "TibdT", PROD, 1, -1, NUMERIC, s, a, n);
+}
 static tb_status kernel_mean(tb_stream s, const tb_value *a, int32_t n) {
   return enqueue_reduce("mean.out", "TJbdT", MEAN, 1, -1, EMU_FLOATS, s, a, n);
 }
@@ -614,15 +634,16 @@ LOGICAL_REDUCTION(
     "all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> "
     "Tensor(a!)")
 
-/* ---- cumsum.out: (self, dim, dtype?, out) ----
- * As ATen: the input converted to the output's dtype, then summed along the dimension in the
- * CPU's accumulation type (double for float32 and float64, float for float16 and bfloat16,
- * int64 for integers), every partial sum stored. */
+/* ---- cumsum.out, cumprod.out: (self, dim, dtype?, out) ----
+ * As ATen: the input converted to the output's dtype, then summed (multiplied) along the
+ * dimension in the CPU's accumulation type (double for float32 and float64, float for float16
+ * and bfloat16, int64 for integers, which wrap), every partial result stored. */
 
 typedef struct scan_plan {
   const emu_tensor *in, *out;
   int dim; /* -1: a 0-dim tensor */
   int64_t length;
+  bool product;
 } scan_plan;
 
 /* `v` rounded to dtype `d`, as a conversion to it would. */
@@ -650,40 +671,44 @@ static void scan_lines(void *context, int64_t begin, int64_t end) {
       src += i * in->strides[d] * is;
       dst += i * out->strides[d] * os;
     }
-    if (id == TB_DTYPE_FLOAT32 && od == TB_DTYPE_FLOAT32) {
+    const bool product = plan->product;
+    if (id == TB_DTYPE_FLOAT32 && od == TB_DTYPE_FLOAT32 && !product) {
       double acc = 0;
       for (int64_t k = 0; k < n; k++) {
         acc += *(const float *)(src + k * in_step);
         *(float *)(dst + k * out_step) = (float)acc;
       }
     } else if (od == TB_DTYPE_FLOAT32 || od == TB_DTYPE_FLOAT64) {
-      double acc = 0;
+      double acc = product ? 1 : 0;
       for (int64_t k = 0; k < n; k++) {
         double v = emu_load_double(src + k * in_step, id);
-        acc += id == od ? v : round_to(od, v);
+        v = id == od ? v : round_to(od, v);
+        acc = product ? acc * v : acc + v;
         emu_store_double(dst + k * out_step, od, acc);
       }
     } else if (emu_is_floating(od)) {
-      float acc = 0;
+      float acc = product ? 1 : 0;
       for (int64_t k = 0; k < n; k++) {
-        acc += (float)round_to(od, emu_load_double(src + k * in_step, id));
+        float v = (float)round_to(od, emu_load_double(src + k * in_step, id));
+        acc = product ? acc * v : acc + v;
         emu_store_double(dst + k * out_step, od, acc);
       }
-    } else { /* integers: int64 sums wrap like the output's narrower ones */
-      int64_t acc = 0;
+    } else { /* integers: int64 results wrap like the output's narrower ones */
+      uint64_t acc = product ? 1 : 0;
       for (int64_t k = 0; k < n; k++) {
-        acc += emu_load_int(src + k * in_step, id);
-        emu_store_int(dst + k * out_step, od, acc);
+        uint64_t v = (uint64_t)emu_load_int(src + k * in_step, id);
+        acc = product ? acc * v : acc + v;
+        emu_store_int(dst + k * out_step, od, (int64_t)acc);
       }
     }
   }
 }
 
-static void run_cumsum(tbk_task *task) {
+static void run_scan(tbk_task *task, bool product) {
   emu_call *call = emu_call_of(task);
   const emu_tensor *in = call->args[0].as.tensor, *out = call->args[3].as.tensor;
   if (out->numel == 0) return;
-  scan_plan plan = {.in = in, .out = out, .dim = -1, .length = 1};
+  scan_plan plan = {.in = in, .out = out, .dim = -1, .length = 1, .product = product};
   if (in->ndim > 0) {
     int64_t dim = call->args[1].as.i;
     plan.dim = (int)(dim < 0 ? dim + in->ndim : dim);
@@ -693,17 +718,27 @@ static void run_cumsum(tbk_task *task) {
   emu_parallel_for(lines, plan.length >= 4096 ? 1 : 4096 / plan.length, scan_lines, &plan);
 }
 
-static tb_status kernel_cumsum(tb_stream stream, const tb_value *args, int32_t count) {
-  tb_status status = emu_check_args("cumsum.out", args, count, "TidT");
+static void run_cumsum(tbk_task *task) { run_scan(task, false); }
+static void run_cumprod(tbk_task *task) { run_scan(task, true); }
+
+static tb_status enqueue_scan(const char *name, tbk_task_fn run, tb_stream stream,
+                              const tb_value *args, int32_t count) {
+  tb_status status = emu_check_args(name, args, count, "TidT");
   if (status != TB_OK) return status;
   const tb_tensor *in = args[0].as.tensor, *out = args[3].as.tensor;
   int32_t rank = in->ndim > 0 ? in->ndim : 1;
   bool shaped = out->ndim == in->ndim;
   for (int32_t d = 0; shaped && d < in->ndim; d++) shaped = out->sizes[d] == in->sizes[d];
   if (!shaped || out->dtype == TB_DTYPE_BOOL || args[1].as.i < -rank || args[1].as.i >= rank) {
-    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: cumsum.out: shapes, dimension or bool output");
+    return tbk_fail(TB_ERROR_NOT_SUPPORTED, "emu: %s: shapes, dimension or bool output", name);
   }
-  return emu_launch("cumsum.out", stream, args, count, run_cumsum, 0, NULL);
+  return emu_launch(name, stream, args, count, run, 0, NULL);
+}
+static tb_status kernel_cumsum(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_scan("cumsum.out", run_cumsum, stream, args, count);
+}
+static tb_status kernel_cumprod(tb_stream stream, const tb_value *args, int32_t count) {
+  return enqueue_scan("cumprod.out", run_cumprod, stream, args, count);
 }
 
 /* ---- dot.out / vdot.out (real vectors): (self, other, out) ----
@@ -817,6 +852,12 @@ static tb_status kernel_vdot(tb_stream s, const tb_value *a, int32_t n) {
 EMU_KERNEL(
     k_cumsum, "cumsum.out", kernel_cumsum, NUMERIC,
     "cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(
+    k_cumprod, "cumprod.out", kernel_cumprod, NUMERIC,
+    "cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)");
+EMU_KERNEL(k_prod, "prod.int_out", kernel_prod, NUMERIC,
+           "prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, "
+           "Tensor(a!) out) -> Tensor(a!)");
 EMU_KERNEL(k_dot, "dot.out", kernel_dot, EMU_FLOATS | EMU_INTS,
            "dot.out(Tensor self, Tensor tensor, *, Tensor(a!) out) -> Tensor(a!)");
 EMU_KERNEL(k_vdot, "vdot.out", kernel_vdot, EMU_FLOATS | EMU_INTS,
@@ -869,7 +910,7 @@ EMU_KERNEL(k_norm_dtype, "norm.dtype_out", kernel_norm_dtype, EMU_FLOATS,
            "Tensor(a!) out) -> Tensor(a!)");
 
 const tb_kernel *const emu_reduce_kernels[] = {
-    &k_sum,     &k_mean,    &k_amax,        &k_amin,    &k_argmax,     &k_argmin,   &k_var, &k_std,
-    &k_any_all, &k_any_dim, &k_any_dims,    &k_all_all, &k_all_dim,    &k_all_dims, &k_max, &k_min,
-    &k_max_dim, &k_min_dim, &k_vector_norm, &k_norm,    &k_norm_dtype, &k_cumsum,   &k_dot, &k_vdot,
-    &k_aminmax, NULL};
+    &k_sum,    &k_mean,    &k_amax,    &k_amin,     &k_argmax,      &k_argmin,  &k_var,
+    &k_std,    &k_any_all, &k_any_dim, &k_any_dims, &k_all_all,     &k_all_dim, &k_all_dims,
+    &k_max,    &k_min,     &k_max_dim, &k_min_dim,  &k_vector_norm, &k_norm,    &k_norm_dtype,
+    &k_cumsum, &k_dot,     &k_vdot,    &k_aminmax,  &k_cumprod,     &k_prod,    NULL};

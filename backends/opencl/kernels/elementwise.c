@@ -159,6 +159,7 @@ UNARY(tanh, "tanh(x0)", NULL, F32_64)
 UNARY(sigmoid, "(CT)1 / ((CT)1 + exp(-x0))", NULL, F32_64)
 UNARY(reciprocal, "(CT)1 / x0", NULL, F32_64)
 UNARY(erf, "tb_erf(x0)", NULL, F32_64)
+UNARY(erfinv, "tb_erfinv(x0)", NULL, F32_64)
 UNARY(floor, "floor(x0)", "x0", NUMBERS)
 UNARY(ceil, "ceil(x0)", "x0", NUMBERS)
 UNARY(trunc, "trunc(x0)", "x0", NUMBERS)
@@ -498,6 +499,7 @@ const tb_kernel *const ocl_elementwise_kernels[] = {&k_neg,
                                                     &k_sigmoid,
                                                     &k_reciprocal,
                                                     &k_erf,
+                                                    &k_erfinv,
                                                     &k_floor,
                                                     &k_ceil,
                                                     &k_trunc,

@@ -1,8 +1,9 @@
 /*
  * Copyright (c) 2026, the torch_backend authors. BSD-3-Clause, see LICENSE.
  *
- * Reductions (sum, mean, amax, amin, max, min, argmax, argmin, max and min over a dimension, all,
- * any, vector norms over any dimensions; mse_loss and its backward), cumsum, and softmax /
+ * Reductions (sum, prod, mean, amax, amin, max, min, argmax, argmin, max and min over a
+ * dimension, all, any, vector norms over any dimensions; mse_loss and its backward), cumsum and
+ * cumprod, and softmax /
  * log_softmax with their backwards, on the row kernels of reduce.cl: one work-group per output
  * row, its work-items striding over the row and combining in local memory.
  *
@@ -167,7 +168,7 @@ static bool dim_mask(const tb_value *dims, int32_t ndim, uint64_t *mask) {
   return true;
 }
 
-typedef enum reduce_kind { R_SUM, R_MEAN, R_AMAX, R_AMIN } reduce_kind;
+typedef enum reduce_kind { R_SUM, R_MEAN, R_AMAX, R_AMIN, R_PROD } reduce_kind;
 
 /* A reduction of `self` over the dimensions in `mask` into `out`. */
 static tb_status reduce_dims(tb_context ctx, const tb_kernel_call *call, reduce_kind kind,
@@ -201,6 +202,9 @@ static tb_status reduce_dims(tb_context ctx, const tb_kernel_call *call, reduce_
     case R_SUM:
       defines = "#define INIT 0\n#define COMBINE(a, b) ((a) + (b))\n#define FINAL(a) (a)\n";
       break;
+    case R_PROD: /* integers in long, which wraps as the CPU's int64 does */
+      defines = "#define INIT 1\n#define COMBINE(a, b) ((a) * (b))\n#define FINAL(a) (a)\n";
+      break;
     case R_MEAN:
       defines =
           "#define INIT 0\n#define COMBINE(a, b) ((a) + (b))\n#define FINAL(a) ((a) * scale)\n";
@@ -229,9 +233,10 @@ static tb_status reduce_dims(tb_context ctx, const tb_kernel_call *call, reduce_
   return launch(ctx, call, device, "tb_reduce", defines, out, self, NULL, &rows, &scale, acc);
 }
 
-/* cumsum.out [self, dim, dtype, out]: any dtype in, a numeric out; floating sums in double
- * where the device has it (as ATen's CPU kernel accumulates float), integers in long. */
-static tb_status cumsum(tb_context ctx, const tb_kernel_call *call) {
+/* cumsum.out / cumprod.out (kernel data 0 / 1) [self, dim, dtype, out]: any dtype in, a numeric
+ * out; floating sums and products in double where the device has it (as ATen's CPU kernel
+ * accumulates float), integers in long. */
+static tb_status scan(tb_context ctx, const tb_kernel_call *call) {
   const tb_value *args = call->args;
   int32_t n = call->num_args;
   if (n < 4 || args[0].kind != TB_VALUE_TENSOR || args[1].kind != TB_VALUE_INT ||
@@ -259,8 +264,11 @@ static tb_status cumsum(tb_context ctx, const tb_kernel_call *call) {
     return ocl_decline(call, "a layout of more than 8 dimensions");
   }
   tb_dtype acc = !ocl_is_float(out->dtype) ? TB_DTYPE_INT64 : fp64 ? TB_DTYPE_FLOAT64 : out->dtype;
-  return launch(ctx, call, device, "tb_cumsum", "#define SCAN\n", out, self, NULL, &rows, NULL,
-                acc);
+  const char *defines =
+      call->kernel->data != NULL
+          ? "#define SCAN\n#define SCAN_INIT 1\n#define SCAN_COMBINE(a, b) ((a) * (b))\n"
+          : "#define SCAN\n";
+  return launch(ctx, call, device, "tb_cumsum", defines, out, self, NULL, &rows, NULL, acc);
 }
 
 /* argmax.out / argmin.out [self, dim (int? ), keepdim, out] (kernel data 1 / 0);
@@ -318,6 +326,24 @@ static tb_status argreduce(tb_context ctx, const tb_kernel_call *call) {
   tb_value scale = {TB_VALUE_DOUBLE, {.f = 0}};
   return launch(ctx, call, device, "tb_argreduce", defines, indices, self, values, &rows, &scale,
                 floating ? self->dtype : TB_DTYPE_INT64);
+}
+
+/* prod.int_out [self, dim, keepdim, dtype, out]: one dimension */
+static tb_status prod(tb_context ctx, const tb_kernel_call *call) {
+  const tb_value *a = call->args;
+  if (call->num_args < 5 || a[0].kind != TB_VALUE_TENSOR || a[1].kind != TB_VALUE_INT ||
+      a[2].kind != TB_VALUE_BOOL || a[4].kind != TB_VALUE_TENSOR) {
+    return ocl_decline(call, "unexpected arguments");
+  }
+  int64_t one_dim[1] = {a[1].as.i};
+  tb_value dims = {TB_VALUE_INT_LIST, {.i = 0}};
+  dims.as.ints.items = one_dim;
+  dims.as.ints.count = 1;
+  uint64_t mask = 0;
+  if (!dim_mask(&dims, a[0].as.tensor->ndim, &mask)) {
+    return ocl_decline(call, "a dimension out of range");
+  }
+  return reduce_dims(ctx, call, R_PROD, a[0].as.tensor, a[4].as.tensor, mask, a[2].as.b != 0);
 }
 
 /* sum.IntList_out / mean.out [self, dim, keepdim, dtype, out]; amax.out / amin.out [self, dim,
@@ -669,8 +695,16 @@ KERNEL(k_min_dim, "min.dim_min", argreduce, ORDERED,
        "min_indices) -> (Tensor(a!) values, Tensor(b!) indices)",
        2)
 
-KERNEL(k_cumsum, "cumsum.out", cumsum, SUMMABLE,
+KERNEL(k_cumsum, "cumsum.out", scan, SUMMABLE,
        "cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+       0)
+KERNEL(k_cumprod, "cumprod.out", scan, SUMMABLE,
+       "cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       1)
+KERNEL(k_prod, "prod.int_out", prod, SUMMABLE,
+       "prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, "
+       "Tensor(a!) out) -> Tensor(a!)",
        0)
 #define ALL_DTYPES (SUMMABLE)
 #define LOGICAL_SCHEMA(name, rest) name "(Tensor self" rest ", *, Tensor(a!) out) -> Tensor(a!)"
@@ -700,7 +734,9 @@ KERNEL(k_mse_loss_backward, "mse_loss_backward.grad_input", mse_loss_backward, F
        "reduction, *, Tensor(a!) grad_input) -> Tensor(a!)",
        0)
 
-const tb_kernel *const ocl_reduce_kernels[] = {&k_all_all,
+const tb_kernel *const ocl_reduce_kernels[] = {&k_cumprod,
+                                               &k_prod,
+                                               &k_all_all,
                                                &k_all,
                                                &k_all_dims,
                                                &k_any_all,

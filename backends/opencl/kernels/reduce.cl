@@ -162,32 +162,36 @@ __kernel void tb_reduce(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), tb_rows L, ACC sc
 }
 
 #ifdef SCAN
-/* cumsum: out[row, e] = the sum of the row's elements 0..e, in ACC.  Work-item lid scans run lid
- * of the row (WG runs of equal length, in order), starting from the sum of the runs before it
- * (their totals, shared in local memory). */
+#ifndef SCAN_INIT /* cumsum; cumprod defines its own */
+#define SCAN_INIT 0
+#define SCAN_COMBINE(a, b) ((a) + (b))
+#endif
+/* cumsum (cumprod): out[row, e] = the sum (product) of the row's elements 0..e, in ACC.
+ * Work-item lid scans run lid of the row (WG runs of equal length, in order), starting from the
+ * combination of the runs before it (their totals, shared in local memory). */
 __kernel void tb_cumsum(OCL_PTR(T_OUT, out), OCL_PTR(T0, in0), tb_rows L) {
   ROW_START(row, lid);
   long b0 = 0, b1 = 0, b2 = 0;
   ROW_BASE(L, row, b0, b1, b2);
   long run = (L.row_length + WG - 1) / WG;
   long first = min(lid * run, L.row_length), end = min(first + run, L.row_length);
-  ACC prefix = 0;
+  ACC prefix = SCAN_INIT;
 #if WG > 1
   __local ACC totals[WG];
-  ACC total = 0;
+  ACC total = SCAN_INIT;
   for (long e = first; e < end; e++) {
     long o0 = 0, o1 = b1, o2 = 0;
     ROW_ELEMENT(L, e, o0, o1, o2);
-    total += (ACC)OCL_AT(T0, in0)[o1];
+    total = SCAN_COMBINE(total, (ACC)OCL_AT(T0, in0)[o1]);
   }
   totals[lid] = total;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int k = 0; k < lid; k++) prefix += totals[k];
+  for (int k = 0; k < lid; k++) prefix = SCAN_COMBINE(prefix, totals[k]);
 #endif
   for (long e = first; e < end; e++) {
     long o0 = b0, o1 = b1, o2 = 0;
     ROW_ELEMENT(L, e, o0, o1, o2);
-    prefix += (ACC)OCL_AT(T0, in0)[o1];
+    prefix = SCAN_COMBINE(prefix, (ACC)OCL_AT(T0, in0)[o1]);
     OCL_AT(T_OUT, out)[o0] = (T_OUT)prefix;
   }
 }
