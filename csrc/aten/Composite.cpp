@@ -67,7 +67,8 @@
 // binary_cross_entropy, var, std, nan_to_num, flip, index_fill_ and index_copy (scatters), the
 // reflection and replication padding modes -- with their backwards -- nonzero, masked_select
 // and masked_scatter_ (outputs sized by the data: one count read back), prod over every element
-// (the vendor's prod over a dimension of the flattened tensor), linspace, randperm,
+// (the vendor's prod over a dimension of the flattened tensor), unique (a sort), im2col and
+// col2im (nn.Unfold, nn.Fold), searchsorted and bucketize, linear upsampling, linspace, randperm,
 // prelu, xlogy, bernoulli_ with a tensor of probabilities and linalg_cross.
 //
 // index.Tensor_out and _index_put_impl_ where the vendor's kernel declines a call with a
@@ -83,11 +84,14 @@
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/core/Reduction.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/native/BucketizationUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
+#include <ATen/native/im2col_shape_check.h>
 #include <ATen/ops/_index_put_impl_ops.h>
 #include <ATen/ops/_prelu_kernel_backward_ops.h>
 #include <ATen/ops/_prelu_kernel_ops.h>
+#include <ATen/ops/_unique2_ops.h>
 #include <ATen/ops/abs.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/addr_native.h>
@@ -96,10 +100,13 @@
 #include <ATen/ops/bernoulli_ops.h>
 #include <ATen/ops/binary_cross_entropy_backward_ops.h>
 #include <ATen/ops/binary_cross_entropy_ops.h>
+#include <ATen/ops/bucketize_ops.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/clamp.h>
 #include <ATen/ops/clamp_max.h>
 #include <ATen/ops/clamp_min.h>
+#include <ATen/ops/col2im_ops.h>
+#include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/convolution_backward_overrideable_ops.h>
 #include <ATen/ops/convolution_overrideable_ops.h>
 #include <ATen/ops/cumsum.h>
@@ -112,10 +119,13 @@
 #include <ATen/ops/eq.h>
 #include <ATen/ops/exp.h>
 #include <ATen/ops/expm1.h>
+#include <ATen/ops/gather.h>
 #include <ATen/ops/glu_backward_ops.h>
 #include <ATen/ops/glu_ops.h>
 #include <ATen/ops/huber_loss_backward_ops.h>
 #include <ATen/ops/huber_loss_ops.h>
+#include <ATen/ops/im2col_ops.h>
+#include <ATen/ops/index_add.h>
 #include <ATen/ops/index_copy_ops.h>
 #include <ATen/ops/index_fill_ops.h>
 #include <ATen/ops/index_ops.h>
@@ -130,6 +140,7 @@
 #include <ATen/ops/log_sigmoid_backward_ops.h>
 #include <ATen/ops/log_sigmoid_forward_ops.h>
 #include <ATen/ops/logical_and.h>
+#include <ATen/ops/logical_not.h>
 #include <ATen/ops/masked_fill.h>
 #include <ATen/ops/masked_scatter_ops.h>
 #include <ATen/ops/masked_select_ops.h>
@@ -139,6 +150,8 @@
 #include <ATen/ops/nan_to_num_ops.h>
 #include <ATen/ops/nonzero.h>
 #include <ATen/ops/nonzero_ops.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/ones_like.h>
 #include <ATen/ops/prod.h>
 #include <ATen/ops/randperm_ops.h>
 #include <ATen/ops/reflection_pad1d_backward_ops.h>
@@ -158,7 +171,10 @@
 #include <ATen/ops/roll.h>
 #include <ATen/ops/rsqrt.h>
 #include <ATen/ops/rsub.h>
+#include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/scatter.h>
+#include <ATen/ops/scatter_add.h>
+#include <ATen/ops/searchsorted_ops.h>
 #include <ATen/ops/sigmoid.h>
 #include <ATen/ops/smooth_l1_loss_backward_ops.h>
 #include <ATen/ops/smooth_l1_loss_ops.h>
@@ -170,6 +186,10 @@
 #include <ATen/ops/sub.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/tensor.h>
+#include <ATen/ops/upsample_bilinear2d_backward_ops.h>
+#include <ATen/ops/upsample_bilinear2d_ops.h>
+#include <ATen/ops/upsample_linear1d_backward_ops.h>
+#include <ATen/ops/upsample_linear1d_ops.h>
 #include <ATen/ops/var_mean_ops.h>
 #include <ATen/ops/var_ops.h>
 #include <ATen/ops/vdot_ops.h>
@@ -1314,6 +1334,253 @@ at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype)
   return at::prod(self.reshape({-1}), 0, /*keepdim=*/false, dtype);
 }
 
+// _unique2 (torch.unique) -- CPU, CUDA and MPS have kernels.  A stable sort, the first of each
+// run of equal values (NaNs each their own, as on the CPU) selected, a running count of the runs
+// as every element's group: the inverse scattered back through the sort's order, the counts
+// added per group.  Sorted whatever `sorted` asks, as the CPU's and CUDA's are.  Bool and
+// complex inputs keep the CPU fallback.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, bool sorted,
+                                                       bool return_inverse, bool return_counts) {
+  if (self.is_complex() || self.scalar_type() == at::kBool) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::_unique2>::call(
+        self, sorted, return_inverse, return_counts);
+  }
+  const at::TensorOptions index = self.options().dtype(at::kLong);
+  const int64_t n = self.numel();
+  if (n == 0) {
+    return {at::empty({0}, self.options()),
+            return_inverse ? at::empty(self.sizes(), index) : at::empty({0}, index),
+            at::empty({0}, index)};
+  }
+  const auto [values, order] = at::sort(self.reshape({n}), /*stable=*/true, 0, false);
+  const at::Tensor first = at::cat({at::ones({1}, values.options().dtype(at::kBool)),
+                                    values.narrow(0, 1, n - 1) != values.narrow(0, 0, n - 1)});
+  const at::Tensor unique = values.masked_select(first);
+  at::Tensor inverse = at::empty({0}, index), counts = at::empty({0}, index);
+  if (return_inverse || return_counts) {
+    const at::Tensor group = at::cumsum(first, 0, at::kLong) - 1;
+    if (return_inverse)
+      inverse = at::empty({n}, index).scatter_(0, order, group).view(self.sizes());
+    if (return_counts) {
+      counts = at::zeros({unique.numel()}, index).scatter_add_(0, group, at::ones_like(group));
+    }
+  }
+  return {unique, inverse, counts};
+}
+
+// im2col (nn.Unfold) and col2im (nn.Fold), each the other's backward -- CPU, CUDA and MPS have
+// kernels.  ATen's meta function checks the call and gives the shape; the columns are one
+// index_select of the zero-padded planes at positions computed on the host (one small copy
+// to the device), and col2im adds them back with index_add, then crops the padding.
+struct ColumnPlan {
+  int64_t padded_h, padded_w;
+  std::vector<int64_t> positions;  // per kernel offset, then per output position
+};
+
+ColumnPlan column_plan(int64_t height, int64_t width, at::IntArrayRef kernel,
+                       at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+  ColumnPlan plan{height + 2 * padding[0], width + 2 * padding[1], {}};
+  const int64_t out_h = (plan.padded_h - (dilation[0] * (kernel[0] - 1) + 1)) / stride[0] + 1;
+  const int64_t out_w = (plan.padded_w - (dilation[1] * (kernel[1] - 1) + 1)) / stride[1] + 1;
+  plan.positions.reserve(static_cast<size_t>(kernel[0] * kernel[1] * out_h * out_w));
+  for (int64_t i = 0; i < kernel[0]; i++) {
+    for (int64_t j = 0; j < kernel[1]; j++) {
+      for (int64_t y = 0; y < out_h; y++) {
+        for (int64_t x = 0; x < out_w; x++) {
+          plan.positions.push_back((y * stride[0] + i * dilation[0]) * plan.padded_w +
+                                   x * stride[1] + j * dilation[1]);
+        }
+      }
+    }
+  }
+  return plan;
+}
+
+// The CPU's checks of the four pairs (im2col_out_cpu_template, col2im_out_cpu_template).
+void check_pairs(at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding,
+                 at::IntArrayRef stride) {
+  TORCH_CHECK(kernel_size.size() == 2, "It is expected kernel_size equals to 2, but got size ",
+              kernel_size.size());
+  TORCH_CHECK(dilation.size() == 2, "It is expected dilation equals to 2, but got size ",
+              dilation.size());
+  TORCH_CHECK(padding.size() == 2, "It is expected padding equals to 2, but got size ",
+              padding.size());
+  TORCH_CHECK(stride.size() == 2, "It is expected stride equals to 2, but got size ",
+              stride.size());
+}
+
+at::Tensor im2col(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef dilation,
+                  at::IntArrayRef padding, at::IntArrayRef stride) {
+  check_pairs(kernel_size, dilation, padding, stride);
+  at::native::im2col_shape_check(self, at::Tensor(), kernel_size[0], kernel_size[1], dilation[0],
+                                 dilation[1], padding[0], padding[1], stride[0], stride[1]);
+  const at::Tensor shape =
+      at::_ops::im2col::call(to_meta(self), kernel_size, dilation, padding, stride);
+  if (self.is_complex() || shape.numel() == 0) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::im2col>::call(
+        self, kernel_size, dilation, padding, stride);
+  }
+  const at::Tensor input = self.dim() == 3 ? self.unsqueeze(0) : self;
+  const ColumnPlan plan =
+      column_plan(input.size(2), input.size(3), kernel_size, dilation, padding, stride);
+  const at::Tensor padded =
+      at::constant_pad_nd(input, {padding[1], padding[1], padding[0], padding[0]});
+  const at::Tensor columns =
+      padded.reshape({input.size(0), input.size(1), plan.padded_h * plan.padded_w})
+          .index_select(2, positions(plan.positions, self.device()));
+  return columns.reshape(shape.sizes());
+}
+
+at::Tensor col2im(const at::Tensor& self, c10::SymIntArrayRef sym_output_size,
+                  at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding,
+                  at::IntArrayRef stride) {
+  check_pairs(kernel_size, dilation, padding, stride);
+  const std::vector<int64_t> output_size = C10_AS_INTARRAYREF_SLOW(sym_output_size).vec();
+  TORCH_CHECK(output_size.size() == 2, "It is expected output_size equals to 2, but got size ",
+              output_size.size());
+  at::native::col2im_shape_check(self, at::Tensor(), output_size[0], output_size[1], kernel_size[0],
+                                 kernel_size[1], dilation[0], dilation[1], padding[0], padding[1],
+                                 stride[0], stride[1]);
+  const at::Tensor shape = at::_ops::col2im::call(to_meta(self), sym_output_size, kernel_size,
+                                                  dilation, padding, stride);
+  if (self.is_complex() || self.numel() == 0) {
+    return at::native::call_fallback_fn_symint<&cpu_fallback_boxed, at::_ops::col2im>::call(
+        self, sym_output_size, kernel_size, dilation, padding, stride);
+  }
+  const at::Tensor output = shape.dim() == 3 ? shape.unsqueeze(0) : shape;
+  const int64_t n = output.size(0), channels = output.size(1);
+  const ColumnPlan plan =
+      column_plan(output.size(2), output.size(3), kernel_size, dilation, padding, stride);
+  const at::Tensor sums =
+      at::zeros({n, channels, plan.padded_h * plan.padded_w}, self.options())
+          .index_add_(2, positions(plan.positions, self.device()),
+                      self.reshape({n, channels, static_cast<int64_t>(plan.positions.size())}));
+  const at::Tensor image = sums.view({n, channels, plan.padded_h, plan.padded_w})
+                               .narrow(2, padding[0], output.size(2))
+                               .narrow(3, padding[1], output.size(3));
+  return image.reshape(shape.sizes()).contiguous();
+}
+
+// searchsorted and bucketize -- CPU, CUDA and MPS have kernels (binary searches).  ATen's meta
+// function checks the call and gives the shape; the result is a count per value of the
+// boundaries before it -- !(b >= v) on the left side, !(b > v) on the right, so that a NaN
+// value lands past the end as the CPU's search puts it -- over every boundary of its row at
+// once (a sorter gathers the sequence first).  That costs values x boundaries comparisons:
+// calls of more than 2^24 of them keep the CPU fallback.
+bool count_search_fits(const at::Tensor& boundaries, const at::Tensor& values) {
+  const int64_t row = boundaries.dim() > 0 ? boundaries.size(-1) : 1;
+  return !boundaries.is_complex() && !values.is_complex() &&
+         values.numel() * row <= (int64_t{1} << 24);
+}
+
+at::Tensor count_search(const at::Tensor& boundaries, const at::Tensor& values, bool out_int32,
+                        bool right) {
+  const at::ScalarType dtype = out_int32 ? at::kInt : at::kLong;
+  at::Tensor seq = boundaries, v = values;
+  if (boundaries.dim() == 1) {  // one sequence for every value
+    seq = boundaries.view({1, boundaries.numel()});
+    v = values.reshape({values.numel(), 1});
+  } else {  // a sequence per row of values
+    seq = boundaries.unsqueeze(-2);
+    v = values.unsqueeze(-1);
+  }
+  const at::Tensor before = right ? at::logical_not(seq > v) : at::logical_not(seq >= v);
+  return before.sum(-1, /*keepdim=*/false, dtype).reshape(values.sizes());
+}
+
+at::Tensor searchsorted(const at::Tensor& sorted_sequence, const at::Tensor& self, bool out_int32,
+                        bool right, std::optional<c10::string_view> side,
+                        const std::optional<at::Tensor>& sorter) {
+  const at::Tensor sorting_by = sorter.has_value() ? *sorter : at::Tensor();
+  const at::Tensor typed = at::empty({0}, self.options().dtype(out_int32 ? at::kInt : at::kLong));
+  at::native::searchsorted_pre_check(sorted_sequence, self, typed, out_int32, right, side,
+                                     sorting_by);  // the CPU's checks, in its words
+  const at::Tensor shape = at::_ops::searchsorted_Tensor::call(
+      to_meta(sorted_sequence), to_meta(self), out_int32, right, side, to_meta(sorter));
+  if (!count_search_fits(sorted_sequence, self)) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::searchsorted_Tensor>::call(
+        sorted_sequence, self, out_int32, right, side, sorter);
+  }
+  const bool sorting = sorter.has_value() && sorter->defined();
+  check_devices("searchsorted", {{&sorted_sequence, "sorted_sequence"}, {&self, "self"}});
+  if (sorting)
+    check_devices("searchsorted", {{&sorted_sequence, "sorted_sequence"}, {&*sorter, "sorter"}});
+  const at::Tensor boundaries = sorting ? sorted_sequence.gather(-1, *sorter) : sorted_sequence;
+  const bool on_right = right || (side.has_value() && *side == "right");
+  return count_search(boundaries, self, out_int32, on_right).view(shape.sizes());
+}
+
+// searchsorted of one number: the tensor form with the number as a 0-d tensor of the
+// sequence's type on its device.
+at::Tensor searchsorted_scalar(const at::Tensor& sorted_sequence, const at::Scalar& self,
+                               bool out_int32, bool right, std::optional<c10::string_view> side,
+                               const std::optional<at::Tensor>& sorter) {
+  return searchsorted(sorted_sequence, at::scalar_tensor(self, sorted_sequence.options()),
+                      out_int32, right, side, sorter);
+}
+
+at::Tensor bucketize(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32,
+                     bool right) {
+  TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(",
+              boundaries.dim(), ")");
+  const at::Tensor typed = at::empty({0}, self.options().dtype(out_int32 ? at::kInt : at::kLong));
+  at::native::searchsorted_pre_check(boundaries, self, typed, out_int32, right, std::nullopt,
+                                     at::Tensor());
+  const at::Tensor shape =
+      at::_ops::bucketize_Tensor::call(to_meta(self), to_meta(boundaries), out_int32, right);
+  if (!count_search_fits(boundaries, self)) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::bucketize_Tensor>::call(
+        self, boundaries, out_int32, right);
+  }
+  check_devices("bucketize", {{&self, "self"}, {&boundaries, "boundaries"}});
+  return count_search(boundaries, self, out_int32, right).view(shape.sizes());
+}
+
+// upsample_linear1d and its backward -- CPU, CUDA and MPS have kernels (interpolate's
+// mode="linear": audio, 1-d signals).  The vendor's bilinear kernels over a height of one,
+// whose source row is the one row with weight 1 for either align_corners.
+at::Tensor& upsample_linear1d_out(const at::Tensor& self, c10::SymIntArrayRef output_size,
+                                  bool align_corners, std::optional<double> scales,
+                                  at::Tensor& out) {
+  const at::Tensor shape =
+      at::_ops::upsample_linear1d::call(to_meta(self), output_size, align_corners, scales);
+  if (!floating({&self})) {
+    return at::native::call_fallback_fn_symint<&cpu_fallback_boxed,
+                                               at::_ops::upsample_linear1d_out>::call(self,
+                                                                                      output_size,
+                                                                                      align_corners,
+                                                                                      scales, out);
+  }
+  const c10::SymInt one = 1;
+  const at::Tensor result = at::_ops::upsample_bilinear2d::call(
+      self.unsqueeze(2), {one, output_size[0]}, align_corners, std::nullopt, scales);
+  return assign_out(out, result.squeeze(2).view(shape.sizes()));
+}
+
+at::Tensor& upsample_linear1d_backward_out(const at::Tensor& grad_output,
+                                           c10::SymIntArrayRef output_size,
+                                           c10::SymIntArrayRef input_size, bool align_corners,
+                                           std::optional<double> scales, at::Tensor& grad_input) {
+  if (!floating({&grad_output})) {
+    return at::native::call_fallback_fn_symint<
+        &cpu_fallback_boxed, at::_ops::upsample_linear1d_backward_grad_input>::call(grad_output,
+                                                                                    output_size,
+                                                                                    input_size,
+                                                                                    align_corners,
+                                                                                    scales,
+                                                                                    grad_input);
+  }
+  TORCH_CHECK(output_size.size() == 1 && input_size.size() == 3,
+              "upsample_linear1d_backward: expected an output_size of 1 and an input_size of 3 "
+              "elements, got ",
+              output_size.size(), " and ", input_size.size());
+  const c10::SymInt one = 1;
+  const at::Tensor result = at::_ops::upsample_bilinear2d_backward::call(
+      grad_output.unsqueeze(2), {one, output_size[0]},
+      {input_size[0], input_size[1], one, input_size[2]}, align_corners, std::nullopt, scales);
+  return assign_out(grad_input, result.squeeze(2));
+}
+
 // ---- Factories: linspace, randperm ----
 
 // linspace -- CPU, CUDA and MPS have kernels (diffusion schedules, positional tables).  The
@@ -1607,6 +1874,15 @@ std::vector<std::string> register_default_composites(
   add("masked_select.out", "masked_select.out", TORCH_FN(masked_select_out));
   add("masked_scatter_", "masked_scatter_", TORCH_FN(masked_scatter_values_));
   add("prod", "prod", TORCH_FN(prod_all));
+  add("_unique2", "_unique2", TORCH_FN(unique2));
+  add("im2col", "im2col", TORCH_FN(im2col));
+  add("col2im", "col2im", TORCH_FN(col2im));
+  add("searchsorted.Tensor", "searchsorted.Tensor", TORCH_FN(searchsorted));
+  add("searchsorted.Scalar", "searchsorted.Scalar", TORCH_FN(searchsorted_scalar));
+  add("bucketize.Tensor", "bucketize.Tensor", TORCH_FN(bucketize));
+  add("upsample_linear1d.out", "upsample_linear1d.out", TORCH_FN(upsample_linear1d_out));
+  add("upsample_linear1d_backward.grad_input", "upsample_linear1d_backward.grad_input",
+      TORCH_FN(upsample_linear1d_backward_out));
   add("linspace.out", "linspace.out", TORCH_FN(linspace_out));
   add("randperm.generator_out", "randperm.generator_out", TORCH_FN(randperm_out));
   add("_prelu_kernel", "_prelu_kernel", TORCH_FN(prelu_kernel));

@@ -5,6 +5,8 @@ the CPU fallback (the operators it is made of may be, on a vendor without them).
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -27,7 +29,9 @@ COMPOSED = [
     "replication_pad2d_backward", "nonzero", "nonzero.out", "masked_select",
     "masked_select.out", "masked_scatter_", "linspace.out", "randperm.generator_out",
     "_prelu_kernel", "_prelu_kernel_backward", "xlogy.OutTensor", "bernoulli_.Tensor", "prod",
-    "linalg_cross.out",
+    "linalg_cross.out", "_unique2", "im2col", "col2im", "searchsorted.Tensor",
+    "searchsorted.Scalar", "bucketize.Tensor", "upsample_linear1d.out",
+    "upsample_linear1d_backward.grad_input",
 ]  # fmt: skip
 
 
@@ -132,6 +136,14 @@ def test_integer_products_keep_the_cpus_rules():
          "n must be non-negative"),
         (lambda d: torch.linalg.cross(torch.ones(2, 4, device=d), torch.ones(2, 4, device=d)),
          "must have length 3"),
+        (lambda d: F.unfold(torch.ones(1, 2, 3, 3, device=d), 5),
+         "calculated shape of the array of sliding blocks as \\(-1, -1\\)"),
+        (lambda d: F.fold(torch.ones(1, 4, 3, device=d), (2, 2), 5),
+         "Expected size of input's dimension 1 to be divisible by the product of kernel_size"),
+        (lambda d: torch.searchsorted(torch.ones(2, 3, device=d), torch.ones(3, 2, device=d)),
+         "boundaries tensor should be 1 dimension or the first N-1 dimensions"),
+        (lambda d: torch.bucketize(torch.ones(3, device=d), torch.ones(2, 2, device=d)),
+         "boundaries tensor must be 1 dimension"),
     ],
 )  # fmt: skip
 def test_errors_are_the_cpus(call, message):
@@ -454,3 +466,44 @@ def test_prelu_xlogy_cross_and_bernoulli():
     assert torch.bernoulli(torch.ones(50, device=DEV)).sum().item() == 50
     with pytest.raises(RuntimeError, match=r"p to be in \[0, 1\]"):
         torch.bernoulli(torch.full((3,), 1.5, device=DEV))
+
+
+def test_unique_unfold_search_and_linear_upsampling():
+    """torch.unique with its inverse and counts (NaNs each their own, integers, empty), nn.Unfold
+    and nn.Fold with padding, stride and dilation (and unbatched) and their gradients,
+    searchsorted and bucketize on both sides, with NaN values, a sorter, rows of sequences and
+    a number, and interpolate(mode="linear") with its gradient."""
+    g = torch.Generator().manual_seed(6)
+    with_nans = torch.tensor([1.0, math.nan, 2.0, 1.0, math.nan, 3.0])
+    for t in [torch.randint(0, 5, (4, 6), generator=g), with_nans, torch.zeros(0, 3)]:
+        for inverse, counts in [(False, False), (True, True)]:
+            torch_backend.reset_fallback_counts()
+            got = torch.unique(t.to(DEV), return_inverse=inverse, return_counts=counts)
+            expected = torch.unique(t, return_inverse=inverse, return_counts=counts)
+            pairs = zip(got, expected, strict=True) if inverse else [(got, expected)]
+            for a, b in pairs:
+                torch.testing.assert_close(a.cpu(), b, equal_nan=True, rtol=0, atol=0)
+            assert composed_fallbacks() == {}
+    image = torch.randn(2, 3, 9, 8, generator=g)
+    check(lambda t: F.unfold(t, 3, padding=1, stride=2), image, grad=True, exact=True)
+    check(lambda t: F.unfold(t, (2, 3), dilation=2), image, grad=True)
+    check(lambda t: F.unfold(t, 2), image[0], exact=True)
+    columns = F.unfold(image, 3, padding=1, stride=2)
+    check(lambda t: F.fold(t, (9, 8), 3, padding=1, stride=2), columns, grad=True)
+    boundaries = torch.tensor([0.1, 0.5, 0.5, 2.0, 3.0])
+    values = torch.tensor([[0.0, 0.5, 2.5], [math.nan, 3.0, -1.0]])
+    for right in [False, True]:
+        check(lambda v, b, r=right: torch.bucketize(v, b, right=r), values, boundaries, exact=True)
+        check(lambda b, v, r=right: torch.searchsorted(b, v, right=r, out_int32=True), boundaries,
+              values, exact=True)  # fmt: skip
+    rows = torch.sort(torch.randn(2, 7, generator=g)).values
+    check(lambda b, v: torch.searchsorted(b, v, side="right"), rows, torch.randn(2, 4, generator=g),
+          exact=True)  # fmt: skip
+    shuffled = torch.randperm(5, generator=g)
+    check(lambda b, v, s: torch.searchsorted(b, v, sorter=s), boundaries[shuffled], values,
+          torch.argsort(boundaries[shuffled]), exact=True)  # fmt: skip
+    check(lambda b: torch.searchsorted(b, 0.7).reshape(1), boundaries, exact=True)
+    signal = torch.randn(2, 3, 7, generator=g)
+    check(lambda t: F.interpolate(t, size=13, mode="linear"), signal, grad=True)
+    check(lambda t: F.interpolate(t, scale_factor=2.5, mode="linear", align_corners=True), signal,
+          grad=True)  # fmt: skip
