@@ -68,7 +68,8 @@
 // reflection and replication padding modes -- with their backwards -- nonzero, masked_select
 // and masked_scatter_ (outputs sized by the data: one count read back), prod over every element
 // (the vendor's prod over a dimension of the flattened tensor), unique (a sort), im2col and
-// col2im (nn.Unfold, nn.Fold), searchsorted and bucketize, linear upsampling, linspace, randperm,
+// col2im (nn.Unfold, nn.Fold), searchsorted and bucketize, linear upsampling, adaptive max
+// pooling with equal windows (max_pool2d), linspace, randperm,
 // prelu, xlogy, bernoulli_ with a tensor of probabilities and linalg_cross.
 //
 // index.Tensor_out and _index_put_impl_ where the vendor's kernel declines a call with a
@@ -78,6 +79,7 @@
 // function); integer and complex inputs keep the CPU fallback and with it the CPU's errors.
 #include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/OpMathType.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/WrapDimUtils.h>
@@ -93,6 +95,8 @@
 #include <ATen/ops/_prelu_kernel_ops.h>
 #include <ATen/ops/_unique2_ops.h>
 #include <ATen/ops/abs.h>
+#include <ATen/ops/adaptive_max_pool2d_backward_ops.h>
+#include <ATen/ops/adaptive_max_pool2d_ops.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/addr_native.h>
 #include <ATen/ops/all.h>
@@ -144,6 +148,8 @@
 #include <ATen/ops/masked_fill.h>
 #include <ATen/ops/masked_scatter_ops.h>
 #include <ATen/ops/masked_select_ops.h>
+#include <ATen/ops/max_pool2d_with_indices.h>
+#include <ATen/ops/max_pool2d_with_indices_backward.h>
 #include <ATen/ops/mean.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/mul.h>
@@ -1293,6 +1299,9 @@ at::Tensor masked_select_values(const at::Tensor& self, const at::Tensor& mask) 
 at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
   TORCH_CHECK(self.scalar_type() == out.scalar_type(),
               "masked_select(): self and result must have the same scalar type");
+  at::assert_no_internal_overlap(out);  // the CPU's checks
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, mask);
   return assign_out(out, masked_select_values(self, mask));
 }
 
@@ -1581,6 +1590,53 @@ at::Tensor& upsample_linear1d_backward_out(const at::Tensor& grad_output,
   return assign_out(grad_input, result.squeeze(2));
 }
 
+// adaptive_max_pool2d and its backward -- CPU, CUDA and MPS have kernels.  Where every output
+// cell's window is the same (each input side a multiple of the output's: global max pooling,
+// halving), it is max_pool2d with that window as kernel and stride, whose indices are the
+// same flat positions in the plane; other sizes keep the CPU fallback.
+std::optional<std::array<int64_t, 2>> uniform_window(const at::Tensor& self,
+                                                     at::IntArrayRef output_size) {
+  if (!floating({&self}) || self.dim() < 3 || output_size.size() != 2) return std::nullopt;
+  const int64_t h = self.size(-2), w = self.size(-1);
+  if (output_size[0] <= 0 || output_size[1] <= 0 || h % output_size[0] != 0 ||
+      w % output_size[1] != 0 || self.numel() == 0) {
+    return std::nullopt;
+  }
+  return std::array<int64_t, 2>{h / output_size[0], w / output_size[1]};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool2d_out(const at::Tensor& self,
+                                                             at::IntArrayRef output_size,
+                                                             at::Tensor& out, at::Tensor& indices) {
+  const auto shapes = at::_ops::adaptive_max_pool2d::call(to_meta(self), output_size);
+  const auto window = uniform_window(self, output_size);
+  if (!window.has_value()) {
+    return at::native::call_fallback_fn<&cpu_fallback_boxed,
+                                        at::_ops::adaptive_max_pool2d_out>::call(self, output_size,
+                                                                                 out, indices);
+  }
+  const auto [values, positions] =
+      at::max_pool2d_with_indices(self, *window, *window, {0, 0}, {1, 1}, false);
+  assign_out(out, values.view(std::get<0>(shapes).sizes()));
+  assign_out(indices, positions.view(std::get<1>(shapes).sizes()));
+  return {out, indices};
+}
+
+at::Tensor& adaptive_max_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                             const at::Tensor& indices, at::Tensor& grad_input) {
+  const std::vector<int64_t> output_size = {grad_output.size(-2), grad_output.size(-1)};
+  const auto window = grad_output.dim() >= 3 ? uniform_window(self, output_size) : std::nullopt;
+  if (!window.has_value() || !floating({&grad_output})) {
+    return at::native::call_fallback_fn<
+        &cpu_fallback_boxed, at::_ops::adaptive_max_pool2d_backward_grad_input>::call(grad_output,
+                                                                                      self, indices,
+                                                                                      grad_input);
+  }
+  return assign_out(
+      grad_input, at::max_pool2d_with_indices_backward(grad_output, self, *window, *window, {0, 0},
+                                                       {1, 1}, false, indices));
+}
+
 // ---- Factories: linspace, randperm ----
 
 // linspace -- CPU, CUDA and MPS have kernels (diffusion schedules, positional tables).  The
@@ -1666,7 +1722,13 @@ at::Tensor& xlogy_out(const at::Tensor& self, const at::Tensor& other, at::Tenso
   if (at::isIntegralType(dtype, /*includeBool=*/true)) {
     dtype = c10::typeMetaToScalarType(c10::get_default_dtype());
   }
-  const c10::Device device = out.device();
+  // The device of the call: a number (a CPU 0-d tensor) takes the other operand's.
+  const bool self_number = self.device().is_cpu() && self.dim() == 0;
+  const bool other_number = other.device().is_cpu() && other.dim() == 0;
+  const c10::Device device = self_number ? other.device() : self.device();
+  if (!self_number && !other_number && other.device() != device) {
+    fail_device_mismatch(device, other.device(), "other", "xlogy");
+  }
   const at::Tensor x = self.to(device, dtype);
   const at::Tensor y = other.to(device, dtype);
   const at::Tensor value = at::where(at::isnan(y), y, at::where(x == 0, 0, x * at::log(y)));
@@ -1736,7 +1798,8 @@ std::optional<c10::List<std::optional<at::Tensor>>> device_long_indices(
       continue;
     }
     at::Tensor t = *index;
-    if (t.device() != self.device()) {
+    if (t.device() != self.device()) {  // a CPU index is allowed; another device's is not
+      if (!t.device().is_cpu()) fail_device_mismatch(self.device(), t.device(), "indices", "index");
       t = t.to(self.device());
       changed = true;
     }
@@ -1779,6 +1842,12 @@ at::Tensor& index_declined(const at::Tensor& self,
 at::Tensor& index_put_declined(at::Tensor& self,
                                const c10::List<std::optional<at::Tensor>>& indices,
                                const at::Tensor& values, bool accumulate, bool unsafe) {
+  // A number assigned (`x[mask] = 0`) is a CPU 0-d tensor, which PyTorch allows; another
+  // device's values are not.
+  const bool cpu_number = values.device().is_cpu() && values.dim() == 0;
+  if (values.device() != self.device() && !cpu_number) {
+    fail_device_mismatch(self.device(), values.device(), "values", "index_put_");
+  }
   auto expanded = device_long_indices(self, indices);
   if (expanded.has_value()) {  // a mask with no element set writes nothing
     for (size_t i = 0; i < expanded->size(); i++) {
@@ -1790,7 +1859,6 @@ at::Tensor& index_put_declined(at::Tensor& self,
     return at::native::call_fallback_fn<&cpu_fallback_boxed, at::_ops::_index_put_impl_>::call(
         self, indices, values, accumulate, unsafe);
   }
-  // A number assigned (`x[mask] = 0`) is a CPU 0-d tensor: moved to the device with the rest.
   return at::_ops::_index_put_impl_::call(self, expanded.has_value() ? *expanded : indices,
                                           values.to(self.device()), accumulate, unsafe);
 }
@@ -1883,6 +1951,9 @@ std::vector<std::string> register_default_composites(
   add("upsample_linear1d.out", "upsample_linear1d.out", TORCH_FN(upsample_linear1d_out));
   add("upsample_linear1d_backward.grad_input", "upsample_linear1d_backward.grad_input",
       TORCH_FN(upsample_linear1d_backward_out));
+  add("adaptive_max_pool2d.out", "adaptive_max_pool2d.out", TORCH_FN(adaptive_max_pool2d_out));
+  add("adaptive_max_pool2d_backward.grad_input", "adaptive_max_pool2d_backward.grad_input",
+      TORCH_FN(adaptive_max_pool2d_backward_out));
   add("linspace.out", "linspace.out", TORCH_FN(linspace_out));
   add("randperm.generator_out", "randperm.generator_out", TORCH_FN(randperm_out));
   add("_prelu_kernel", "_prelu_kernel", TORCH_FN(prelu_kernel));

@@ -31,7 +31,8 @@ COMPOSED = [
     "_prelu_kernel", "_prelu_kernel_backward", "xlogy.OutTensor", "bernoulli_.Tensor", "prod",
     "linalg_cross.out", "_unique2", "im2col", "col2im", "searchsorted.Tensor",
     "searchsorted.Scalar", "bucketize.Tensor", "upsample_linear1d.out",
-    "upsample_linear1d_backward.grad_input",
+    "upsample_linear1d_backward.grad_input", "adaptive_max_pool2d.out",
+    "adaptive_max_pool2d_backward.grad_input",
 ]  # fmt: skip
 
 
@@ -507,3 +508,17 @@ def test_unique_unfold_search_and_linear_upsampling():
     check(lambda t: F.interpolate(t, size=13, mode="linear"), signal, grad=True)
     check(lambda t: F.interpolate(t, scale_factor=2.5, mode="linear", align_corners=True), signal,
           grad=True)  # fmt: skip
+
+
+def test_adaptive_max_pooling_with_equal_windows():
+    """adaptive_max_pool2d where each side is a multiple of the output's (global pooling,
+    halving), batched and not, with the CPU's indices and gradients; other sizes give the
+    CPU's results through its fallback."""
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(2, 3, 8, 6, generator=g)
+    for size in [(1, 1), (4, 3), (2, 6), (8, 6)]:
+        check(lambda t, s=size: F.adaptive_max_pool2d(t, s), x, grad=True, exact=True)
+        check(lambda t, s=size: F.adaptive_max_pool2d(t, s, return_indices=True)[1], x)
+    check(lambda t: F.adaptive_max_pool2d(t, 2), x[0], grad=True, exact=True)
+    expected = F.adaptive_max_pool2d(x, (3, 4))  # windows of unequal size: the CPU's
+    torch.testing.assert_close(F.adaptive_max_pool2d(x.to(DEV), (3, 4)).cpu(), expected)
