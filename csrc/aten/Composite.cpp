@@ -68,9 +68,9 @@
 // reflection and replication padding modes -- with their backwards -- nonzero, masked_select
 // and masked_scatter_ (outputs sized by the data: one count read back), prod over every element
 // (the vendor's prod over a dimension of the flattened tensor), unique (a sort), im2col and
-// col2im (nn.Unfold, nn.Fold), searchsorted and bucketize, linear upsampling, adaptive max
-// pooling with equal windows (max_pool2d), linspace, randperm,
-// prelu, xlogy, bernoulli_ with a tensor of probabilities and linalg_cross.
+// col2im (nn.Unfold, nn.Fold), searchsorted and bucketize, linear and bicubic upsampling, adaptive
+// max pooling with equal windows (max_pool2d), linspace, randperm, prelu, xlogy, bernoulli_ with a
+// tensor of probabilities and linalg_cross.
 //
 // index.Tensor_out and _index_put_impl_ where the vendor's kernel declines a call with a
 // boolean mask or an index on the CPU (opencl's and npu's kernels take neither): ATen's
@@ -192,6 +192,8 @@
 #include <ATen/ops/sub.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/tensor.h>
+#include <ATen/ops/upsample_bicubic2d_backward_ops.h>
+#include <ATen/ops/upsample_bicubic2d_ops.h>
 #include <ATen/ops/upsample_bilinear2d_backward_ops.h>
 #include <ATen/ops/upsample_bilinear2d_ops.h>
 #include <ATen/ops/upsample_linear1d_backward_ops.h>
@@ -1590,6 +1592,131 @@ at::Tensor& upsample_linear1d_backward_out(const at::Tensor& grad_output,
   return assign_out(grad_input, result.squeeze(2));
 }
 
+// upsample_bicubic2d and its backward -- CPU, CUDA and MPS have kernels (interpolate's
+// mode="bicubic": image resizing, ViT position embeddings resampled to another resolution).
+// Separable, as the CPU computes it: along the width, then the height, each output position
+// the sum of four source positions (clamped to the edge) times Keys' cubic weights (A = -0.75),
+// from ATen's source-index rules (UpSample.h), in the input's opmath type; one index_select
+// and one product per tap and dimension.  The backward adds the same taps back (index_add).
+struct CubicTaps {
+  std::array<std::vector<int64_t>, 4> index;
+  std::array<at::Tensor, 4> weight;  // [output size], on the device, in the opmath type
+};
+
+template <typename T>
+std::array<std::vector<T>, 4> cubic_weights(int64_t in, int64_t out, bool align_corners,
+                                            std::optional<double> scale,
+                                            std::array<std::vector<int64_t>, 4>& index) {
+  const T step = align_corners ? (out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0))
+                 : (scale.has_value() && *scale > 0) ? static_cast<T>(1.0 / *scale)
+                                                     : static_cast<T>(in) / static_cast<T>(out);
+  const T a = T(-0.75);
+  auto near = [a](T x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };       // |x| <= 1
+  auto far = [a](T x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };  // 1 < |x| < 2
+  std::array<std::vector<T>, 4> weights;
+  for (int64_t o = 0; o < out; o++) {
+    const T real =
+        align_corners ? step * static_cast<T>(o) : step * (static_cast<T>(o) + T(0.5)) - T(0.5);
+    const T floor_real = std::floor(real);
+    const T t = real - floor_real;
+    const T w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
+    for (int k = 0; k < 4; k++) {
+      const int64_t i = static_cast<int64_t>(floor_real) - 1 + k;
+      index[static_cast<size_t>(k)].push_back(std::min(std::max(i, int64_t{0}), in - 1));
+      weights[static_cast<size_t>(k)].push_back(w[k]);
+    }
+  }
+  return weights;
+}
+
+CubicTaps cubic_taps(const at::Tensor& like, int64_t in, int64_t out, bool align_corners,
+                     std::optional<double> scale) {
+  CubicTaps taps;
+  const at::ScalarType opmath = at::toOpMathType(like.scalar_type());
+  AT_DISPATCH_FLOATING_TYPES(opmath, "upsample_bicubic2d", [&] {
+    const auto weights = cubic_weights<scalar_t>(in, out, align_corners, scale, taps.index);
+    for (size_t k = 0; k < 4; k++) {
+      taps.weight[k] = at::tensor(weights[k], at::TensorOptions().dtype(opmath)).to(like.device());
+    }
+  });
+  return taps;
+}
+
+// sum over the taps of source.index_select(dim, tap's positions) * tap's weights along dim
+at::Tensor cubic_pass(const at::Tensor& source, int64_t dim, const CubicTaps& taps) {
+  std::vector<int64_t> shape(static_cast<size_t>(source.dim()), 1);
+  shape[static_cast<size_t>(dim)] = -1;
+  at::Tensor sum;
+  for (size_t k = 0; k < 4; k++) {
+    const at::Tensor term = source.index_select(dim, positions(taps.index[k], source.device())) *
+                            taps.weight[k].view(shape);
+    sum = k == 0 ? term : sum + term;
+  }
+  return sum;
+}
+
+at::Tensor cubic_pass_backward(const at::Tensor& grad, int64_t dim, int64_t size,
+                               const CubicTaps& taps) {
+  std::vector<int64_t> shape(static_cast<size_t>(grad.dim()), 1);
+  shape[static_cast<size_t>(dim)] = -1;
+  std::vector<int64_t> sizes = grad.sizes().vec();
+  sizes[static_cast<size_t>(dim)] = size;
+  at::Tensor result = at::zeros(sizes, grad.options());
+  for (size_t k = 0; k < 4; k++) {
+    result.index_add_(dim, positions(taps.index[k], grad.device()),
+                      grad * taps.weight[k].view(shape));
+  }
+  return result;
+}
+
+at::Tensor& upsample_bicubic2d_out(const at::Tensor& self, c10::SymIntArrayRef output_size,
+                                   bool align_corners, std::optional<double> scales_h,
+                                   std::optional<double> scales_w, at::Tensor& out) {
+  const at::Tensor shape = at::_ops::upsample_bicubic2d::call(to_meta(self), output_size,
+                                                              align_corners, scales_h, scales_w);
+  if (!floating({&self}) || self.dim() != 4 || shape.numel() == 0) {
+    return at::native::call_fallback_fn_symint<
+        &cpu_fallback_boxed, at::_ops::upsample_bicubic2d_out>::call(self, output_size,
+                                                                     align_corners, scales_h,
+                                                                     scales_w, out);
+  }
+  const at::ScalarType opmath = at::toOpMathType(self.scalar_type());
+  const CubicTaps across = cubic_taps(self, self.size(3), shape.size(3), align_corners, scales_w);
+  const CubicTaps down = cubic_taps(self, self.size(2), shape.size(2), align_corners, scales_h);
+  const at::Tensor result = cubic_pass(cubic_pass(self.to(opmath), 3, across), 2, down);
+  return assign_out(out, result.to(self.scalar_type()));
+}
+
+at::Tensor& upsample_bicubic2d_backward_out(const at::Tensor& grad_output,
+                                            c10::SymIntArrayRef output_size,
+                                            c10::SymIntArrayRef input_size, bool align_corners,
+                                            std::optional<double> scales_h,
+                                            std::optional<double> scales_w,
+                                            at::Tensor& grad_input) {
+  if (!floating({&grad_output}) || grad_output.dim() != 4 || input_size.size() != 4 ||
+      output_size.size() != 2) {
+    return at::native::call_fallback_fn_symint<
+        &cpu_fallback_boxed, at::_ops::upsample_bicubic2d_backward_grad_input>::call(grad_output,
+                                                                                     output_size,
+                                                                                     input_size,
+                                                                                     align_corners,
+                                                                                     scales_h,
+                                                                                     scales_w,
+                                                                                     grad_input);
+  }
+  const std::vector<int64_t> in = C10_AS_INTARRAYREF_SLOW(input_size).vec();
+  const std::vector<int64_t> out = C10_AS_INTARRAYREF_SLOW(output_size).vec();
+  TORCH_CHECK(grad_output.size(2) == out[0] && grad_output.size(3) == out[1],
+              "upsample_bicubic2d_backward: expected grad_output of spatial size ", out, ", got ",
+              grad_output.sizes());
+  const at::ScalarType opmath = at::toOpMathType(grad_output.scalar_type());
+  const CubicTaps across = cubic_taps(grad_output, in[3], out[1], align_corners, scales_w);
+  const CubicTaps down = cubic_taps(grad_output, in[2], out[0], align_corners, scales_h);
+  const at::Tensor rows = cubic_pass_backward(grad_output.to(opmath), 2, in[2], down);
+  const at::Tensor result = cubic_pass_backward(rows, 3, in[3], across);
+  return assign_out(grad_input, result.to(grad_output.scalar_type()));
+}
+
 // adaptive_max_pool2d and its backward -- CPU, CUDA and MPS have kernels.  Where every output
 // cell's window is the same (each input side a multiple of the output's: global max pooling,
 // halving), it is max_pool2d with that window as kernel and stride, whose indices are the
@@ -1951,6 +2078,9 @@ std::vector<std::string> register_default_composites(
   add("upsample_linear1d.out", "upsample_linear1d.out", TORCH_FN(upsample_linear1d_out));
   add("upsample_linear1d_backward.grad_input", "upsample_linear1d_backward.grad_input",
       TORCH_FN(upsample_linear1d_backward_out));
+  add("upsample_bicubic2d.out", "upsample_bicubic2d.out", TORCH_FN(upsample_bicubic2d_out));
+  add("upsample_bicubic2d_backward.grad_input", "upsample_bicubic2d_backward.grad_input",
+      TORCH_FN(upsample_bicubic2d_backward_out));
   add("adaptive_max_pool2d.out", "adaptive_max_pool2d.out", TORCH_FN(adaptive_max_pool2d_out));
   add("adaptive_max_pool2d_backward.grad_input", "adaptive_max_pool2d_backward.grad_input",
       TORCH_FN(adaptive_max_pool2d_backward_out));

@@ -31,7 +31,8 @@ COMPOSED = [
     "_prelu_kernel", "_prelu_kernel_backward", "xlogy.OutTensor", "bernoulli_.Tensor", "prod",
     "linalg_cross.out", "_unique2", "im2col", "col2im", "searchsorted.Tensor",
     "searchsorted.Scalar", "bucketize.Tensor", "upsample_linear1d.out",
-    "upsample_linear1d_backward.grad_input", "adaptive_max_pool2d.out",
+    "upsample_linear1d_backward.grad_input", "upsample_bicubic2d.out",
+    "upsample_bicubic2d_backward.grad_input", "adaptive_max_pool2d.out",
     "adaptive_max_pool2d_backward.grad_input",
 ]  # fmt: skip
 
@@ -522,3 +523,15 @@ def test_adaptive_max_pooling_with_equal_windows():
     check(lambda t: F.adaptive_max_pool2d(t, 2), x[0], grad=True, exact=True)
     expected = F.adaptive_max_pool2d(x, (3, 4))  # windows of unequal size: the CPU's
     torch.testing.assert_close(F.adaptive_max_pool2d(x.to(DEV), (3, 4)).cpu(), expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_bicubic_upsampling(dtype):
+    """interpolate(mode="bicubic") up and down, by size and by scale factor, with and without
+    align_corners, to one pixel, and its gradient, as the CPU computes them."""
+    g = torch.Generator().manual_seed(8)
+    x = torch.randn(2, 3, 7, 9, generator=g, dtype=dtype)
+    for options in [{"size": (13, 5)}, {"scale_factor": 2.0}, {"scale_factor": (1.7, 0.6)},
+                    {"size": (1, 1)}, {"size": (13, 17), "align_corners": True},
+                    {"size": (1, 4), "align_corners": True}]:  # fmt: skip
+        check(lambda t, o=options: F.interpolate(t, mode="bicubic", **o), x, grad=True)
